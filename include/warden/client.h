@@ -1,0 +1,79 @@
+// Client: enqueue jobs and administer a warden database.
+//
+//   auto client = warden::Client::Open("sqlite:jobs.db");
+//   if (!client) { /* client.error().ToString() */ }
+//   warden::JobSpec spec;
+//   spec.task = "send-email";
+//   spec.payload = {{"to", "a@example.com"}};
+//   auto id = (*client)->Enqueue(spec);
+//
+// Enqueue returns once the job is durably stored (an acknowledged job
+// survives power loss unless the URL says `?sync=normal`) and wakes idle
+// workers on this host at once.
+//
+// Thread safety: a Client may be shared between threads (calls serialise).
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "warden/job.h"
+#include "warden/status.h"
+
+namespace warden {
+
+class Store;
+
+struct SweepSummary {
+  int proven_dead = 0;
+  int presumed_dead = 0;
+  int rescued = 0;
+  int expired = 0;
+  int promoted = 0;
+  int pruned = 0;
+};
+
+class Client {
+ public:
+  // `sqlite:PATH` or a plain path (created on first use).
+  static Result<std::unique_ptr<Client>> Open(const std::string& db_url);
+  ~Client();
+
+  // Validates the spec (task name, queue, limits) before storing it.
+  Result<EnqueueResult> Enqueue(const JobSpec& spec);
+  // All or nothing: one transaction.
+  Result<std::vector<EnqueueResult>> EnqueueMany(std::span<const JobSpec> specs);
+
+  Result<JobInfo> GetJob(JobId id);
+  Result<std::vector<JobInfo>> ListJobs(const JobFilter& filter);
+  Status RetryJob(JobId id);
+  // Returns kCancelled, or kRunning when the job's worker was asked to stop it.
+  Result<JobState> CancelJob(JobId id);
+  // Jobs scheduled, available, retryable or running.
+  Result<int64_t> CountUnfinished();
+
+  Result<std::vector<WorkerInfo>> ListWorkers();
+  // Declares a worker (by name or id) dead now and recovers its jobs.
+  // Returns how many jobs were recovered.
+  Result<int> ReleaseWorker(const std::string& name_or_id);
+
+  Result<Stats> GetStats();
+  Result<SweepSummary> Sweep(Millis keepalive_threshold = Millis(10'000));
+  Result<int> SchemaVersion();
+
+ private:
+  Client(std::unique_ptr<Store> store, std::string wake_dir);
+  std::unique_ptr<Store> store_;
+  std::string wake_dir_;
+};
+
+// Limits applied to every enqueue (documented in the README).
+inline constexpr size_t kMaxPayloadBytes = 1 << 20;
+inline constexpr size_t kMaxNameBytes = 200;  // task, queue, keys
+
+// Checks a spec the way Enqueue does; exposed for tools that batch.
+Status ValidateSpec(const JobSpec& spec);
+
+}  // namespace warden

@@ -1,0 +1,181 @@
+// The job model: what a job is, its states, and what is kept of each
+// attempt. See DESIGN.md ("Job model") for the state machine:
+//
+//   scheduled --(run_at reached)--> available --claim--> running --ok--> succeeded
+//                                       ^                   |
+//                                       |  retryable error, crash, timeout, lost
+//                                       +---- retryable <---+--(no retries left /
+//                                                               at-most-once started)--> dead
+//   available|scheduled|retryable --cancel--> cancelled
+//   running --cancel--> (worker stops it) --> cancelled
+//   available past its start deadline --> expired
+//
+// Times are milliseconds since the Unix epoch, UTC, as judged by the store's
+// clock. Payloads, checkpoints and results are JSON.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace warden {
+
+using Json = nlohmann::json;
+using Millis = std::chrono::milliseconds;
+using TimeMs = int64_t;  // ms since the Unix epoch, UTC
+using JobId = int64_t;
+using WorkerId = int64_t;
+
+enum class JobState {
+  kScheduled,
+  kAvailable,
+  kRunning,
+  kSucceeded,
+  kRetryable,
+  kDead,
+  kCancelled,
+  kExpired,
+};
+
+// Why an attempt did not succeed.
+enum class ErrorKind {
+  kError,      // the handler failed / the command exited non-zero
+  kCrash,      // the job's process died by a signal
+  kTimeout,    // ran past its timeout and was stopped
+  kLost,       // its worker died or lost its lease
+  kReleased,   // a graceful shutdown stopped it (not charged)
+  kCrashLoop,  // quarantined: crashed or lost its worker max_crashes times
+  kCancelled,  // an operator cancelled it while running
+};
+
+enum class Delivery { kAtLeastOnce, kAtMostOnce };
+enum class RetryPolicy { kNone, kDefault, kForever };
+
+const char* JobStateName(JobState s);
+const char* ErrorKindName(ErrorKind k);
+const char* DeliveryName(Delivery d);
+const char* RetryPolicyName(RetryPolicy p);
+std::optional<JobState> ParseJobState(const std::string& s);
+std::optional<ErrorKind> ParseErrorKind(const std::string& s);
+std::optional<Delivery> ParseDelivery(const std::string& s);
+std::optional<RetryPolicy> ParseRetryPolicy(const std::string& s);
+bool IsTerminal(JobState s);
+
+// What to enqueue. Only `task` is required.
+struct JobSpec {
+  std::string queue = "default";
+  std::string task;
+  Json payload = Json::object();
+  // A shell command run by `sh -c` (a worker runs these only with
+  // --allow-cmd). Empty: the job is run by the handler registered for `task`.
+  std::string command;
+  int priority = 0;                 // higher runs first
+  Millis delay{0};                  // run no earlier than now + delay
+  int max_attempts = 5;             // charged attempts before `dead`
+  RetryPolicy retry = RetryPolicy::kDefault;
+  Delivery delivery = Delivery::kAtLeastOnce;
+  Millis timeout = std::chrono::minutes(30);
+  std::optional<Millis> lease;       // per job; default: the worker's lease
+  std::optional<Millis> start_deadline;  // expire if not started by then
+  std::string unique_key;            // empty: none
+  std::string concurrency_key;       // empty: none
+  int max_crashes = 3;
+};
+
+struct EnqueueResult {
+  JobId id = 0;
+  bool created = false;  // false: a live job with the same unique_key exists
+};
+
+struct AttemptError {
+  ErrorKind kind = ErrorKind::kError;
+  std::string message;
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  std::string stderr_tail;
+};
+
+// One run of a job: from claim to outcome.
+struct AttemptInfo {
+  int attempt = 0;
+  WorkerId worker = 0;
+  int64_t lease_token = 0;
+  TimeMs claimed_at = 0;
+  std::optional<TimeMs> started_at;   // at-most-once: the durable "started" mark
+  std::optional<TimeMs> finished_at;
+  std::string outcome;                // "running", "succeeded" or an error kind
+  std::optional<AttemptError> error;
+};
+
+struct JobInfo {
+  JobId id = 0;
+  std::string queue;
+  std::string task;
+  std::string command;
+  Json payload;
+  int priority = 0;
+  JobState state = JobState::kAvailable;
+  int attempt = 0;        // runs so far (every claim)
+  int charged = 0;        // runs counted against max_attempts
+  int crashes = 0;
+  int max_attempts = 0;
+  int max_crashes = 0;
+  RetryPolicy retry = RetryPolicy::kDefault;
+  Delivery delivery = Delivery::kAtLeastOnce;
+  Millis timeout{0};
+  std::optional<Millis> lease;
+  std::string unique_key;
+  std::string concurrency_key;
+  std::optional<WorkerId> worker;
+  int64_t lease_token = 0;
+  std::optional<TimeMs> lease_expires_at;
+  TimeMs run_at = 0;
+  std::optional<TimeMs> start_deadline_at;
+  TimeMs created_at = 0;
+  std::optional<TimeMs> started_at;
+  std::optional<TimeMs> finished_at;
+  Json checkpoint;  // null when none
+  Json result;      // null when none
+  std::optional<ErrorKind> last_error;
+  std::vector<AttemptInfo> attempts;  // filled by Client::GetJob
+};
+
+struct JobFilter {
+  std::optional<JobState> state;
+  std::string queue;  // empty: all
+  int limit = 100;
+};
+
+enum class WorkerState { kActive, kDraining, kStopped, kDead };
+const char* WorkerStateName(WorkerState s);
+std::optional<WorkerState> ParseWorkerState(const std::string& s);
+
+struct WorkerInfo {
+  WorkerId id = 0;
+  std::string name;
+  std::string node;
+  int pid = 0;
+  std::string version;
+  std::vector<std::string> queues;
+  int concurrency = 0;
+  WorkerState state = WorkerState::kActive;
+  TimeMs started_at = 0;
+  TimeMs last_heartbeat = 0;
+  std::optional<TimeMs> stopped_at;
+  std::string death_reason;  // empty unless dead
+  int running = 0;           // jobs it holds now
+};
+
+struct Stats {
+  std::vector<std::pair<std::string, int64_t>> jobs;     // by state
+  std::vector<std::pair<std::string, int64_t>> workers;  // by state
+  int64_t rescued = 0;          // attempts that ended `lost`
+  int64_t fenced_writes = 0;    // completions rejected by fencing
+  int64_t crash_loops = 0;
+};
+
+}  // namespace warden

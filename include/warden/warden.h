@@ -1,0 +1,7 @@
+// warden: a durable job queue. Include this one header.
+#pragma once
+
+#include "warden/client.h"
+#include "warden/job.h"
+#include "warden/status.h"
+#include "warden/worker.h"

@@ -1,0 +1,110 @@
+// Worker: claims jobs and runs them, with leases, heartbeats, self-fencing
+// and the sweeper (DESIGN.md, "Workers, leases and recovery").
+//
+//   warden::WorkerOptions opts;
+//   opts.queues = {"default"};
+//   auto worker = warden::Worker::Create("sqlite:jobs.db", opts);
+//   (*worker)->Handle("resize", [](warden::JobContext& ctx) {
+//     int w = ctx.payload()["width"];
+//     ...
+//     ctx.SetResult({{"ok", true}});
+//     return warden::Status::Ok();
+//   });
+//   warden::Status s = (*worker)->Run();   // until Stop()
+//
+// Handlers run on the worker's threads (`concurrency` at once). A handler
+// cannot be killed: it should check ctx.stop_requested() in long loops; a
+// handler that ignores it past its timeout holds its slot, but its late
+// result is fenced off. Jobs that must be killable run as commands.
+//
+// Thread safety: Handle() before Run(); Stop() from any thread.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "warden/job.h"
+#include "warden/status.h"
+
+namespace warden {
+
+class JobContext {
+ public:
+  virtual ~JobContext() = default;
+  virtual JobId id() const = 0;
+  virtual const std::string& task() const = 0;
+  virtual int attempt() const = 0;
+  // The fencing token of this attempt: pass it to downstream writes so a
+  // stale run's writes can be refused there too.
+  virtual int64_t lease_token() const = 0;
+  virtual const Json& payload() const = 0;
+  // The last checkpoint saved by any attempt (null if none).
+  virtual const Json& checkpoint() const = 0;
+  // Durably saves progress; fails (kFailedPrecondition) if this attempt has
+  // been fenced off, in which case the handler should return.
+  virtual Status SaveCheckpoint(const Json& checkpoint) = 0;
+  virtual void SetResult(Json result) = 0;
+  // Cancelled, timed out, fenced off or released by shutdown.
+  virtual bool stop_requested() const = 0;
+};
+
+using Handler = std::function<Status(JobContext&)>;
+
+struct WorkerOptions {
+  std::string name;  // stable label; default "<host>-<pid>"
+  std::vector<std::string> queues = {"default"};
+  int concurrency = 8;
+  bool allow_commands = false;                       // run `--cmd` jobs
+  std::map<std::string, std::string> task_commands;  // task -> shell command
+  Millis heartbeat{1000};
+  Millis lease{10'000};
+  Millis keepalive_threshold{10'000};
+  Millis sweep_interval{1000};
+  Millis shutdown_timeout{30'000};
+  Millis kill_grace{5000};      // SIGTERM -> SIGKILL for command jobs
+  Millis poll_interval{1000};   // fallback when no wake-up arrives
+  Millis flush_window{2};       // completions are batched this long
+  Millis retention{7LL * 24 * 3600 * 1000};
+  bool exit_when_idle = false;  // return from Run() once nothing is unfinished
+  // Log lines go here (default: stderr with a timestamp).
+  std::function<void(const std::string&)> log;
+};
+
+struct WorkerCounters {
+  std::atomic<int64_t> succeeded{0};
+  std::atomic<int64_t> failed{0};
+  std::atomic<int64_t> fenced{0};       // outcomes refused by fencing
+  std::atomic<int64_t> self_fenced{0};  // runs stopped by self-fencing
+  std::atomic<int64_t> rescued{0};      // jobs this worker's sweeps recovered
+};
+
+class Worker {
+ public:
+  static Result<std::unique_ptr<Worker>> Create(const std::string& db_url,
+                                                WorkerOptions options);
+  ~Worker();
+
+  void Handle(const std::string& task, Handler handler);
+  // Registers (recovering a dead previous incarnation of the same name),
+  // then claims and runs jobs until Stop() (or idle, with exit_when_idle).
+  // Fails if a live worker already has this name.
+  Status Run();
+  // First call: graceful (drain up to shutdown_timeout, then release).
+  // With release_now (or a second call): release running jobs at once.
+  void Stop(bool release_now = false);
+
+  WorkerId id() const;
+  const WorkerCounters& counters() const;
+
+  class Impl;
+
+ private:
+  explicit Worker(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace warden

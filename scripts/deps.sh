@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The one list of what warden needs from Debian. Installs only what is missing,
+# so a second run costs a few dpkg queries.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake pkg-config   # toolchain
+  libsqlite3-dev                     # embedded store (the default backend)
+  nlohmann-json3-dev                 # payloads, results, --json output
+  libfmt-dev                         # formatting (g++ 12 has no <format>)
+  libcli11-dev                       # command-line parsing
+  libgtest-dev libgmock-dev          # tests
+  libbenchmark-dev                   # micro-benchmarks
+  procps                             # ps/pgrep used by integration tests
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "deps: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,43 @@
+// The `warden` command: a thin shell over the library. Each subcommand
+// parses its flags, calls warden's public API and prints the answer, as
+// text or (with --json) one JSON document on stdout.
+//
+// Exit status: 0 success, 2 usage error, 1 any other failure, with a
+// one-line error on stderr.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "warden/warden.h"
+
+namespace warden::cli {
+
+struct Globals {
+  std::string db = "./warden.db";
+  bool json = false;
+};
+
+// A subcommand's body: returns the process exit status.
+using Action = std::function<int()>;
+
+// Each registers its subcommand(s) on `app` and sets `*action` when chosen.
+void AddInitCommand(CLI::App& app, Globals& g, Action* action);
+void AddAddCommand(CLI::App& app, Globals& g, Action* action);
+void AddWorkerCommand(CLI::App& app, Globals& g, Action* action);
+void AddJobsCommand(CLI::App& app, Globals& g, Action* action);
+void AddWorkersCommand(CLI::App& app, Globals& g, Action* action);
+void AddAdminCommands(CLI::App& app, Globals& g, Action* action);  // stats, sweep, wait
+void AddDemoCommand(CLI::App& app, Globals& g, Action* action);
+
+// Prints "warden: <status>" on stderr; returns the exit status for it.
+int Fail(const Status& s);
+Result<std::unique_ptr<Client>> OpenClient(const Globals& g);
+// For CLI11 options that take a duration.
+Result<Millis> Duration(const std::string& flag, const std::string& text);
+void PrintJson(const Json& j);
+
+}  // namespace warden::cli

@@ -1,0 +1,122 @@
+// warden worker: runs a worker until SIGTERM/SIGINT (a second one releases
+// the running jobs at once).
+#include <pthread.h>
+#include <signal.h>
+
+#include <iostream>
+#include <thread>
+
+#include "cli/cli.h"
+
+namespace warden::cli {
+namespace {
+
+struct WorkerFlags {
+  std::string queues = "default", name;
+  int concurrency = 8;
+  bool allow_cmd = false, exit_when_idle = false;
+  std::vector<std::string> tasks;
+  std::string heartbeat, lease, keepalive, sweep, shutdown, kill_grace, poll;
+};
+
+std::vector<std::string> SplitComma(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find(',', start);
+    if (end == std::string::npos) end = s.size();
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+Result<WorkerOptions> BuildOptions(const WorkerFlags& f) {
+  WorkerOptions o;
+  o.name = f.name;
+  o.queues = SplitComma(f.queues);
+  o.concurrency = f.concurrency;
+  o.allow_commands = f.allow_cmd;
+  o.exit_when_idle = f.exit_when_idle;
+  for (const std::string& t : f.tasks) {
+    const size_t eq = t.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == t.size()) {
+      return InvalidArgument("--task wants NAME=COMMAND, got '" + t + "'");
+    }
+    o.task_commands[t.substr(0, eq)] = t.substr(eq + 1);
+  }
+  struct {
+    const std::string& text;
+    const char* flag;
+    Millis* out;
+  } durations[] = {{f.heartbeat, "--heartbeat", &o.heartbeat},
+                   {f.lease, "--lease", &o.lease},
+                   {f.keepalive, "--keepalive-threshold", &o.keepalive_threshold},
+                   {f.sweep, "--sweep-interval", &o.sweep_interval},
+                   {f.shutdown, "--shutdown-timeout", &o.shutdown_timeout},
+                   {f.kill_grace, "--kill-grace", &o.kill_grace},
+                   {f.poll, "--poll-interval", &o.poll_interval}};
+  for (auto& d : durations) {
+    if (d.text.empty()) continue;
+    WARDEN_ASSIGN_OR_RETURN(*d.out, Duration(d.flag, d.text));
+  }
+  return o;
+}
+
+int RunWorker(const Globals& g, const WorkerFlags& f) {
+  auto options = BuildOptions(f);
+  if (!options.has_value()) return Fail(options.error());
+  // Signals are taken by one thread with sigwait, so no handler runs inside
+  // library code; every other thread inherits the blocked mask.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+
+  auto worker = Worker::Create(g.db, *options);
+  if (!worker.has_value()) return Fail(worker.error());
+  Worker* w = worker->get();
+  std::thread signals([w, set] {
+    int count = 0;
+    while (true) {
+      int sig = 0;
+      if (sigwait(&set, &sig) != 0) continue;
+      if (sig == SIGHUP && count == 0) continue;  // reserved; ignored for now
+      w->Stop(++count > 1);
+    }
+  });
+  signals.detach();  // lives until exit; it only ever calls Stop()
+  Status s = w->Run();
+  if (!s.ok()) return Fail(s);
+  return 0;
+}
+
+}  // namespace
+
+void AddWorkerCommand(CLI::App& app, Globals& g, Action* action) {
+  auto f = std::make_shared<WorkerFlags>();
+  CLI::App* cmd = app.add_subcommand("worker", "run a worker until SIGTERM or SIGINT");
+  cmd->add_option("--queues", f->queues, "comma-separated queues (default: default)");
+  cmd->add_option("--concurrency", f->concurrency, "jobs at once (default 8)")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--name", f->name, "stable name; a restart recovers its jobs at once");
+  cmd->add_flag("--allow-cmd", f->allow_cmd, "run jobs added with --cmd");
+  cmd->add_option("--task", f->tasks, "NAME=COMMAND: run task NAME as this command")
+      ->allow_extra_args(false);
+  cmd->add_option("--heartbeat", f->heartbeat, "heartbeat interval (default 1s)");
+  cmd->add_option("--lease", f->lease, "job lease (default 10s)");
+  cmd->add_option("--keepalive-threshold", f->keepalive,
+                  "silence after which a worker is presumed dead (default 10s)");
+  cmd->add_option("--sweep-interval", f->sweep, "maintenance interval (default 1s)");
+  cmd->add_option("--shutdown-timeout", f->shutdown,
+                  "on SIGTERM, wait this long for jobs (default 30s)");
+  cmd->add_option("--kill-grace", f->kill_grace, "SIGTERM -> SIGKILL for jobs (default 5s)");
+  cmd->add_option("--poll-interval", f->poll, "fallback poll interval (default 1s)");
+  cmd->add_flag("--exit-when-idle", f->exit_when_idle,
+                "exit once no job is scheduled, available, retryable or running");
+  cmd->callback([f, &g, action] { *action = [f, &g] { return RunWorker(g, *f); }; });
+}
+
+}  // namespace warden::cli

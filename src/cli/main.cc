@@ -1,0 +1,63 @@
+#include <cstdlib>
+#include <iostream>
+
+#include "cli/cli.h"
+
+#ifndef WARDEN_VERSION
+#define WARDEN_VERSION "dev"
+#endif
+
+namespace warden::cli {
+
+int Fail(const Status& s) {
+  std::cerr << "warden: " << s.ToString() << "\n";
+  return s.code() == StatusCode::kInvalidArgument ? 2 : 1;
+}
+
+Result<std::unique_ptr<Client>> OpenClient(const Globals& g) { return Client::Open(g.db); }
+
+void PrintJson(const Json& j) { std::cout << j.dump(2) << "\n"; }
+
+}  // namespace warden::cli
+
+int main(int argc, char** argv) {
+  using namespace warden::cli;
+  CLI::App app{"warden: a durable job queue that recovers the work of dead workers in "
+               "under a second"};
+  app.set_version_flag("--version", WARDEN_VERSION);
+  app.require_subcommand(1);
+  app.fallthrough();  // --db and --json may follow the subcommand
+  Globals g;
+  if (const char* env = std::getenv("WARDEN_DB"); env && *env) g.db = env;
+  app.add_option("--db", g.db,
+                 "database URL: a path, or sqlite:PATH (env WARDEN_DB; default ./warden.db)")
+      ->envname("WARDEN_DB");
+  app.add_flag("--json", g.json, "print one machine-readable JSON document on stdout");
+
+  Action action;
+  AddInitCommand(app, g, &action);
+  AddAddCommand(app, g, &action);
+  AddWorkerCommand(app, g, &action);
+  AddJobsCommand(app, g, &action);
+  AddWorkersCommand(app, g, &action);
+  AddAdminCommands(app, g, &action);
+  AddDemoCommand(app, g, &action);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "warden: usage: " << e.what() << " (see warden --help)\n";
+    return 2;
+  }
+  if (!action) {
+    std::cerr << "warden: usage: no command given (see warden --help)\n";
+    return 2;
+  }
+  return action();
+}

@@ -1,0 +1,154 @@
+#include "cli/render.h"
+
+#include <fmt/core.h>
+
+#include "core/duration.h"
+
+namespace warden::cli {
+namespace {
+
+Json OptTime(const std::optional<TimeMs>& t) { return t ? Json(FormatTime(*t)) : Json(); }
+
+std::string Text(const std::optional<TimeMs>& t) { return t ? FormatTime(*t) : "-"; }
+
+Json AttemptToJson(const AttemptInfo& a) {
+  Json j = {{"attempt", a.attempt},
+            {"worker", a.worker},
+            {"lease_token", a.lease_token},
+            {"claimed_at", FormatTime(a.claimed_at)},
+            {"started_at", OptTime(a.started_at)},
+            {"finished_at", OptTime(a.finished_at)},
+            {"outcome", a.outcome},
+            {"error", nullptr}};
+  if (a.error) {
+    j["error"] = {{"kind", ErrorKindName(a.error->kind)},
+                  {"message", a.error->message},
+                  {"exit_code", a.error->exit_code ? Json(*a.error->exit_code) : Json()},
+                  {"signal", a.error->signal ? Json(*a.error->signal) : Json()},
+                  {"stderr_tail", a.error->stderr_tail}};
+  }
+  return j;
+}
+
+}  // namespace
+
+Json JobToJson(const JobInfo& j, bool with_attempts) {
+  Json out = {{"id", j.id},
+              {"queue", j.queue},
+              {"task", j.task},
+              {"command", j.command.empty() ? Json() : Json(j.command)},
+              {"payload", j.payload},
+              {"priority", j.priority},
+              {"state", JobStateName(j.state)},
+              {"attempt", j.attempt},
+              {"charged_attempts", j.charged},
+              {"max_attempts", j.max_attempts},
+              {"crashes", j.crashes},
+              {"max_crashes", j.max_crashes},
+              {"retry", RetryPolicyName(j.retry)},
+              {"delivery", DeliveryName(j.delivery)},
+              {"timeout_ms", j.timeout.count()},
+              {"unique_key", j.unique_key.empty() ? Json() : Json(j.unique_key)},
+              {"concurrency_key", j.concurrency_key.empty() ? Json() : Json(j.concurrency_key)},
+              {"worker", j.worker ? Json(*j.worker) : Json()},
+              {"lease_token", j.lease_token},
+              {"lease_expires_at", j.state == JobState::kRunning ? OptTime(j.lease_expires_at)
+                                                                 : Json()},
+              {"run_at", FormatTime(j.run_at)},
+              {"created_at", FormatTime(j.created_at)},
+              {"started_at", OptTime(j.started_at)},
+              {"finished_at", OptTime(j.finished_at)},
+              {"last_error", j.last_error ? Json(ErrorKindName(*j.last_error)) : Json()},
+              {"checkpoint", j.checkpoint},
+              {"result", j.result}};
+  if (with_attempts) {
+    out["attempts"] = Json::array();
+    for (const auto& a : j.attempts) out["attempts"].push_back(AttemptToJson(a));
+  }
+  return out;
+}
+
+Json WorkerToJson(const WorkerInfo& w) {
+  return {{"id", w.id},
+          {"name", w.name},
+          {"node", w.node},
+          {"pid", w.pid},
+          {"state", WorkerStateName(w.state)},
+          {"version", w.version},
+          {"queues", w.queues},
+          {"concurrency", w.concurrency},
+          {"started_at", FormatTime(w.started_at)},
+          {"last_heartbeat", FormatTime(w.last_heartbeat)},
+          {"stopped_at", OptTime(w.stopped_at)},
+          {"death_reason", w.death_reason.empty() ? Json() : Json(w.death_reason)},
+          {"running", w.running}};
+}
+
+Json StatsToJson(const Stats& s) {
+  Json jobs = Json::object();
+  for (const auto& [state, n] : s.jobs) jobs[state] = n;
+  Json workers = Json::object();
+  for (const auto& [state, n] : s.workers) workers[state] = n;
+  return {{"jobs", jobs},
+          {"workers", workers},
+          {"recovery",
+           {{"rescued_attempts", s.rescued},
+            {"fenced_writes", s.fenced_writes},
+            {"crash_loops", s.crash_loops}}}};
+}
+
+void PrintJobTable(const std::vector<JobInfo>& jobs) {
+  fmt::print("{:>8}  {:<10}  {:<20}  {:<10}  {:>7}  {:<24}  {}\n", "ID", "STATE", "TASK",
+             "QUEUE", "ATTEMPT", "CREATED", "LAST ERROR");
+  for (const auto& j : jobs) {
+    fmt::print("{:>8}  {:<10}  {:<20}  {:<10}  {:>3}/{:<3}  {:<24}  {}\n", j.id,
+               JobStateName(j.state), j.task.substr(0, 20), j.queue.substr(0, 10), j.attempt,
+               j.max_attempts, FormatTime(j.created_at),
+               j.last_error ? ErrorKindName(*j.last_error) : "");
+  }
+}
+
+void PrintJobDetail(const JobInfo& j) {
+  fmt::print("job {} ({}) on queue {}: {}\n", j.id, j.task, j.queue, JobStateName(j.state));
+  if (!j.command.empty()) fmt::print("  command:   {}\n", j.command);
+  fmt::print("  payload:   {}\n", j.payload.dump());
+  fmt::print("  delivery:  {}, retry {}, attempt {} ({} charged of {}), crashes {} of {}\n",
+             DeliveryName(j.delivery), RetryPolicyName(j.retry), j.attempt, j.charged,
+             j.max_attempts, j.crashes, j.max_crashes);
+  fmt::print("  created:   {}   finished: {}\n", FormatTime(j.created_at),
+             Text(j.finished_at));
+  if (!j.checkpoint.is_null()) fmt::print("  checkpoint: {}\n", j.checkpoint.dump());
+  if (!j.result.is_null()) fmt::print("  result:    {}\n", j.result.dump());
+  for (const auto& a : j.attempts) {
+    fmt::print("  attempt {}: worker {} token {} claimed {} finished {} -> {}\n", a.attempt,
+               a.worker, a.lease_token, FormatTime(a.claimed_at), Text(a.finished_at),
+               a.outcome);
+    if (a.error) {
+      fmt::print("    {}\n", a.error->message);
+      if (!a.error->stderr_tail.empty()) {
+        fmt::print("    stderr: {}\n", a.error->stderr_tail.substr(0, 400));
+      }
+    }
+  }
+}
+
+void PrintWorkerTable(const std::vector<WorkerInfo>& workers) {
+  fmt::print("{:>6}  {:<20}  {:<9}  {:<16}  {:>7}  {:>7}  {:<24}  {}\n", "ID", "NAME", "STATE",
+             "NODE", "PID", "RUNNING", "LAST HEARTBEAT", "NOTE");
+  for (const auto& w : workers) {
+    fmt::print("{:>6}  {:<20}  {:<9}  {:<16}  {:>7}  {:>7}  {:<24}  {}\n", w.id,
+               w.name.substr(0, 20), WorkerStateName(w.state), w.node.substr(0, 16), w.pid,
+               w.running, FormatTime(w.last_heartbeat), w.death_reason);
+  }
+}
+
+void PrintStats(const Stats& s) {
+  fmt::print("jobs:");
+  for (const auto& [state, n] : s.jobs) fmt::print(" {}={}", state, n);
+  fmt::print("\nworkers:");
+  for (const auto& [state, n] : s.workers) fmt::print(" {}={}", state, n);
+  fmt::print("\nrecovery: {} attempts rescued, {} writes fenced off, {} crash loops\n",
+             s.rescued, s.fenced_writes, s.crash_loops);
+}
+
+}  // namespace warden::cli

@@ -1,0 +1,113 @@
+#include "warden/client.h"
+
+#include <charconv>
+
+#include "maintenance/sweeper.h"
+#include "runtime/wakeup.h"
+#include "store/store.h"
+
+namespace warden {
+
+Client::Client(std::unique_ptr<Store> store, std::string wake_dir)
+    : store_(std::move(store)), wake_dir_(std::move(wake_dir)) {}
+
+Client::~Client() = default;
+
+Result<std::unique_ptr<Client>> Client::Open(const std::string& db_url) {
+  WARDEN_ASSIGN_OR_RETURN(auto store, OpenStore(db_url));
+  return std::unique_ptr<Client>(new Client(std::move(store), WakeDirFor(db_url)));
+}
+
+Status ValidateSpec(const JobSpec& spec) {
+  auto check_name = [](const std::string& what, const std::string& v, bool required) {
+    if (required && v.empty()) return InvalidArgument(what + " must not be empty");
+    if (v.size() > kMaxNameBytes) {
+      return InvalidArgument(what + " is longer than " + std::to_string(kMaxNameBytes) +
+                             " bytes");
+    }
+    return Status::Ok();
+  };
+  WARDEN_RETURN_IF_ERROR(check_name("task", spec.task, true));
+  WARDEN_RETURN_IF_ERROR(check_name("queue", spec.queue, true));
+  WARDEN_RETURN_IF_ERROR(check_name("unique key", spec.unique_key, false));
+  WARDEN_RETURN_IF_ERROR(check_name("concurrency key", spec.concurrency_key, false));
+  if (spec.max_attempts < 1) return InvalidArgument("max attempts must be at least 1");
+  if (spec.max_crashes < 1) return InvalidArgument("max crashes must be at least 1");
+  if (spec.timeout.count() <= 0) return InvalidArgument("timeout must be positive");
+  if (spec.lease && spec.lease->count() < 100) {
+    return InvalidArgument("lease must be at least 100ms");
+  }
+  if (spec.delay.count() < 0) return InvalidArgument("delay must not be negative");
+  if (spec.start_deadline && spec.start_deadline->count() <= 0) {
+    return InvalidArgument("start deadline must be positive");
+  }
+  const size_t bytes = spec.payload.dump().size();
+  if (bytes > kMaxPayloadBytes) {
+    return InvalidArgument("payload is " + std::to_string(bytes) + " bytes; the limit is " +
+                           std::to_string(kMaxPayloadBytes));
+  }
+  return Status::Ok();
+}
+
+Result<EnqueueResult> Client::Enqueue(const JobSpec& spec) {
+  WARDEN_ASSIGN_OR_RETURN(auto r, EnqueueMany(std::span<const JobSpec>(&spec, 1)));
+  return r[0];
+}
+
+Result<std::vector<EnqueueResult>> Client::EnqueueMany(std::span<const JobSpec> specs) {
+  for (const JobSpec& s : specs) WARDEN_RETURN_IF_ERROR(ValidateSpec(s));
+  WARDEN_ASSIGN_OR_RETURN(auto r, store_->JobInsertMany(specs));
+  NotifyWorkers(wake_dir_);
+  return r;
+}
+
+Result<JobInfo> Client::GetJob(JobId id) { return store_->JobGet(id); }
+
+Result<std::vector<JobInfo>> Client::ListJobs(const JobFilter& filter) {
+  if (filter.limit < 1) return InvalidArgument("limit must be at least 1");
+  return store_->JobList(filter);
+}
+
+Status Client::RetryJob(JobId id) {
+  WARDEN_RETURN_IF_ERROR(store_->JobRetry(id));
+  NotifyWorkers(wake_dir_);
+  return Status::Ok();
+}
+
+Result<JobState> Client::CancelJob(JobId id) { return store_->JobCancel(id); }
+
+Result<int64_t> Client::CountUnfinished() { return store_->JobCountUnfinished(); }
+
+Result<std::vector<WorkerInfo>> Client::ListWorkers() { return store_->WorkerList(false); }
+
+Result<int> Client::ReleaseWorker(const std::string& name_or_id) {
+  WARDEN_ASSIGN_OR_RETURN(auto workers, store_->WorkerList(false));
+  int64_t as_id = 0;
+  const auto [ptr, ec] =
+      std::from_chars(name_or_id.data(), name_or_id.data() + name_or_id.size(), as_id);
+  const bool numeric = ec == std::errc() && ptr == name_or_id.data() + name_or_id.size();
+  const WorkerInfo* match = nullptr;
+  for (const WorkerInfo& w : workers) {
+    const bool live = w.state == WorkerState::kActive || w.state == WorkerState::kDraining;
+    if ((numeric && w.id == as_id) || (live && w.name == name_or_id)) match = &w;
+  }
+  if (!match) return NotFound("no live worker named or numbered '" + name_or_id + "'");
+  WARDEN_ASSIGN_OR_RETURN(RescueReport r,
+                          store_->WorkerDeclareDead(match->id, "released by an operator"));
+  NotifyWorkers(wake_dir_);
+  return r.rescued;
+}
+
+Result<Stats> Client::GetStats() { return store_->GetStats(); }
+
+Result<SweepSummary> Client::Sweep(Millis keepalive_threshold) {
+  SweepOptions o;
+  o.keepalive_threshold = keepalive_threshold;
+  WARDEN_ASSIGN_OR_RETURN(SweepReport r, SweepOnce(*store_, o));
+  if (r.rescued > 0 || r.promoted > 0) NotifyWorkers(wake_dir_);
+  return SweepSummary{r.proven_dead, r.presumed_dead, r.rescued, r.expired, r.promoted, r.pruned};
+}
+
+Result<int> Client::SchemaVersion() { return store_->SchemaVersion(); }
+
+}  // namespace warden

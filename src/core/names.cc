@@ -1,0 +1,81 @@
+// Names of the public enums, exactly as DESIGN.md spells them: they appear
+// in the database, the CLI and --json output.
+#include <array>
+#include <string_view>
+
+#include "warden/job.h"
+#include "warden/status.h"
+
+namespace warden {
+namespace {
+
+template <typename E, size_t N>
+const char* NameOf(const std::array<const char*, N>& names, E e) {
+  const auto i = static_cast<size_t>(e);
+  return i < N ? names[i] : "unknown";
+}
+
+template <typename E, size_t N>
+std::optional<E> Parse(const std::array<const char*, N>& names, const std::string& s) {
+  for (size_t i = 0; i < N; ++i) {
+    if (s == names[i]) return static_cast<E>(i);
+  }
+  return std::nullopt;
+}
+
+constexpr std::array<const char*, 8> kJobStates = {
+    "scheduled", "available", "running", "succeeded",
+    "retryable", "dead",      "cancelled", "expired"};
+constexpr std::array<const char*, 7> kErrorKinds = {
+    "error", "crash", "timeout", "lost", "released", "crash_loop", "cancelled"};
+constexpr std::array<const char*, 2> kDeliveries = {"at_least_once", "at_most_once"};
+constexpr std::array<const char*, 3> kRetryPolicies = {"none", "default", "forever"};
+constexpr std::array<const char*, 4> kWorkerStates = {"active", "draining", "stopped",
+                                                      "dead"};
+constexpr std::array<const char*, 9> kStatusCodes = {
+    "ok",          "invalid argument", "not found",         "failed precondition",
+    "aborted",     "unavailable",      "deadline exceeded", "data loss",
+    "internal"};
+
+}  // namespace
+
+const char* StatusCodeName(StatusCode c) { return NameOf(kStatusCodes, c); }
+
+std::string Status::ToString() const {
+  if (ok()) return "ok";
+  return std::string(StatusCodeName(code_)) + ": " + message_;
+}
+
+Status Status::Annotate(const std::string& context) const {
+  if (ok()) return *this;
+  return Status(code_, context + ": " + message_);
+}
+
+const char* JobStateName(JobState s) { return NameOf(kJobStates, s); }
+const char* ErrorKindName(ErrorKind k) { return NameOf(kErrorKinds, k); }
+const char* DeliveryName(Delivery d) { return NameOf(kDeliveries, d); }
+const char* RetryPolicyName(RetryPolicy p) { return NameOf(kRetryPolicies, p); }
+const char* WorkerStateName(WorkerState s) { return NameOf(kWorkerStates, s); }
+
+std::optional<JobState> ParseJobState(const std::string& s) {
+  return Parse<JobState>(kJobStates, s);
+}
+std::optional<ErrorKind> ParseErrorKind(const std::string& s) {
+  return Parse<ErrorKind>(kErrorKinds, s);
+}
+std::optional<Delivery> ParseDelivery(const std::string& s) {
+  return Parse<Delivery>(kDeliveries, s);
+}
+std::optional<RetryPolicy> ParseRetryPolicy(const std::string& s) {
+  return Parse<RetryPolicy>(kRetryPolicies, s);
+}
+std::optional<WorkerState> ParseWorkerState(const std::string& s) {
+  return Parse<WorkerState>(kWorkerStates, s);
+}
+
+bool IsTerminal(JobState s) {
+  return s == JobState::kSucceeded || s == JobState::kDead ||
+         s == JobState::kCancelled || s == JobState::kExpired;
+}
+
+}  // namespace warden

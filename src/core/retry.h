@@ -1,0 +1,52 @@
+// What a failed attempt means for its job: the one place that decides.
+//
+// Rules (DESIGN.md, "Job model"):
+// - `released` (graceful shutdown) is not charged and gets no backoff.
+// - at-most-once: an attempt that ends before its durable `started` mark is
+//   requeued uncharged (the handler never ran); once started, any end other
+//   than success leaves the job `dead` with that kind.
+// - `crash` and `lost` also count against max_crashes; reaching it
+//   quarantines the job as `dead` / `crash_loop`.
+// - retry policy none: one charged attempt; default: max_attempts;
+//   forever: no limit.
+// - `cancelled` ends the job as `cancelled`.
+// Backoff: the first retry of a `lost` job is immediate (its worker died,
+// most likely not its fault, and rescue must be fast); otherwise
+// min(cap, base * 2^(charged-1)), scaled by a jitter factor in [0.5, 1].
+#pragma once
+
+#include "warden/job.h"
+
+namespace warden {
+
+struct BackoffPolicy {
+  Millis base{1000};
+  Millis cap{10 * 60 * 1000};
+};
+
+struct FailureInput {
+  ErrorKind kind = ErrorKind::kError;
+  Delivery delivery = Delivery::kAtLeastOnce;
+  bool started_mark = false;  // at-most-once: `started` was recorded
+  RetryPolicy retry = RetryPolicy::kDefault;
+  int charged = 0;  // charged attempts before this one
+  int max_attempts = 1;
+  int crashes = 0;  // crash/lost attempts before this one
+  int max_crashes = 3;
+};
+
+struct FailureDecision {
+  JobState next = JobState::kRetryable;  // retryable, available, dead, cancelled
+  ErrorKind kind = ErrorKind::kError;    // as recorded on the job
+  bool charge = true;                    // counts against max_attempts
+  bool count_crash = false;              // counts against max_crashes
+  Millis delay{0};                       // until run_at (retryable only)
+};
+
+// `jitter` in [0, 1): the caller's randomness, so this stays pure.
+FailureDecision DecideFailure(const FailureInput& in, double jitter,
+                              const BackoffPolicy& backoff = {});
+
+Millis Backoff(int charged, const BackoffPolicy& policy, double jitter);
+
+}  // namespace warden

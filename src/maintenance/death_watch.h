@@ -1,0 +1,37 @@
+// DeathWatch: learn within milliseconds that a worker process on this host
+// has exited, instead of on the next sweep.
+//
+// Holds a pidfd for each watched worker; a pidfd becomes readable when its
+// process exits. A pidfd is opened by pid and then checked against the
+// recorded start time, so a reused pid is never mistaken for the worker.
+//
+// Thread safety: used by one thread (the sweeper).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "store/store.h"
+
+namespace warden {
+
+class DeathWatch {
+ public:
+  DeathWatch() = default;
+  ~DeathWatch();
+  DeathWatch(const DeathWatch&) = delete;
+  DeathWatch& operator=(const DeathWatch&) = delete;
+
+  // Watches exactly these workers (those on other hosts are ignored).
+  void Set(const std::vector<WorkerLiveness>& workers, const std::string& node);
+  // Waits up to `timeout` or until `wake_fd` is readable. true: a watched
+  // process exited (or was already gone).
+  bool Wait(Millis timeout, int wake_fd);
+
+ private:
+  std::map<WorkerId, int> fds_;
+  bool already_gone_ = false;
+};
+
+}  // namespace warden

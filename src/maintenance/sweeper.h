@@ -1,0 +1,45 @@
+// The sweeper: one maintenance pass (DESIGN.md, "Sweeper"). Run by the
+// worker holding the `sweeper` leader lease every sweep_interval, and by
+// `warden sweep`. Every step is one conditional statement, so two sweepers
+// running at once are harmless.
+//
+// Order matters: proven deaths first (their jobs are recovered at once),
+// then presumed deaths (marked only: their leases, not the presumption, free
+// their jobs), then expired leases, start deadlines, promotion and pruning.
+//
+// Thread safety: stateless functions; the Store decides.
+#pragma once
+
+#include <string>
+
+#include "store/store.h"
+
+namespace warden {
+
+struct SweepOptions {
+  Millis keepalive_threshold{10'000};
+  bool prune = false;
+  Millis retention{7LL * 24 * 3600 * 1000};
+};
+
+struct SweepReport {
+  int proven_dead = 0;   // workers proven dead (same host, process gone)
+  int presumed_dead = 0; // workers silent past the keepalive threshold
+  int rescued = 0;       // running jobs recovered
+  int expired = 0;
+  int promoted = 0;
+  int pruned = 0;
+};
+
+// Whether a live-registered worker on this host is provably gone, and why.
+// Empty: not provable (alive, or on another host).
+std::string ProofOfDeath(const WorkerLiveness& w, const std::string& node,
+                         const std::string& boot_id);
+
+Result<SweepReport> SweepOnce(Store& store, const SweepOptions& options);
+
+// Declares dead every live worker on this host whose process is gone.
+// `only` (if non-zero) limits the check to that worker.
+Result<SweepReport> DeclareProvenDead(Store& store, WorkerId only = 0);
+
+}  // namespace warden

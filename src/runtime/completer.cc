@@ -1,0 +1,118 @@
+#include "runtime/completer.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace warden {
+namespace {
+constexpr size_t kMaxBatch = 512;
+}
+
+Completer::Completer(Store& store, const Clock& clock, Millis window, Callbacks callbacks)
+    : store_(store), clock_(clock), window_(window), cb_(std::move(callbacks)) {
+  thread_ = std::thread([this] { Loop(); });
+}
+
+Completer::~Completer() { Stop(); }
+
+void Completer::Add(JobOutcome outcome, Millis give_up_after, bool keyed) {
+  {
+    std::lock_guard lock(mu_);
+    pending_.push_back(
+        Item{std::move(outcome), clock_.MonotonicMs() + give_up_after.count(), keyed});
+    ++added_;
+  }
+  cv_.notify_all();
+}
+
+void Completer::Flush() {
+  std::unique_lock lock(mu_);
+  const int64_t target = added_;
+  cv_.notify_all();
+  cv_.wait(lock, [&] { return settled_ >= target; });
+}
+
+bool Completer::idle() {
+  std::lock_guard lock(mu_);
+  return settled_ == added_;
+}
+
+void Completer::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    if (stop_ && !thread_.joinable()) return;
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Completer::Loop() {
+  Millis backoff(10);
+  std::unique_lock lock(mu_);
+  while (true) {
+    cv_.wait(lock, [&] { return stop_ || !pending_.empty(); });
+    if (pending_.empty()) {
+      if (stop_) return;
+      continue;
+    }
+    // Let a batch gather, unless it is already large or we are stopping.
+    if (!stop_ && pending_.size() < kMaxBatch && window_.count() > 0) {
+      cv_.wait_for(lock, window_, [&] { return stop_ || pending_.size() >= kMaxBatch; });
+    }
+    const size_t n = std::min(pending_.size(), kMaxBatch);
+    std::vector<Item> batch(std::make_move_iterator(pending_.begin()),
+                            std::make_move_iterator(pending_.begin() + n));
+    pending_.erase(pending_.begin(), pending_.begin() + n);
+    lock.unlock();
+
+    std::vector<JobOutcome> outcomes;
+    outcomes.reserve(batch.size());
+    for (const Item& i : batch) outcomes.push_back(i.outcome);
+    auto r = store_.JobFinishMany(cb_.worker_id(), outcomes);
+
+    lock.lock();
+    if (r.has_value()) {
+      backoff = Millis(10);
+      int accepted = 0;
+      bool keyed = false;
+      for (size_t i = 0; i < batch.size(); ++i) {
+        if ((*r)[i]) {
+          ++accepted;
+          keyed = keyed || batch[i].keyed;
+        }
+      }
+      settled_ += static_cast<int64_t>(batch.size());
+      lock.unlock();
+      if (cb_.on_batch) cb_.on_batch(accepted, static_cast<int>(batch.size()) - accepted, keyed);
+      lock.lock();
+      cv_.notify_all();
+      continue;
+    }
+    // The write failed as a whole: keep what may still matter, in order.
+    const int64_t now = clock_.MonotonicMs();
+    int dropped = 0;
+    for (auto it = batch.rbegin(); it != batch.rend(); ++it) {
+      if (it->give_up_at_mono > now && r.error().transient()) {
+        pending_.push_front(std::move(*it));
+      } else {
+        ++dropped;
+      }
+    }
+    settled_ += dropped;
+    lock.unlock();
+    if (cb_.log) {
+      cb_.log("recording " + std::to_string(batch.size()) +
+              " outcomes failed: " + r.error().ToString() +
+              (dropped ? "; dropped " + std::to_string(dropped) +
+                             " (their leases will expire and the jobs be recovered)"
+                       : "; retrying"));
+    }
+    std::this_thread::sleep_for(backoff);
+    backoff = std::min(backoff * 2, Millis(1000));
+    lock.lock();
+    cv_.notify_all();
+  }
+}
+
+}  // namespace warden

@@ -1,0 +1,63 @@
+// Completer: writes job outcomes in batches (group commit).
+//
+// Outcomes wait up to `window` so that many share one transaction (one
+// fsync). Store errors that go away (busy, locked, disconnected) are retried
+// with backoff while the outcome's lease could still be current; after that
+// the outcome is dropped with a log line, and the lease expiry recovers the
+// job: no outcome is ever recorded twice, and none is invented.
+//
+// Thread safety: Add/Flush/Stop from any thread; one writer thread inside.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "store/store.h"
+
+namespace warden {
+
+class Completer {
+ public:
+  struct Callbacks {
+    std::function<WorkerId()> worker_id;
+    std::function<void(const std::string&)> log;
+    // After each committed batch: how many were accepted / fenced off, and
+    // whether any freed a concurrency key (other workers may now claim).
+    std::function<void(int accepted, int fenced, bool freed_keys)> on_batch;
+  };
+
+  Completer(Store& store, const Clock& clock, Millis window, Callbacks callbacks);
+  ~Completer();
+
+  // `give_up_after`: how long to keep retrying a failing write.
+  void Add(JobOutcome outcome, Millis give_up_after, bool has_concurrency_key);
+  // Blocks until every outcome added before the call is written or dropped.
+  void Flush();
+  void Stop();  // flushes, then ends the writer thread
+  bool idle();
+
+ private:
+  struct Item {
+    JobOutcome outcome;
+    int64_t give_up_at_mono;
+    bool keyed;
+  };
+  void Loop();
+
+  Store& store_;
+  const Clock& clock_;
+  Millis window_;
+  Callbacks cb_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Item> pending_;
+  int64_t added_ = 0;    // guarded by mu_
+  int64_t settled_ = 0;  // guarded by mu_
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace warden

@@ -1,0 +1,221 @@
+// Running one claimed job: a command under the subprocess supervisor, or an
+// in-process handler; and turning how it ended into an outcome.
+#include <csignal>
+#include <cstring>
+
+#include "core/duration.h"
+#include "runtime/worker_impl.h"
+
+namespace warden {
+namespace {
+
+ErrorKind KindFor(StopReason why) {
+  switch (why) {
+    case StopReason::kCancel:
+      return ErrorKind::kCancelled;
+    case StopReason::kShutdown:
+      return ErrorKind::kReleased;
+    case StopReason::kFence:
+    case StopReason::kNone:
+      break;
+  }
+  return ErrorKind::kLost;
+}
+
+const char* StopWhy(StopReason why) {
+  switch (why) {
+    case StopReason::kCancel:
+      return "cancelled by an operator";
+    case StopReason::kShutdown:
+      return "released by a graceful shutdown";
+    case StopReason::kFence:
+      return "stopped: this worker lost its lease";
+    case StopReason::kNone:
+      break;
+  }
+  return "stopped";
+}
+
+JobOutcome Failure(const RunningJob& r, ErrorKind kind, std::string message) {
+  JobOutcome o;
+  o.ref = JobRef{r.job.id, r.job.lease_token};
+  o.success = false;
+  o.error.kind = kind;
+  o.error.message = std::move(message);
+  return o;
+}
+
+class HandlerContext final : public JobContext {
+ public:
+  HandlerContext(RunningJob& r, Store& store) : r_(r), store_(store) {}
+  JobId id() const override { return r_.job.id; }
+  const std::string& task() const override { return r_.job.task; }
+  int attempt() const override { return r_.job.attempt; }
+  int64_t lease_token() const override { return r_.job.lease_token; }
+  const Json& payload() const override { return r_.job.payload; }
+  const Json& checkpoint() const override { return r_.job.checkpoint; }
+  Status SaveCheckpoint(const Json& checkpoint) override {
+    WARDEN_ASSIGN_OR_RETURN(bool ok,
+                            store_.JobCheckpoint(JobRef{id(), lease_token()}, checkpoint));
+    if (!ok) return FailedPrecondition("this attempt was fenced off; stop working on it");
+    r_.job.checkpoint = checkpoint;
+    return Status::Ok();
+  }
+  void SetResult(Json result) override { result_ = std::move(result); }
+  bool stop_requested() const override { return r_.stop.requested() || r_.timed_out; }
+  Json& result() { return result_; }
+
+ private:
+  RunningJob& r_;
+  Store& store_;
+  Json result_;
+};
+
+}  // namespace
+
+Result<bool> Worker::Impl::MarkStarted(RunningJob& r) {
+  const int64_t deadline = r.claim_start_mono + r.lease.count();
+  Millis backoff(20);
+  while (true) {
+    auto marked = claim_store_->JobMarkStarted(JobRef{r.job.id, r.job.lease_token});
+    if (marked.has_value() || !Retrying(marked.error(), deadline, &backoff)) return marked;
+  }
+}
+
+std::optional<JobOutcome> Worker::Impl::Execute(RunningJob& r) {
+  if (r.stop.requested()) {
+    return Failure(r, KindFor(r.stop.reason()), StopWhy(r.stop.reason()));
+  }
+  if (r.job.delivery == Delivery::kAtMostOnce) {
+    auto marked = MarkStarted(r);
+    if (!marked.has_value()) {
+      // Not started, nothing recorded: the lease will expire and, since the
+      // mark is absent, the job is requeued without being charged.
+      log_("job " + std::to_string(r.job.id) + ": could not record its start (" +
+           marked.error().ToString() + "); not running it");
+      return std::nullopt;
+    }
+    if (!*marked) return std::nullopt;  // fenced off or cancelled before start
+  }
+  r.started_mono = clock_.MonotonicMs();
+  if (!r.job.command.empty()) return ExecuteCommand(r, r.job.command);
+  if (auto it = opt_.task_commands.find(r.job.task); it != opt_.task_commands.end()) {
+    return ExecuteCommand(r, it->second);
+  }
+  if (auto it = handlers_.find(r.job.task); it != handlers_.end()) {
+    return ExecuteHandler(r, it->second);
+  }
+  return Failure(r, ErrorKind::kError, "no handler for task '" + r.job.task + "' on worker '" +
+                                           opt_.name + "'");
+}
+
+std::optional<JobOutcome> Worker::Impl::ExecuteCommand(RunningJob& r,
+                                                       const std::string& command) {
+  SubprocessSpec spec;
+  spec.command = command;
+  spec.stdin_data = r.job.payload.dump();
+  spec.timeout = r.job.timeout;
+  spec.kill_grace = opt_.kill_grace;
+  spec.env = {
+      {"WARDEN_JOB_ID", std::to_string(r.job.id)},
+      {"WARDEN_TASK", r.job.task},
+      {"WARDEN_QUEUE", r.job.queue},
+      {"WARDEN_ATTEMPT", std::to_string(r.job.attempt)},
+      {"WARDEN_LEASE_TOKEN", std::to_string(r.job.lease_token)},
+      {"WARDEN_CHECKPOINT", r.job.checkpoint.is_null() ? "" : r.job.checkpoint.dump()},
+      {"WARDEN_WORKER_ID", std::to_string(id_.load())},
+  };
+
+  Json explicit_result;
+  bool has_result = false;
+  std::string control_errors;
+  auto on_line = [&](const std::string& line) {
+    // `checkpoint JSON` and `result JSON`, one per line on fd 3.
+    const size_t space = line.find(' ');
+    const std::string verb = line.substr(0, space);
+    const std::string body = space == std::string::npos ? "" : line.substr(space + 1);
+    Json value = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+    if (value.is_discarded() || (verb != "checkpoint" && verb != "result")) {
+      control_errors += "warden: ignored control line (want `checkpoint JSON` or "
+                        "`result JSON`): " + line.substr(0, 200) + "\n";
+      return;
+    }
+    if (verb == "result") {
+      explicit_result = std::move(value);
+      has_result = true;
+      return;
+    }
+    auto saved = claim_store_->JobCheckpoint(JobRef{r.job.id, r.job.lease_token}, value);
+    if (!saved.has_value()) {
+      control_errors += "warden: checkpoint not saved: " + saved.error().ToString() + "\n";
+    } else if (!*saved) {
+      r.stop.Request(StopReason::kFence);
+    }
+  };
+  SubprocessResult res = RunSubprocess(spec, r.stop, on_line);
+
+  if (r.stop.requested() && res.stopped != StopReason::kNone && !res.exit_code.has_value()) {
+    JobOutcome o = Failure(r, KindFor(res.stopped), StopWhy(res.stopped));
+    o.error.signal = res.signal;
+    o.error.stderr_tail = res.stderr_tail + control_errors;
+    return o;
+  }
+  if (!res.started) return Failure(r, ErrorKind::kError, "could not start: " + res.spawn_error);
+  if (res.timed_out) {
+    JobOutcome o = Failure(r, ErrorKind::kTimeout,
+                           "ran past its timeout of " + FormatDuration(r.job.timeout));
+    o.error.signal = res.signal;
+    o.error.exit_code = res.exit_code;
+    o.error.stderr_tail = res.stderr_tail + control_errors;
+    return o;
+  }
+  if (res.exit_code == 0) {
+    JobOutcome o;
+    o.ref = JobRef{r.job.id, r.job.lease_token};
+    o.success = true;
+    if (has_result) {
+      o.result = std::move(explicit_result);
+    } else if (!res.stdout_tail.empty()) {
+      o.result = Json{{"stdout", res.stdout_tail}};
+    }
+    return o;
+  }
+  JobOutcome o;
+  if (res.signal) {
+    o = Failure(r, ErrorKind::kCrash,
+                std::string("killed by signal ") + std::to_string(*res.signal) + " (" +
+                    strsignal(*res.signal) + ")" +
+                    (res.spawn_error.empty() ? "" : ": " + res.spawn_error));
+    o.error.signal = res.signal;
+  } else {
+    o = Failure(r, ErrorKind::kError, "exited with status " + std::to_string(*res.exit_code));
+    o.error.exit_code = res.exit_code;
+  }
+  o.error.stderr_tail = res.stderr_tail + control_errors;
+  return o;
+}
+
+JobOutcome Worker::Impl::ExecuteHandler(RunningJob& r, const Handler& handler) {
+  HandlerContext ctx(r, *claim_store_);
+  Status s;
+  try {
+    s = handler(ctx);
+  } catch (const std::exception& e) {
+    s = Internal(std::string("handler threw: ") + e.what());
+  } catch (...) {
+    s = Internal("handler threw a non-standard exception");
+  }
+  if (r.timed_out) {
+    return Failure(r, ErrorKind::kTimeout,
+                   "ran past its timeout of " + FormatDuration(r.job.timeout));
+  }
+  if (r.stop.requested()) return Failure(r, KindFor(r.stop.reason()), StopWhy(r.stop.reason()));
+  if (!s.ok()) return Failure(r, ErrorKind::kError, s.ToString());
+  JobOutcome o;
+  o.ref = JobRef{r.job.id, r.job.lease_token};
+  o.success = true;
+  o.result = std::move(ctx.result());
+  return o;
+}
+
+}  // namespace warden

@@ -1,0 +1,101 @@
+// Runs one shell command as a job, supervised so that a killed worker never
+// leaves the job running unsupervised.
+//
+// Process tree:   worker ── shim ── /bin/sh -c COMMAND (own process group)
+//
+// The shim is a fork of the worker (it never execs) holding one end of a
+// socketpair with the worker. It reports the job's pid (= pgid), waits for
+// the job on a pidfd, and sends the job's wait status back. If the worker
+// dies for any reason (SIGKILL included), the shim sees EOF on the socket and
+// SIGKILLs the job's whole process group. When the job's main process exits,
+// the shim SIGKILLs whatever is left in its group before reaping it, so no
+// background process outlives its job (a process that leaves the group, e.g.
+// via setsid, escapes; only cgroups could prevent that). All signals to the
+// group go through the shim, which has not yet reaped the group leader, so
+// a reused pid is never signalled.
+//
+// Requirements on the embedding process: SIGCHLD must not be SIG_IGN and no
+// one else may reap children with waitpid(-1) (the shim's status is lost).
+// The environment is read from `environ` at spawn time: do not setenv()
+// concurrently.
+//
+// Thread safety: RunSubprocess may run on many threads at once; every fd it
+// creates is close-on-exec and the shim closes all fds it does not need.
+// StopSignal is thread-safe.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "warden/job.h"
+
+namespace warden {
+
+enum class StopReason { kNone, kCancel, kFence, kShutdown };
+
+// Wakes a running subprocess supervision to stop it (cancel, self-fence,
+// shutdown). A latch: once requested it stays requested, and the first
+// reason wins. Backed by an eventfd so poll() can wait on it. Thread-safe.
+class StopSignal {
+ public:
+  StopSignal();
+  ~StopSignal();
+  StopSignal(const StopSignal&) = delete;
+  StopSignal& operator=(const StopSignal&) = delete;
+
+  void Request(StopReason why);
+  bool requested() const { return reason() != StopReason::kNone; }
+  StopReason reason() const { return reason_.load(); }
+  // Readable once requested (never drained). -1 if the eventfd could not be
+  // created; waiters then fall back to polling requested().
+  int fd() const { return fd_; }
+
+ private:
+  std::atomic<StopReason> reason_{StopReason::kNone};
+  int fd_ = -1;
+};
+
+struct SubprocessSpec {
+  std::string command;     // run as /bin/sh -c COMMAND
+  std::string stdin_data;  // written to the job's stdin, then stdin is closed
+  // Added to (overriding) the worker's environment. WARDEN_CONTROL_FD=3 is
+  // always set.
+  std::vector<std::pair<std::string, std::string>> env;
+  Millis timeout{30 * 60 * 1000};
+  Millis kill_grace{5000};  // after SIGTERM to the group, wait before SIGKILL
+  size_t tail_bytes = 4096;  // keep the last N bytes of stdout and of stderr
+};
+
+struct SubprocessResult {
+  bool started = false;  // false: could not spawn; see spawn_error
+  // Why the job could not be started, or why supervision failed (the shim
+  // died unexpectedly; the job was then SIGKILLed).
+  std::string spawn_error;
+  std::optional<int> exit_code;  // exited normally
+  std::optional<int> signal;     // killed by this signal
+  bool timed_out = false;        // we stopped it because of the timeout
+  StopReason stopped = StopReason::kNone;  // we stopped it: StopSignal
+  std::string stdout_tail, stderr_tail;
+  Millis elapsed{0};  // steady clock, spawn to reaped
+};
+
+// Longest control line delivered; longer lines are dropped with a note
+// appended to stderr_tail.
+inline constexpr size_t kMaxControlLine = 1 << 20;
+
+// Blocks the calling thread until the job is over. on_control_line (may be
+// empty; must not throw) is called on the calling thread with each complete
+// ('\n'-terminated, newline stripped) line the job writes to fd 3, in order;
+// an unterminated last line is not delivered. On timeout or stop the group
+// gets SIGTERM (+SIGCONT), then SIGKILL after kill_grace. If `stop` is
+// already requested, nothing is spawned (started=false, stopped set).
+SubprocessResult RunSubprocess(
+    const SubprocessSpec& spec, StopSignal& stop,
+    const std::function<void(const std::string&)>& on_control_line);
+
+}  // namespace warden

@@ -1,0 +1,313 @@
+// Worker: registration, the claim loop, slots and shutdown.
+// The background loops are in worker_loops.cc, job execution in executor.cc.
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "core/duration.h"
+#include "env/process.h"
+#include "env/system_clock.h"
+#include "maintenance/sweeper.h"
+#include "runtime/worker_impl.h"
+
+#ifndef WARDEN_VERSION
+#define WARDEN_VERSION "dev"
+#endif
+
+namespace warden {
+
+Result<std::unique_ptr<Worker>> Worker::Create(const std::string& db_url,
+                                               WorkerOptions options) {
+  if (options.concurrency < 1) return InvalidArgument("concurrency must be at least 1");
+  if (options.queues.empty()) return InvalidArgument("a worker needs at least one queue");
+  if (options.heartbeat.count() <= 0 || options.lease <= options.heartbeat) {
+    return InvalidArgument("the lease (" + FormatDuration(options.lease) +
+                           ") must be longer than the heartbeat interval (" +
+                           FormatDuration(options.heartbeat) + ")");
+  }
+  if (options.sweep_interval.count() <= 0) {
+    return InvalidArgument("sweep interval must be positive");
+  }
+  if (options.name.empty()) options.name = HostName() + "-" + std::to_string(getpid());
+  // Four connections: claims, heartbeats, sweeps and completions never wait
+  // for each other inside this process.
+  std::vector<std::unique_ptr<Store>> stores;
+  for (int i = 0; i < 4; ++i) {
+    WARDEN_ASSIGN_OR_RETURN(auto s, OpenStore(db_url));
+    stores.push_back(std::move(s));
+  }
+  auto impl = std::make_unique<Impl>(db_url, std::move(options), std::move(stores));
+  return std::unique_ptr<Worker>(new Worker(std::move(impl)));
+}
+
+Worker::Worker(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Worker::~Worker() = default;
+
+void Worker::Handle(const std::string& task, Handler handler) {
+  impl_->handlers_[task] = std::move(handler);
+}
+Status Worker::Run() { return impl_->Run(); }
+void Worker::Stop(bool release_now) { impl_->Stop(release_now); }
+WorkerId Worker::id() const { return impl_->id_.load(); }
+const WorkerCounters& Worker::counters() const { return impl_->counters_; }
+
+Worker::Impl::Impl(std::string url, WorkerOptions options,
+                   std::vector<std::unique_ptr<Store>> stores)
+    : url_(std::move(url)),
+      opt_(std::move(options)),
+      clock_(SystemClock::Get()),
+      claim_store_(std::move(stores[0])),
+      heartbeat_store_(std::move(stores[1])),
+      sweep_store_(std::move(stores[2])),
+      finish_store_(std::move(stores[3])) {
+  log_ = opt_.log ? opt_.log : StderrLog("worker " + opt_.name);
+  node_ = HostName();
+  boot_id_ = BootId();
+  wake_dir_ = WakeDirFor(url_);
+  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  stop_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+}
+
+Worker::Impl::~Impl() {
+  if (wake_fd_ >= 0) close(wake_fd_);
+  if (stop_fd_ >= 0) close(stop_fd_);
+}
+
+Status Worker::Impl::RecoverPreviousIncarnation() {
+  WARDEN_ASSIGN_OR_RETURN(auto same_name, claim_store_->WorkerListLive(opt_.name));
+  for (const WorkerLiveness& w : same_name) {
+    const std::string proof = ProofOfDeath(w, node_, boot_id_);
+    if (proof.empty()) {
+      return FailedPrecondition("a worker named '" + opt_.name + "' is already running (pid " +
+                                std::to_string(w.pid) + " on " + w.node +
+                                "); stop it, pick another --name, or run `warden workers "
+                                "release " + opt_.name + "` if that host is gone");
+    }
+    WARDEN_ASSIGN_OR_RETURN(
+        RescueReport r,
+        claim_store_->WorkerDeclareDead(w.id, "unexpected shutdown: " + proof));
+    log_("unexpected shutdown of the previous '" + opt_.name + "' (worker " +
+         std::to_string(w.id) + ", " + proof + "); recovered " + std::to_string(r.rescued) +
+         " of its jobs");
+  }
+  return Status::Ok();
+}
+
+Status Worker::Impl::Register() {
+  WorkerRegistration reg;
+  reg.name = opt_.name;
+  reg.node = node_;
+  reg.boot_id = boot_id_;
+  reg.pid = getpid();
+  reg.pid_start = ProcessStartTime(reg.pid);
+  reg.version = WARDEN_VERSION;
+  reg.queues = opt_.queues;
+  for (const auto& [task, handler] : handlers_) reg.tasks.push_back(task);
+  for (const auto& [task, command] : opt_.task_commands) reg.tasks.push_back(task);
+  reg.concurrency = opt_.concurrency;
+  const int64_t start = clock_.MonotonicMs();
+  WARDEN_ASSIGN_OR_RETURN(WorkerId id, heartbeat_store_->WorkerRegister(reg));
+  last_heartbeat_start_mono_ = start;
+  id_ = id;
+  return Status::Ok();
+}
+
+Status Worker::Impl::Run() {
+  if (handlers_.empty() && opt_.task_commands.empty() && !opt_.allow_commands) {
+    return InvalidArgument(
+        "this worker can run nothing: register a handler, give --task NAME=COMMAND, or "
+        "--allow-cmd");
+  }
+  WARDEN_RETURN_IF_ERROR(RecoverPreviousIncarnation());
+  WARDEN_RETURN_IF_ERROR(Register());
+  if (Status s = listener_.Bind(wake_dir_, std::to_string(id_.load())); !s.ok()) {
+    log_("no wake-up socket (" + s.ToString() + "); polling every " +
+         FormatDuration(opt_.poll_interval));
+  }
+  log_("started as worker " + std::to_string(id_.load()) + ": queues " +
+       std::to_string(opt_.queues.size()) + ", concurrency " +
+       std::to_string(opt_.concurrency));
+
+  Completer::Callbacks cb;
+  cb.worker_id = [this] { return id_.load(); };
+  cb.log = log_;
+  cb.on_batch = [this](int accepted, int fenced, bool freed_keys) {
+    counters_.fenced += fenced;
+    (void)accepted;
+    if (freed_keys) NotifyWorkers(wake_dir_);
+  };
+  completer_ = std::make_unique<Completer>(*finish_store_, clock_, opt_.flush_window, cb);
+
+  for (int i = 0; i < opt_.concurrency; ++i) threads_.emplace_back([this] { SlotLoop(); });
+  threads_.emplace_back([this] { HeartbeatLoop(); });
+  threads_.emplace_back([this] { WatchdogLoop(); });
+  threads_.emplace_back([this] { SweeperLoop(); });
+
+  ClaimLoop();
+  Shutdown();
+  return Status::Ok();
+}
+
+size_t Worker::Impl::Inflight() {
+  std::lock_guard lock(mu_);
+  return running_.size();
+}
+
+void Worker::Impl::WakeClaimLoop() {
+  const uint64_t one = 1;
+  (void)!write(wake_fd_, &one, sizeof one);
+}
+
+void Worker::Impl::SleepFor(Millis d) {
+  std::unique_lock lock(mu_);
+  sleep_cv_.wait_for(lock, d, [&] { return threads_done_.load(); });
+}
+
+bool Worker::Impl::Retrying(const Status& s, int64_t deadline_mono, Millis* backoff) {
+  if (!s.transient() || clock_.MonotonicMs() >= deadline_mono || threads_done_) return false;
+  SleepFor(*backoff);
+  *backoff = std::min(*backoff * 2, Millis(1000));
+  return true;
+}
+
+void Worker::Impl::ClaimLoop() {
+  Millis backoff(50);
+  bool reported_error = false;
+  ClaimParams params;
+  params.queues = opt_.queues;
+  params.allow_commands = opt_.allow_commands;
+  params.default_lease = opt_.lease;
+  for (const auto& [task, handler] : handlers_) params.tasks.push_back(task);
+  for (const auto& [task, command] : opt_.task_commands) params.tasks.push_back(task);
+
+  while (!stopping_) {
+    const int free = opt_.concurrency - static_cast<int>(Inflight());
+    size_t got = 0;
+    if (free > 0) {
+      params.worker = id_;
+      params.limit = free;
+      const int64_t start = clock_.MonotonicMs();
+      auto claimed = claim_store_->JobClaim(params);
+      if (!claimed.has_value()) {
+        if (!reported_error) log_("claim failed, retrying: " + claimed.error().ToString());
+        reported_error = true;
+        SleepFor(backoff);
+        backoff = std::min(backoff * 2, Millis(2000));
+        continue;
+      }
+      if (reported_error) log_("claims work again");
+      reported_error = false;
+      backoff = Millis(50);
+      got = claimed->size();
+      {
+        std::lock_guard lock(mu_);
+        for (JobInfo& job : *claimed) {
+          auto r = std::make_shared<RunningJob>();
+          r->lease = job.lease.value_or(opt_.lease);
+          r->claim_start_mono = start;
+          r->job = std::move(job);
+          running_[r->job.id] = r;
+          queue_.push_back(std::move(r));
+        }
+      }
+      slot_cv_.notify_all();
+      if (static_cast<int>(got) == free) continue;  // there may be more waiting
+    }
+    if (opt_.exit_when_idle && got == 0 && Inflight() == 0 && completer_->idle()) {
+      auto unfinished = claim_store_->JobCountUnfinished();
+      if (unfinished.has_value() && *unfinished == 0) {
+        log_("nothing left to do; exiting (--exit-when-idle)");
+        stopping_ = true;
+        break;
+      }
+    }
+    pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {listener_.fd(), POLLIN, 0}};
+    poll(fds, listener_.fd() >= 0 ? 2 : 1, static_cast<int>(opt_.poll_interval.count()));
+    uint64_t drained;
+    (void)!read(wake_fd_, &drained, sizeof drained);
+    listener_.Drain();
+  }
+}
+
+void Worker::Impl::SlotLoop() {
+  while (true) {
+    std::shared_ptr<RunningJob> r;
+    {
+      std::unique_lock lock(mu_);
+      slot_cv_.wait(lock, [&] { return slots_exit_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      r = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    // A job claimed but not started when shutdown began goes straight back.
+    if (stopping_) r->stop.Request(StopReason::kShutdown);
+    std::optional<JobOutcome> outcome = Execute(*r);
+    if (outcome) {
+      (outcome->success ? counters_.succeeded : counters_.failed)++;
+      completer_->Add(std::move(*outcome), r->lease, !r->job.concurrency_key.empty());
+    }
+    {
+      std::lock_guard lock(mu_);
+      running_.erase(r->job.id);
+    }
+    WakeClaimLoop();
+  }
+}
+
+void Worker::Impl::StopAll(StopReason why, const std::string& log_line) {
+  std::lock_guard lock(mu_);
+  if (!running_.empty() && !log_line.empty()) log_(log_line);
+  for (auto& [id, r] : running_) r->stop.Request(why);
+}
+
+void Worker::Impl::Stop(bool release_now) {
+  if (stopping_.exchange(true) || release_now) release_now_ = true;
+  sleep_cv_.notify_all();
+  WakeClaimLoop();
+}
+
+void Worker::Impl::Shutdown() {
+  const WorkerId id = id_;
+  if (Status s = claim_store_->WorkerSetDraining(id); !s.ok()) {
+    log_("could not mark draining: " + s.ToString());
+  }
+  const size_t n = Inflight();
+  if (n > 0 && !release_now_) {
+    log_("draining: waiting up to " + FormatDuration(opt_.shutdown_timeout) + " for " +
+         std::to_string(n) + " running jobs");
+  }
+  const int64_t deadline = clock_.MonotonicMs() + opt_.shutdown_timeout.count();
+  while (Inflight() > 0 && !release_now_ && clock_.MonotonicMs() < deadline) {
+    std::unique_lock lock(mu_);
+    sleep_cv_.wait_for(lock, Millis(20));
+  }
+  StopAll(StopReason::kShutdown, "releasing the jobs still running");
+  {
+    std::unique_lock lock(mu_);
+    slots_exit_ = true;
+  }
+  slot_cv_.notify_all();
+  // Slots end once the queue is empty and their jobs are stopped.
+  while (Inflight() > 0) {
+    StopAll(StopReason::kShutdown, "");
+    std::unique_lock lock(mu_);
+    sleep_cv_.wait_for(lock, Millis(20));
+  }
+  completer_->Stop();
+  threads_done_ = true;
+  sleep_cv_.notify_all();
+  const uint64_t one = 1;
+  (void)!write(stop_fd_, &one, sizeof one);
+  for (auto& t : threads_) t.join();
+  threads_.clear();
+  if (Status s = heartbeat_store_->WorkerStop(id_); !s.ok()) {
+    log_("could not record the stop: " + s.ToString());
+  }
+  log_("stopped: " + std::to_string(counters_.succeeded.load()) + " succeeded, " +
+       std::to_string(counters_.failed.load()) + " failed, " +
+       std::to_string(counters_.fenced.load()) + " fenced off");
+}
+
+}  // namespace warden

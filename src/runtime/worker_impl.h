@@ -1,0 +1,112 @@
+// Worker::Impl: the threads of one worker process and what they share.
+//
+//   claim loop (Run's thread)  claims up to the free slots, queues the jobs
+//   slot threads (concurrency) run one job each: a command under the
+//                              subprocess supervisor, or an in-process handler
+//   completer                  writes outcomes in batches
+//   heartbeat                  refreshes the worker row and its leases; learns
+//                              of cancellations and of jobs taken from it
+//   watchdog                   self-fencing and in-process timeouts, on the
+//                              monotonic clock, never blocked by the store
+//   sweeper                    leader lease; proven deaths on this host (pidfd)
+//                              and the maintenance pass
+//
+// Each thread that talks to the store has its own connection, so a slow
+// claim never delays a heartbeat.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "core/clock.h"
+#include "runtime/completer.h"
+#include "runtime/log.h"
+#include "runtime/subprocess.h"
+#include "runtime/wakeup.h"
+#include "store/store.h"
+#include "warden/worker.h"
+
+namespace warden {
+
+// One claimed job on this worker, from claim to recorded outcome.
+struct RunningJob {
+  JobInfo job;
+  Millis lease{0};
+  int64_t claim_start_mono = 0;  // before the claim statement was sent
+  std::atomic<int64_t> started_mono{0};  // 0 until a slot starts it
+  std::atomic<bool> timed_out{false};    // in-process handlers only
+  StopSignal stop;
+};
+
+class Worker::Impl {
+ public:
+  Impl(std::string url, WorkerOptions options, std::vector<std::unique_ptr<Store>> stores);
+  ~Impl();
+
+  Status Run();
+  void Stop(bool release_now);
+
+  std::string url_;
+  WorkerOptions opt_;
+  std::map<std::string, Handler> handlers_;
+  std::atomic<WorkerId> id_{0};
+  WorkerCounters counters_;
+
+ private:
+  Status RecoverPreviousIncarnation();
+  Status Register();
+  void ClaimLoop();
+  void SlotLoop();
+  void HeartbeatLoop();
+  void WatchdogLoop();
+  void SweeperLoop();
+  void Shutdown();
+
+  // Runs one job; nullopt when the attempt was fenced off before it started.
+  std::optional<JobOutcome> Execute(RunningJob& r);
+  std::optional<JobOutcome> ExecuteCommand(RunningJob& r, const std::string& command);
+  JobOutcome ExecuteHandler(RunningJob& r, const Handler& handler);
+  // At-most-once: the durable `started` mark, retried on transient errors.
+  Result<bool> MarkStarted(RunningJob& r);
+  bool Retrying(const Status& s, int64_t deadline_mono, Millis* backoff);
+
+  void WakeClaimLoop();
+  void StopAll(StopReason why, const std::string& log_line);
+  size_t Inflight();
+  // A sleep that ends early when the worker stops.
+  void SleepFor(Millis d);
+
+  const Clock& clock_;
+  LogFn log_;
+  std::unique_ptr<Store> claim_store_;      // claims, marks, checkpoints
+  std::unique_ptr<Store> heartbeat_store_;
+  std::unique_ptr<Store> sweep_store_;
+  std::unique_ptr<Store> finish_store_;
+  std::unique_ptr<Completer> completer_;
+  std::string node_, boot_id_, wake_dir_;
+  WakeListener listener_;
+  int wake_fd_ = -1;  // eventfd: a slot freed, or stop
+  int stop_fd_ = -1;  // eventfd: the background loops must end
+
+  std::mutex mu_;
+  std::condition_variable slot_cv_;
+  std::condition_variable sleep_cv_;
+  std::map<JobId, std::shared_ptr<RunningJob>> running_;  // guarded by mu_
+  std::deque<std::shared_ptr<RunningJob>> queue_;         // guarded by mu_
+  bool slots_exit_ = false;                               // guarded by mu_
+
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> release_now_{false};
+  std::atomic<bool> threads_done_{false};
+  std::atomic<int64_t> last_heartbeat_start_mono_{0};
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace warden

@@ -1,0 +1,158 @@
+// Worker background loops: heartbeat, watchdog (self-fencing) and sweeper.
+#include <set>
+#include <unordered_map>
+
+#include "core/duration.h"
+#include "core/lease.h"
+#include "maintenance/death_watch.h"
+#include "maintenance/sweeper.h"
+#include "runtime/worker_impl.h"
+
+namespace warden {
+
+void Worker::Impl::HeartbeatLoop() {
+  bool reported_error = false;
+  while (!threads_done_) {
+    const int64_t start = clock_.MonotonicMs();
+    auto hb = heartbeat_store_->WorkerHeartbeat(id_);
+    if (!hb.has_value()) {
+      if (!reported_error) log_("heartbeat failed, retrying: " + hb.error().ToString());
+      reported_error = true;
+      SleepFor(std::max(Millis(50), opt_.heartbeat / 4));
+      continue;
+    }
+    if (reported_error) log_("heartbeats work again");
+    reported_error = false;
+    if (!hb->alive) {
+      // Declared dead while we could not heartbeat: our leases are gone or
+      // going. Stop everything (late writes are fenced) and start afresh.
+      StopAll(StopReason::kFence, "this worker was declared dead; stopping its jobs");
+      const WorkerId old = id_;
+      if (Status s = Register(); !s.ok()) {
+        log_("could not register again: " + s.ToString());
+        SleepFor(opt_.heartbeat);
+        continue;
+      }
+      log_("registered again as worker " + std::to_string(id_.load()) + " (was " +
+           std::to_string(old) + ")");
+      continue;
+    }
+    last_heartbeat_start_mono_ = start;
+    std::unordered_map<JobId, int64_t> held;
+    for (const JobRef& ref : hb->held) held[ref.id] = ref.lease_token;
+    {
+      std::lock_guard lock(mu_);
+      for (JobId id : hb->cancel) {
+        auto it = running_.find(id);
+        if (it != running_.end()) it->second->stop.Request(StopReason::kCancel);
+      }
+      // A job we run that the store no longer gives us was taken over (its
+      // lease expired): stop it. Jobs claimed after this heartbeat began
+      // are not judged by it.
+      for (auto& [id, r] : running_) {
+        if (r->claim_start_mono >= start || r->stop.requested()) continue;
+        auto h = held.find(id);
+        if (h == held.end() || h->second != r->job.lease_token) {
+          log_("job " + std::to_string(id) + " was taken from this worker; stopping it");
+          r->stop.Request(StopReason::kFence);
+        }
+      }
+    }
+    SleepFor(opt_.heartbeat);
+  }
+}
+
+void Worker::Impl::WatchdogLoop() {
+  while (!threads_done_) {
+    const int64_t now = clock_.MonotonicMs();
+    const int64_t last = last_heartbeat_start_mono_;
+    {
+      std::lock_guard lock(mu_);
+      for (auto& [id, r] : running_) {
+        const int64_t base = std::max(last, r->claim_start_mono);
+        if (!r->stop.requested() && ShouldSelfFence(now, base, r->lease, opt_.heartbeat)) {
+          r->stop.Request(StopReason::kFence);
+          ++counters_.self_fenced;
+          log_("no heartbeat for " + FormatDuration(Millis(now - base)) + " (lease " +
+               FormatDuration(r->lease) + "): stopping job " + std::to_string(id) +
+               " before its lease can pass to another worker");
+        }
+        const int64_t started = r->started_mono;
+        if (started && !r->timed_out && Millis(now - started) > r->job.timeout) {
+          r->timed_out = true;
+        }
+      }
+    }
+    SleepFor(Millis(50));
+  }
+}
+
+void Worker::Impl::SweeperLoop() {
+  DeathWatch watch;
+  bool leader = false;
+  bool reported_error = false;
+  int64_t last_prune = 0;
+  const Millis ttl = std::max(opt_.keepalive_threshold, opt_.sweep_interval * 3);
+  while (!threads_done_) {
+    Status status = [&]() -> Status {
+      WARDEN_ASSIGN_OR_RETURN(bool acquired,
+                              sweep_store_->LeaderTryAcquire("sweeper", id_, ttl));
+      if (acquired != leader) {
+        log_(acquired ? "now the maintenance leader" : "no longer the maintenance leader");
+      }
+      leader = acquired;
+      if (!leader) {
+        // Watch only the leader: if it dies on this host, take over at once.
+        WARDEN_ASSIGN_OR_RETURN(auto holder, sweep_store_->LeaderHolder("sweeper"));
+        WARDEN_ASSIGN_OR_RETURN(auto live, sweep_store_->WorkerListLive(""));
+        std::vector<WorkerLiveness> watched;
+        for (const auto& w : live) {
+          if (holder && w.id == *holder) watched.push_back(w);
+        }
+        if (holder) {
+          WARDEN_ASSIGN_OR_RETURN(SweepReport r, DeclareProvenDead(*sweep_store_, *holder));
+          if (r.proven_dead > 0) {
+            log_("the maintenance leader (worker " + std::to_string(*holder) +
+                 ") is dead; taking over");
+            return Status::Ok();  // loop again at once
+          }
+        }
+        watch.Set(watched, node_);
+        return Status::Ok();
+      }
+      SweepOptions o;
+      o.keepalive_threshold = opt_.keepalive_threshold;
+      const int64_t now = clock_.MonotonicMs();
+      o.prune = last_prune == 0 || now - last_prune > 10 * 60 * 1000;
+      o.retention = opt_.retention;
+      WARDEN_ASSIGN_OR_RETURN(SweepReport r, SweepOnce(*sweep_store_, o));
+      if (o.prune) last_prune = now;
+      counters_.rescued += r.rescued;
+      if (r.proven_dead || r.presumed_dead || r.rescued || r.expired) {
+        log_("sweep: " + std::to_string(r.proven_dead) + " workers proven dead, " +
+             std::to_string(r.presumed_dead) + " presumed dead, " +
+             std::to_string(r.rescued) + " jobs recovered, " + std::to_string(r.expired) +
+             " expired");
+      }
+      if (r.rescued > 0 || r.promoted > 0) {
+        NotifyWorkers(wake_dir_);
+        WakeClaimLoop();
+      }
+      WARDEN_ASSIGN_OR_RETURN(auto live, sweep_store_->WorkerListLive(""));
+      watch.Set(live, node_);
+      return Status::Ok();
+    }();
+    if (!status.ok()) {
+      if (!reported_error) log_("maintenance failed, retrying: " + status.ToString());
+      reported_error = true;
+      SleepFor(opt_.sweep_interval);
+      continue;
+    }
+    reported_error = false;
+    if (watch.Wait(opt_.sweep_interval, stop_fd_)) {
+      SleepFor(Millis(5));  // let a dying process finish closing its files
+    }
+  }
+}
+
+}  // namespace warden

@@ -1,0 +1,99 @@
+#include "store/sqlite/rows.h"
+
+namespace warden::sqlite {
+
+const char* const kJobColumns =
+    "id, queue, task, command, payload, priority, state, attempt, charged, crashes, "
+    "max_attempts, max_crashes, retry, delivery, timeout_ms, lease_ms, unique_key, "
+    "concurrency_key, worker_id, lease_token, lease_expires_at, run_at, start_deadline_at, "
+    "created_at, started_at, finished_at, checkpoint, result, last_error, active_lease_ms";
+
+Json ParseStoredJson(const std::string& text) {
+  if (text.empty()) return nullptr;
+  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Json(text);
+  return j;
+}
+
+JobInfo JobFromRow(const Stmt& s) {
+  JobInfo j;
+  j.id = s.Int(0);
+  j.queue = s.Text(1);
+  j.task = s.Text(2);
+  j.command = s.Text(3);
+  j.payload = ParseStoredJson(s.Text(4));
+  j.priority = static_cast<int>(s.Int(5));
+  j.state = ParseJobState(s.Text(6)).value_or(JobState::kDead);
+  j.attempt = static_cast<int>(s.Int(7));
+  j.charged = static_cast<int>(s.Int(8));
+  j.crashes = static_cast<int>(s.Int(9));
+  j.max_attempts = static_cast<int>(s.Int(10));
+  j.max_crashes = static_cast<int>(s.Int(11));
+  j.retry = ParseRetryPolicy(s.Text(12)).value_or(RetryPolicy::kDefault);
+  j.delivery = ParseDelivery(s.Text(13)).value_or(Delivery::kAtLeastOnce);
+  j.timeout = Millis(s.Int(14));
+  if (auto l = s.OptInt(15)) j.lease = Millis(*l);
+  j.unique_key = s.Text(16);
+  j.concurrency_key = s.Text(17);
+  j.worker = s.OptInt(18);
+  j.lease_token = s.Int(19);
+  j.lease_expires_at = s.OptInt(20);
+  j.run_at = s.Int(21);
+  j.start_deadline_at = s.OptInt(22);
+  j.created_at = s.Int(23);
+  j.started_at = s.OptInt(24);
+  j.finished_at = s.OptInt(25);
+  j.checkpoint = ParseStoredJson(s.Text(26));
+  j.result = ParseStoredJson(s.Text(27));
+  if (!s.IsNull(28)) j.last_error = ParseErrorKind(s.Text(28));
+  // A running job's effective lease (per-job or the claiming worker's).
+  if (auto l = s.OptInt(29)) j.lease = Millis(*l);
+  return j;
+}
+
+const char* const kWorkerColumns =
+    "w.id, w.name, w.node, w.pid, w.version, w.queues, w.concurrency, w.state, "
+    "w.started_at, w.last_heartbeat, w.stopped_at, w.death_reason, "
+    "(SELECT count(*) FROM jobs j WHERE j.worker_id = w.id AND j.state = 'running')";
+
+WorkerInfo WorkerFromRow(const Stmt& s) {
+  WorkerInfo w;
+  w.id = s.Int(0);
+  w.name = s.Text(1);
+  w.node = s.Text(2);
+  w.pid = static_cast<int>(s.Int(3));
+  w.version = s.Text(4);
+  w.queues = SplitList(s.Text(5));
+  w.concurrency = static_cast<int>(s.Int(6));
+  w.state = ParseWorkerState(s.Text(7)).value_or(WorkerState::kDead);
+  w.started_at = s.Int(8);
+  w.last_heartbeat = s.Int(9);
+  w.stopped_at = s.OptInt(10);
+  w.death_reason = s.Text(11);
+  w.running = static_cast<int>(s.Int(12));
+  return w;
+}
+
+std::string JoinList(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) {
+    if (!out.empty()) out += ',';
+    out += i;
+  }
+  return out;
+}
+
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = text.find(',', start);
+    const size_t end = comma == std::string::npos ? text.size() : comma;
+    if (end > start) out.push_back(text.substr(start, end - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace warden::sqlite

@@ -1,0 +1,23 @@
+// Mapping between job/worker rows and the public structs.
+#pragma once
+
+#include <string>
+
+#include "store/sqlite/sqlite_db.h"
+#include "warden/job.h"
+
+namespace warden::sqlite {
+
+// SELECT list for JobFromRow, in its order.
+extern const char* const kJobColumns;
+JobInfo JobFromRow(const Stmt& s);
+
+extern const char* const kWorkerColumns;
+WorkerInfo WorkerFromRow(const Stmt& s);  // `running` is the last column
+
+// JSON stored as text; unparsable text comes back as a JSON string.
+Json ParseStoredJson(const std::string& text);
+std::string JoinList(const std::vector<std::string>& items);   // "a,b"
+std::vector<std::string> SplitList(const std::string& text);
+
+}  // namespace warden::sqlite

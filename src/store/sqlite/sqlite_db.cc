@@ -1,0 +1,145 @@
+#include "store/sqlite/sqlite_db.h"
+
+namespace warden::sqlite {
+
+Status StatusFromCode(int rc, sqlite3* db, const std::string& context) {
+  const int primary = rc & 0xff;
+  std::string msg = context + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+  switch (primary) {
+    case SQLITE_OK:
+    case SQLITE_ROW:
+    case SQLITE_DONE:
+      return Status::Ok();
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+    case SQLITE_PROTOCOL:
+      return Unavailable(msg + " (another process holds the database lock)");
+    case SQLITE_FULL:
+      return Unavailable(msg + " (the disk is full)");
+    case SQLITE_READONLY:
+    case SQLITE_CANTOPEN:
+    case SQLITE_IOERR:
+    case SQLITE_PERM:
+      return Unavailable(msg);
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return DataLoss(msg + " (the database file is damaged or not a warden database)");
+    case SQLITE_CONSTRAINT:
+      return FailedPrecondition(msg);
+    default:
+      return Internal(msg);
+  }
+}
+
+Stmt& Stmt::Bind(int i, int64_t v) {
+  sqlite3_bind_int64(stmt_, i, v);
+  return *this;
+}
+
+Stmt& Stmt::Bind(int i, const std::string& v) {
+  sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  return *this;
+}
+
+Stmt& Stmt::Bind(int i, std::optional<int64_t> v) {
+  return v ? Bind(i, *v) : BindNull(i);
+}
+
+Stmt& Stmt::BindNull(int i) {
+  sqlite3_bind_null(stmt_, i);
+  return *this;
+}
+
+Stmt& Stmt::BindTextOrNull(int i, const std::string& v) {
+  return v.empty() ? BindNull(i) : Bind(i, v);
+}
+
+Result<bool> Stmt::Step() {
+  const int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  Status s = StatusFromCode(rc, db_, "sqlite");
+  sqlite3_reset(stmt_);
+  return s;
+}
+
+Result<int> Stmt::Exec() {
+  while (true) {
+    WARDEN_ASSIGN_OR_RETURN(bool row, Step());
+    if (!row) break;
+  }
+  return sqlite3_changes(db_);
+}
+
+std::optional<int64_t> Stmt::OptInt(int col) const {
+  if (IsNull(col)) return std::nullopt;
+  return Int(col);
+}
+
+std::string Stmt::Text(int col) const {
+  const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
+  if (!p) return {};
+  return std::string(p, static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
+}
+
+void Stmt::Reset() {
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+}
+
+Result<std::unique_ptr<Db>> Db::Open(const std::string& path, int busy_timeout_ms) {
+  sqlite3* raw = nullptr;
+  const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+  const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    Status s = StatusFromCode(rc, raw, "cannot open database '" + path + "'");
+    sqlite3_close(raw);
+    return s;
+  }
+  sqlite3_extended_result_codes(raw, 1);
+  sqlite3_busy_timeout(raw, busy_timeout_ms);
+  return std::unique_ptr<Db>(new Db(raw));
+}
+
+Db::~Db() {
+  for (auto& [sql, stmt] : cache_) sqlite3_finalize(stmt);
+  sqlite3_close(db_);
+}
+
+Status Db::ExecScript(const std::string& sql) {
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err);
+  if (err) sqlite3_free(err);
+  return StatusFromCode(rc, db_, "sqlite");
+}
+
+Result<Stmt> Db::Prepare(const std::string& sql) {
+  auto it = cache_.find(sql);
+  if (it == cache_.end()) {
+    sqlite3_stmt* stmt = nullptr;
+    const int rc = sqlite3_prepare_v3(db_, sql.c_str(), static_cast<int>(sql.size()),
+                                      SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
+    if (rc != SQLITE_OK) return StatusFromCode(rc, db_, "prepare");
+    it = cache_.emplace(sql, stmt).first;
+  }
+  Stmt s(db_, it->second);
+  s.Reset();
+  return s;
+}
+
+Result<std::unique_ptr<WriteTx>> WriteTx::Begin(Db& db) {
+  WARDEN_RETURN_IF_ERROR(db.ExecScript("BEGIN IMMEDIATE"));
+  return std::unique_ptr<WriteTx>(new WriteTx(db));
+}
+
+WriteTx::~WriteTx() {
+  if (!done_) (void)db_.ExecScript("ROLLBACK");
+}
+
+Status WriteTx::Commit() {
+  Status s = db_.ExecScript("COMMIT");
+  if (s.ok()) done_ = true;
+  return s;
+}
+
+}  // namespace warden::sqlite

@@ -1,0 +1,88 @@
+// A thin RAII layer over libsqlite3: a connection that caches prepared
+// statements, a statement with typed binds and reads, and a transaction
+// guard. Every SQL error becomes a Status whose code says how to react
+// (busy/locked/full/read-only -> kUnavailable, corrupt -> kDataLoss).
+//
+// Thread safety: none; SqliteStore serialises access with its own mutex.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "warden/status.h"
+
+namespace warden::sqlite {
+
+Status StatusFromCode(int rc, sqlite3* db, const std::string& context);
+
+class Stmt {
+ public:
+  Stmt(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+
+  // Binds by 1-based position.
+  Stmt& Bind(int i, int64_t v);
+  Stmt& Bind(int i, int v) { return Bind(i, static_cast<int64_t>(v)); }
+  Stmt& Bind(int i, const std::string& v);
+  Stmt& Bind(int i, const char* v) { return Bind(i, std::string(v)); }
+  Stmt& Bind(int i, std::optional<int64_t> v);
+  Stmt& BindNull(int i);
+  // Empty string binds NULL (used for optional keys).
+  Stmt& BindTextOrNull(int i, const std::string& v);
+
+  // Steps once. true: a row is ready; false: done.
+  Result<bool> Step();
+  // Steps to completion; returns sqlite3_changes().
+  Result<int> Exec();
+
+  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+  std::optional<int64_t> OptInt(int col) const;
+  std::string Text(int col) const;
+  bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+
+  void Reset();
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_;
+};
+
+class Db {
+ public:
+  static Result<std::unique_ptr<Db>> Open(const std::string& path, int busy_timeout_ms);
+  ~Db();
+  Db(const Db&) = delete;
+  Db& operator=(const Db&) = delete;
+
+  // Runs statements with no parameters (DDL, PRAGMA).
+  Status ExecScript(const std::string& sql);
+  // A cached prepared statement, reset and with bindings cleared.
+  Result<Stmt> Prepare(const std::string& sql);
+
+  sqlite3* raw() { return db_; }
+
+ private:
+  explicit Db(sqlite3* db) : db_(db) {}
+  sqlite3* db_;
+  std::unordered_map<std::string, sqlite3_stmt*> cache_;
+};
+
+// BEGIN IMMEDIATE on construction (so the write lock is taken up front and a
+// busy database is reported before any work), ROLLBACK unless committed.
+class WriteTx {
+ public:
+  static Result<std::unique_ptr<WriteTx>> Begin(Db& db);
+  ~WriteTx();
+  Status Commit();
+
+ private:
+  explicit WriteTx(Db& db) : db_(db) {}
+  Db& db_;
+  bool done_ = false;
+};
+
+}  // namespace warden::sqlite

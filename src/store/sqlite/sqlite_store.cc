@@ -1,0 +1,444 @@
+// SqliteStore: jobs. Workers and maintenance are in sqlite_store_workers.cc.
+#include "store/sqlite/sqlite_store.h"
+
+#include <unordered_set>
+
+#include "core/retry.h"
+#include "env/system_clock.h"
+#include "store/sqlite/rows.h"
+#include "store/sqlite/schema.h"
+
+namespace warden::sqlite {
+
+Result<std::unique_ptr<Store>> SqliteStore::Open(const std::string& path,
+                                                 StoreOptions options) {
+  WARDEN_ASSIGN_OR_RETURN(auto db,
+                          Db::Open(path, static_cast<int>(options.busy_timeout.count())));
+  // journal_mode=WAL needs the write lock once on a fresh file; busy_timeout
+  // covers several processes opening it at once.
+  Status wal = db->ExecScript("PRAGMA journal_mode=WAL");
+  if (!wal.ok()) return wal.Annotate("cannot use database '" + path + "'");
+  WARDEN_RETURN_IF_ERROR(db->ExecScript(options.durable ? "PRAGMA synchronous=FULL"
+                                                        : "PRAGMA synchronous=NORMAL"));
+  const Clock* clock = options.clock ? options.clock : &SystemClock::Get();
+  std::unique_ptr<SqliteStore> store(new SqliteStore(std::move(db), clock));
+  WARDEN_RETURN_IF_ERROR(store->Migrate().Annotate("cannot use database '" + path + "'"));
+  return std::unique_ptr<Store>(std::move(store));
+}
+
+Status SqliteStore::Migrate() {
+  std::lock_guard lock(mu_);
+  return sqlite::Migrate(*db_);
+}
+
+Result<int> SqliteStore::SchemaVersion() {
+  std::lock_guard lock(mu_);
+  return ReadSchemaVersion(*db_);
+}
+
+Result<EnqueueResult> SqliteStore::InsertOne(const JobSpec& spec, TimeMs now) {
+  if (!spec.unique_key.empty()) {
+    WARDEN_ASSIGN_OR_RETURN(
+        Stmt q, db_->Prepare("SELECT id FROM jobs WHERE unique_key = ? AND state IN "
+                             "('scheduled', 'available', 'running', 'retryable')"));
+    q.Bind(1, spec.unique_key);
+    WARDEN_ASSIGN_OR_RETURN(bool found, q.Step());
+    if (found) {
+      EnqueueResult r{q.Int(0), false};
+      q.Reset();
+      return r;
+    }
+  }
+  const TimeMs run_at = now + spec.delay.count();
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt ins,
+      db_->Prepare("INSERT INTO jobs (queue, task, command, payload, priority, state, run_at, "
+                   "max_attempts, max_crashes, retry, delivery, timeout_ms, lease_ms, "
+                   "start_deadline_at, unique_key, concurrency_key, created_at) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+  ins.Bind(1, spec.queue)
+      .Bind(2, spec.task)
+      .Bind(3, spec.command)
+      .Bind(4, spec.payload.dump())
+      .Bind(5, spec.priority)
+      .Bind(6, spec.delay.count() > 0 ? "scheduled" : "available")
+      .Bind(7, run_at)
+      .Bind(8, spec.max_attempts)
+      .Bind(9, spec.max_crashes)
+      .Bind(10, RetryPolicyName(spec.retry))
+      .Bind(11, DeliveryName(spec.delivery))
+      .Bind(12, static_cast<int64_t>(spec.timeout.count()))
+      .Bind(13, spec.lease ? std::optional<int64_t>(spec.lease->count()) : std::nullopt)
+      .Bind(14, spec.start_deadline
+                    ? std::optional<int64_t>(run_at + spec.start_deadline->count())
+                    : std::nullopt)
+      .BindTextOrNull(15, spec.unique_key)
+      .BindTextOrNull(16, spec.concurrency_key)
+      .Bind(17, now);
+  WARDEN_RETURN_IF_ERROR(ins.Exec().status());
+  return EnqueueResult{sqlite3_last_insert_rowid(db_->raw()), true};
+}
+
+Result<std::vector<EnqueueResult>> SqliteStore::JobInsertMany(std::span<const JobSpec> specs) {
+  std::lock_guard lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
+  const TimeMs now = clock_->NowMs();
+  std::vector<EnqueueResult> out;
+  out.reserve(specs.size());
+  for (const JobSpec& spec : specs) {
+    WARDEN_ASSIGN_OR_RETURN(EnqueueResult r, InsertOne(spec, now));
+    out.push_back(r);
+  }
+  WARDEN_RETURN_IF_ERROR(tx->Commit());
+  return out;
+}
+
+namespace {
+
+std::string Placeholders(size_t n) {
+  std::string s;
+  for (size_t i = 0; i < n; ++i) s += i ? ", ?" : "?";
+  return s;
+}
+
+}  // namespace
+
+Result<std::vector<JobInfo>> SqliteStore::JobClaim(const ClaimParams& p) {
+  std::lock_guard lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
+  const TimeMs now = clock_->NowMs();
+
+  // Due scheduled and retryable jobs become available first, so a claim
+  // never waits for the sweeper.
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt promote, db_->Prepare("UPDATE jobs SET state = 'available' WHERE state IN "
+                                 "('scheduled', 'retryable') AND run_at <= ?"));
+  WARDEN_RETURN_IF_ERROR(promote.Bind(1, now).Exec().status());
+
+  // The SQL text depends only on the list sizes, so each worker reuses one
+  // prepared statement; every value is a parameter.
+  std::string sql =
+      "SELECT id, concurrency_key FROM jobs j WHERE state = 'available'"
+      " AND (start_deadline_at IS NULL OR start_deadline_at >= ?)";
+  if (!p.queues.empty()) sql += " AND queue IN (" + Placeholders(p.queues.size()) + ")";
+  sql += " AND (task IN (" + Placeholders(p.tasks.size()) + ")";
+  sql += p.allow_commands ? " OR command <> '')" : ") AND command = ''";
+  sql +=
+      " AND (concurrency_key IS NULL OR NOT EXISTS (SELECT 1 FROM jobs r WHERE "
+      "r.state = 'running' AND r.concurrency_key = j.concurrency_key))"
+      " ORDER BY priority DESC, run_at, id";
+  WARDEN_ASSIGN_OR_RETURN(Stmt pick, db_->Prepare(sql));
+  int i = 1;
+  pick.Bind(i++, now);
+  for (const auto& q : p.queues) pick.Bind(i++, q);
+  for (const auto& t : p.tasks) pick.Bind(i++, t);
+
+  std::vector<JobId> ids;
+  std::unordered_set<std::string> keys;  // one job per concurrency key per batch
+  while (static_cast<int>(ids.size()) < p.limit) {
+    WARDEN_ASSIGN_OR_RETURN(bool row, pick.Step());
+    if (!row) break;
+    if (!pick.IsNull(1) && !keys.insert(pick.Text(1)).second) continue;
+    ids.push_back(pick.Int(0));
+  }
+  pick.Reset();
+
+  std::vector<JobInfo> claimed;
+  claimed.reserve(ids.size());
+  const std::string claim_sql =
+      std::string("UPDATE jobs SET state = 'running', worker_id = ?1, "
+                  "lease_token = lease_token + 1, attempt = attempt + 1, "
+                  "active_lease_ms = COALESCE(lease_ms, ?2), lease_expires_at = ?3 + "
+                  "COALESCE(lease_ms, ?2), started_mark = 0, cancel_requested = 0, "
+                  "started_at = ?3 WHERE id = ?4 AND state = 'available' RETURNING ") +
+      kJobColumns;
+  for (JobId id : ids) {
+    WARDEN_ASSIGN_OR_RETURN(Stmt upd, db_->Prepare(claim_sql));
+    upd.Bind(1, p.worker).Bind(2, static_cast<int64_t>(p.default_lease.count()));
+    upd.Bind(3, now).Bind(4, id);
+    WARDEN_ASSIGN_OR_RETURN(bool row, upd.Step());
+    if (!row) continue;
+    JobInfo job = JobFromRow(upd);
+    upd.Reset();
+    WARDEN_ASSIGN_OR_RETURN(
+        Stmt att, db_->Prepare("INSERT INTO attempts (job_id, attempt, worker_id, lease_token, "
+                               "claimed_at) VALUES (?, ?, ?, ?, ?)"));
+    att.Bind(1, job.id).Bind(2, job.attempt).Bind(3, p.worker).Bind(4, job.lease_token);
+    WARDEN_RETURN_IF_ERROR(att.Bind(5, now).Exec().status());
+    claimed.push_back(std::move(job));
+  }
+  WARDEN_RETURN_IF_ERROR(tx->Commit());
+  return claimed;
+}
+
+Result<bool> SqliteStore::JobMarkStarted(JobRef ref) {
+  std::lock_guard lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
+  const TimeMs now = clock_->NowMs();
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt upd, db_->Prepare("UPDATE jobs SET started_mark = 1 WHERE id = ? AND "
+                             "lease_token = ? AND state = 'running' AND cancel_requested = 0 "
+                             "RETURNING attempt"));
+  upd.Bind(1, ref.id).Bind(2, ref.lease_token);
+  WARDEN_ASSIGN_OR_RETURN(bool row, upd.Step());
+  if (!row) return false;
+  const int64_t attempt = upd.Int(0);
+  upd.Reset();
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt att,
+      db_->Prepare("UPDATE attempts SET started_at = ? WHERE job_id = ? AND attempt = ?"));
+  WARDEN_RETURN_IF_ERROR(att.Bind(1, now).Bind(2, ref.id).Bind(3, attempt).Exec().status());
+  WARDEN_RETURN_IF_ERROR(tx->Commit());
+  return true;
+}
+
+Status SqliteStore::LogFenced(const JobRef& ref, WorkerId worker, const char* what,
+                              TimeMs now) {
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt ins, db_->Prepare("INSERT INTO fenced_writes (job_id, lease_token, worker_id, at, "
+                             "what) VALUES (?, ?, ?, ?, ?)"));
+  return ins.Bind(1, ref.id)
+      .Bind(2, ref.lease_token)
+      .Bind(3, worker)
+      .Bind(4, now)
+      .Bind(5, what)
+      .Exec()
+      .status();
+}
+
+Result<bool> SqliteStore::SucceedLocked(const JobOutcome& o, TimeMs now) {
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt upd, db_->Prepare("UPDATE jobs SET state = 'succeeded', result = ?, finished_at = ?, "
+                             "lease_expires_at = NULL WHERE id = ? AND lease_token = ? AND "
+                             "state = 'running' RETURNING attempt"));
+  upd.Bind(1, o.result.is_null() ? std::string() : o.result.dump());
+  if (o.result.is_null()) upd.BindNull(1);
+  upd.Bind(2, now).Bind(3, o.ref.id).Bind(4, o.ref.lease_token);
+  WARDEN_ASSIGN_OR_RETURN(bool row, upd.Step());
+  if (!row) return false;
+  const int64_t attempt = upd.Int(0);
+  upd.Reset();
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt att, db_->Prepare("UPDATE attempts SET outcome = 'succeeded', finished_at = ? "
+                             "WHERE job_id = ? AND attempt = ?"));
+  WARDEN_RETURN_IF_ERROR(att.Bind(1, now).Bind(2, o.ref.id).Bind(3, attempt).Exec().status());
+  return true;
+}
+
+Result<bool> SqliteStore::FailLocked(WorkerId worker, const JobOutcome& o, TimeMs now) {
+  (void)worker;
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt q, db_->Prepare("SELECT delivery, started_mark, retry, charged, max_attempts, "
+                           "crashes, max_crashes, attempt FROM jobs WHERE id = ? AND "
+                           "lease_token = ? AND state = 'running'"));
+  q.Bind(1, o.ref.id).Bind(2, o.ref.lease_token);
+  WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
+  if (!row) return false;
+  FailureInput in;
+  in.kind = o.error.kind;
+  in.delivery = ParseDelivery(q.Text(0)).value_or(Delivery::kAtLeastOnce);
+  in.started_mark = q.Int(1) != 0;
+  in.retry = ParseRetryPolicy(q.Text(2)).value_or(RetryPolicy::kDefault);
+  in.charged = static_cast<int>(q.Int(3));
+  in.max_attempts = static_cast<int>(q.Int(4));
+  in.crashes = static_cast<int>(q.Int(5));
+  in.max_crashes = static_cast<int>(q.Int(6));
+  const int64_t attempt = q.Int(7);
+  q.Reset();
+
+  const FailureDecision d = DecideFailure(in, Jitter());
+  const bool terminal = IsTerminal(d.next);
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt upd,
+      db_->Prepare("UPDATE jobs SET state = ?, run_at = ?, charged = charged + ?, "
+                   "crashes = crashes + ?, last_error = ?, finished_at = ?, "
+                   "lease_expires_at = NULL, cancel_requested = 0 "
+                   "WHERE id = ? AND lease_token = ? AND state = 'running'"));
+  upd.Bind(1, JobStateName(d.next))
+      .Bind(2, now + d.delay.count())
+      .Bind(3, d.charge ? 1 : 0)
+      .Bind(4, d.count_crash ? 1 : 0)
+      .Bind(5, ErrorKindName(d.kind))
+      .Bind(6, terminal ? std::optional<int64_t>(now) : std::nullopt)
+      .Bind(7, o.ref.id)
+      .Bind(8, o.ref.lease_token);
+  WARDEN_RETURN_IF_ERROR(upd.Exec().status());
+
+  // The attempt keeps what really happened; the job keeps the verdict
+  // (e.g. this attempt `crash`, the job `crash_loop`).
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt att,
+      db_->Prepare("UPDATE attempts SET outcome = ?, finished_at = ?, error_message = ?, "
+                   "exit_code = ?, signal = ?, stderr_tail = ? WHERE job_id = ? AND attempt = ?"));
+  att.Bind(1, ErrorKindName(o.error.kind))
+      .Bind(2, now)
+      .Bind(3, o.error.message)
+      .Bind(4, o.error.exit_code ? std::optional<int64_t>(*o.error.exit_code) : std::nullopt)
+      .Bind(5, o.error.signal ? std::optional<int64_t>(*o.error.signal) : std::nullopt)
+      .BindTextOrNull(6, o.error.stderr_tail)
+      .Bind(7, o.ref.id)
+      .Bind(8, attempt);
+  WARDEN_RETURN_IF_ERROR(att.Exec().status());
+  return true;
+}
+
+Result<std::vector<bool>> SqliteStore::JobFinishMany(WorkerId worker,
+                                                     std::span<const JobOutcome> outcomes) {
+  std::lock_guard lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
+  const TimeMs now = clock_->NowMs();
+  std::vector<bool> accepted;
+  accepted.reserve(outcomes.size());
+  for (const JobOutcome& o : outcomes) {
+    WARDEN_ASSIGN_OR_RETURN(bool ok, o.success ? SucceedLocked(o, now)
+                                               : FailLocked(worker, o, now));
+    if (!ok) {
+      WARDEN_RETURN_IF_ERROR(
+          LogFenced(o.ref, worker, o.success ? "complete" : ErrorKindName(o.error.kind), now));
+    }
+    accepted.push_back(ok);
+  }
+  WARDEN_RETURN_IF_ERROR(tx->Commit());
+  return accepted;
+}
+
+Result<bool> SqliteStore::JobCheckpoint(JobRef ref, const Json& checkpoint) {
+  std::lock_guard lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt upd, db_->Prepare("UPDATE jobs SET checkpoint = ? WHERE id = ? AND lease_token = ? "
+                             "AND state = 'running'"));
+  WARDEN_ASSIGN_OR_RETURN(
+      int n, upd.Bind(1, checkpoint.dump()).Bind(2, ref.id).Bind(3, ref.lease_token).Exec());
+  return n == 1;
+}
+
+Result<std::vector<AttemptInfo>> SqliteStore::AttemptsLocked(JobId id) {
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt q, db_->Prepare("SELECT attempt, worker_id, lease_token, claimed_at, started_at, "
+                           "finished_at, outcome, error_message, exit_code, signal, stderr_tail "
+                           "FROM attempts WHERE job_id = ? ORDER BY attempt"));
+  q.Bind(1, id);
+  std::vector<AttemptInfo> out;
+  while (true) {
+    WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    AttemptInfo a;
+    a.attempt = static_cast<int>(q.Int(0));
+    a.worker = q.Int(1);
+    a.lease_token = q.Int(2);
+    a.claimed_at = q.Int(3);
+    a.started_at = q.OptInt(4);
+    a.finished_at = q.OptInt(5);
+    a.outcome = q.Text(6);
+    if (auto kind = ParseErrorKind(a.outcome)) {
+      AttemptError e;
+      e.kind = *kind;
+      e.message = q.Text(7);
+      if (auto c = q.OptInt(8)) e.exit_code = static_cast<int>(*c);
+      if (auto s = q.OptInt(9)) e.signal = static_cast<int>(*s);
+      e.stderr_tail = q.Text(10);
+      a.error = e;
+    }
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+Result<JobInfo> SqliteStore::JobGet(JobId id) {
+  std::lock_guard lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt q, db_->Prepare(std::string("SELECT ") + kJobColumns + " FROM jobs WHERE id = ?"));
+  q.Bind(1, id);
+  WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
+  if (!row) return NotFound("no job with id " + std::to_string(id));
+  JobInfo job = JobFromRow(q);
+  q.Reset();
+  WARDEN_ASSIGN_OR_RETURN(job.attempts, AttemptsLocked(id));
+  return job;
+}
+
+Result<std::vector<JobInfo>> SqliteStore::JobList(const JobFilter& f) {
+  std::lock_guard lock(mu_);
+  std::string sql = std::string("SELECT ") + kJobColumns + " FROM jobs WHERE 1 = 1";
+  if (f.state) sql += " AND state = ?";
+  if (!f.queue.empty()) sql += " AND queue = ?";
+  sql += " ORDER BY id DESC LIMIT ?";
+  WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(sql));
+  int i = 1;
+  if (f.state) q.Bind(i++, JobStateName(*f.state));
+  if (!f.queue.empty()) q.Bind(i++, f.queue);
+  q.Bind(i, f.limit);
+  std::vector<JobInfo> out;
+  while (true) {
+    WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    out.push_back(JobFromRow(q));
+  }
+  return out;
+}
+
+Status SqliteStore::JobRetry(JobId id) {
+  std::lock_guard lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
+  const TimeMs now = clock_->NowMs();
+  WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("SELECT state FROM jobs WHERE id = ?"));
+  WARDEN_ASSIGN_OR_RETURN(bool row, q.Bind(1, id).Step());
+  if (!row) return NotFound("no job with id " + std::to_string(id));
+  const std::string state = q.Text(0);
+  q.Reset();
+  if (state == "running" || state == "succeeded") {
+    return FailedPrecondition("job " + std::to_string(id) + " is " + state +
+                              "; only dead, cancelled, expired or waiting jobs can be retried");
+  }
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt upd, db_->Prepare("UPDATE jobs SET state = 'available', run_at = ?, charged = 0, "
+                             "crashes = 0, finished_at = NULL, start_deadline_at = NULL "
+                             "WHERE id = ?"));
+  Status s = upd.Bind(1, now).Bind(2, id).Exec().status();
+  if (s.code() == StatusCode::kFailedPrecondition) {
+    return FailedPrecondition("job " + std::to_string(id) +
+                              ": another live job holds its unique key");
+  }
+  WARDEN_RETURN_IF_ERROR(s);
+  return tx->Commit();
+}
+
+Result<JobState> SqliteStore::JobCancel(JobId id) {
+  std::lock_guard lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
+  const TimeMs now = clock_->NowMs();
+  WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("SELECT state FROM jobs WHERE id = ?"));
+  WARDEN_ASSIGN_OR_RETURN(bool row, q.Bind(1, id).Step());
+  if (!row) return NotFound("no job with id " + std::to_string(id));
+  const JobState state = ParseJobState(q.Text(0)).value_or(JobState::kDead);
+  q.Reset();
+  if (IsTerminal(state)) {
+    return FailedPrecondition("job " + std::to_string(id) + " is already " +
+                              JobStateName(state));
+  }
+  if (state == JobState::kRunning) {
+    WARDEN_ASSIGN_OR_RETURN(Stmt upd,
+                            db_->Prepare("UPDATE jobs SET cancel_requested = 1 WHERE id = ?"));
+    WARDEN_RETURN_IF_ERROR(upd.Bind(1, id).Exec().status());
+  } else {
+    WARDEN_ASSIGN_OR_RETURN(
+        Stmt upd, db_->Prepare("UPDATE jobs SET state = 'cancelled', finished_at = ?, "
+                               "last_error = 'cancelled' WHERE id = ?"));
+    WARDEN_RETURN_IF_ERROR(upd.Bind(1, now).Bind(2, id).Exec().status());
+  }
+  WARDEN_RETURN_IF_ERROR(tx->Commit());
+  return state == JobState::kRunning ? JobState::kRunning : JobState::kCancelled;
+}
+
+Result<int64_t> SqliteStore::JobCountUnfinished() {
+  std::lock_guard lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt q, db_->Prepare("SELECT count(*) FROM jobs WHERE state IN ('scheduled', "
+                           "'available', 'retryable', 'running')"));
+  WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
+  const int64_t n = row ? q.Int(0) : 0;
+  q.Reset();
+  return n;
+}
+
+}  // namespace warden::sqlite

@@ -1,0 +1,289 @@
+// SqliteStore: workers, leader lease, rescue and the other maintenance steps.
+#include <string>
+
+#include "core/duration.h"
+#include "store/sqlite/rows.h"
+#include "store/sqlite/sqlite_store.h"
+
+namespace warden::sqlite {
+
+Result<WorkerId> SqliteStore::WorkerRegister(const WorkerRegistration& r) {
+  std::lock_guard lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
+  const TimeMs now = clock_->NowMs();
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt ins,
+      db_->Prepare("INSERT INTO workers (name, node, boot_id, pid, pid_start, version, queues, "
+                   "tasks, concurrency, state, started_at, last_heartbeat) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?)"));
+  ins.Bind(1, r.name)
+      .Bind(2, r.node)
+      .Bind(3, r.boot_id)
+      .Bind(4, r.pid)
+      .Bind(5, r.pid_start)
+      .Bind(6, r.version)
+      .Bind(7, JoinList(r.queues))
+      .Bind(8, JoinList(r.tasks))
+      .Bind(9, r.concurrency)
+      .Bind(10, now)
+      .Bind(11, now);
+  Status s = ins.Exec().status();
+  if (s.code() == StatusCode::kFailedPrecondition) {
+    return FailedPrecondition("a live worker named '" + r.name + "' is already registered");
+  }
+  WARDEN_RETURN_IF_ERROR(s);
+  const WorkerId id = sqlite3_last_insert_rowid(db_->raw());
+  WARDEN_RETURN_IF_ERROR(tx->Commit());
+  return id;
+}
+
+Result<HeartbeatReply> SqliteStore::WorkerHeartbeat(WorkerId id) {
+  std::lock_guard lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
+  const TimeMs now = clock_->NowMs();
+  HeartbeatReply reply;
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt w, db_->Prepare("UPDATE workers SET last_heartbeat = ? WHERE id = ? AND state IN "
+                           "('active', 'draining')"));
+  WARDEN_ASSIGN_OR_RETURN(int n, w.Bind(1, now).Bind(2, id).Exec());
+  if (n == 0) {
+    reply.alive = false;
+    return reply;  // rolled back: a dead worker extends nothing
+  }
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt j, db_->Prepare("UPDATE jobs SET lease_expires_at = ? + active_lease_ms "
+                           "WHERE worker_id = ? AND state = 'running' "
+                           "RETURNING id, lease_token, cancel_requested"));
+  j.Bind(1, now).Bind(2, id);
+  while (true) {
+    WARDEN_ASSIGN_OR_RETURN(bool row, j.Step());
+    if (!row) break;
+    reply.held.push_back(JobRef{j.Int(0), j.Int(1)});
+    if (j.Int(2) != 0) reply.cancel.push_back(j.Int(0));
+  }
+  WARDEN_RETURN_IF_ERROR(tx->Commit());
+  return reply;
+}
+
+Status SqliteStore::WorkerSetDraining(WorkerId id) {
+  std::lock_guard lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt upd,
+      db_->Prepare("UPDATE workers SET state = 'draining' WHERE id = ? AND state = 'active'"));
+  return upd.Bind(1, id).Exec().status();
+}
+
+Status SqliteStore::WorkerStop(WorkerId id) {
+  std::lock_guard lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
+  const TimeMs now = clock_->NowMs();
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt upd, db_->Prepare("UPDATE workers SET state = 'stopped', stopped_at = ? WHERE id = ? "
+                             "AND state IN ('active', 'draining')"));
+  WARDEN_RETURN_IF_ERROR(upd.Bind(1, now).Bind(2, id).Exec().status());
+  // Normally the worker released its jobs itself; anything left is lost.
+  WARDEN_RETURN_IF_ERROR(
+      RescueLocked("worker_id = ?", id, "worker stopped while holding the job", now).status());
+  return tx->Commit();
+}
+
+Result<std::vector<WorkerInfo>> SqliteStore::WorkerList(bool live_only) {
+  std::lock_guard lock(mu_);
+  std::string sql = std::string("SELECT ") + kWorkerColumns + " FROM workers w";
+  if (live_only) sql += " WHERE w.state IN ('active', 'draining')";
+  sql += " ORDER BY w.id";
+  WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(sql));
+  std::vector<WorkerInfo> out;
+  while (true) {
+    WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    out.push_back(WorkerFromRow(q));
+  }
+  return out;
+}
+
+Result<std::vector<WorkerLiveness>> SqliteStore::WorkerListLive(const std::string& name) {
+  std::lock_guard lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt q, db_->Prepare("SELECT id, name, node, boot_id, pid, pid_start, last_heartbeat "
+                           "FROM workers WHERE state IN ('active', 'draining') "
+                           "AND (?1 = '' OR name = ?1)"));
+  q.Bind(1, name);
+  std::vector<WorkerLiveness> out;
+  while (true) {
+    WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    out.push_back(WorkerLiveness{q.Int(0), q.Text(1), q.Text(2), q.Text(3),
+                                 static_cast<int>(q.Int(4)), q.Int(5), q.Int(6)});
+  }
+  return out;
+}
+
+Result<RescueReport> SqliteStore::RescueLocked(const std::string& where, int64_t arg,
+                                               const std::string& message, TimeMs now) {
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt q, db_->Prepare("SELECT id, lease_token, worker_id FROM jobs WHERE state = 'running' "
+                           "AND " + where));
+  q.Bind(1, arg);
+  struct Victim {
+    JobRef ref;
+    WorkerId worker;
+  };
+  std::vector<Victim> victims;
+  while (true) {
+    WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    victims.push_back({JobRef{q.Int(0), q.Int(1)}, q.Int(2)});
+  }
+  RescueReport report;
+  for (const Victim& v : victims) {
+    JobOutcome o;
+    o.ref = v.ref;
+    o.error.kind = ErrorKind::kLost;
+    o.error.message = message;
+    WARDEN_ASSIGN_OR_RETURN(bool ok, FailLocked(v.worker, o, now));
+    if (ok) ++report.rescued;
+  }
+  return report;
+}
+
+Result<RescueReport> SqliteStore::WorkerDeclareDead(WorkerId id, const std::string& reason) {
+  std::lock_guard lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
+  const TimeMs now = clock_->NowMs();
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt upd, db_->Prepare("UPDATE workers SET state = 'dead', stopped_at = ?, "
+                             "death_reason = ? WHERE id = ? AND state <> 'stopped'"));
+  WARDEN_RETURN_IF_ERROR(upd.Bind(1, now).Bind(2, reason).Bind(3, id).Exec().status());
+  WARDEN_ASSIGN_OR_RETURN(
+      RescueReport report,
+      RescueLocked("worker_id = ?", id,
+                   "worker " + std::to_string(id) + " is dead: " + reason, now));
+  WARDEN_RETURN_IF_ERROR(tx->Commit());
+  return report;
+}
+
+Result<int> SqliteStore::WorkerMarkStale(Millis keepalive) {
+  std::lock_guard lock(mu_);
+  const TimeMs now = clock_->NowMs();
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt upd, db_->Prepare("UPDATE workers SET state = 'dead', stopped_at = ?1, "
+                             "death_reason = 'no heartbeat for ' || ?2 "
+                             "WHERE state IN ('active', 'draining') AND last_heartbeat < ?1 - ?3"));
+  return upd.Bind(1, now)
+      .Bind(2, FormatDuration(keepalive))
+      .Bind(3, static_cast<int64_t>(keepalive.count()))
+      .Exec();
+}
+
+Result<bool> SqliteStore::LeaderTryAcquire(const std::string& name, WorkerId holder,
+                                           Millis ttl) {
+  std::lock_guard lock(mu_);
+  const TimeMs now = clock_->NowMs();
+  // Taken over when expired or when its holder is no longer a live worker.
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt up, db_->Prepare("INSERT INTO leaders (name, holder, expires_at) VALUES (?1, ?2, ?3) "
+                            "ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, "
+                            "expires_at = excluded.expires_at WHERE leaders.holder = "
+                            "excluded.holder OR leaders.expires_at < ?4 OR leaders.holder NOT IN "
+                            "(SELECT id FROM workers WHERE state IN ('active', 'draining'))"));
+  WARDEN_ASSIGN_OR_RETURN(
+      int n, up.Bind(1, name).Bind(2, holder).Bind(3, now + ttl.count()).Bind(4, now).Exec());
+  return n == 1;
+}
+
+Result<std::optional<WorkerId>> SqliteStore::LeaderHolder(const std::string& name) {
+  std::lock_guard lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("SELECT holder FROM leaders WHERE name = ?"));
+  WARDEN_ASSIGN_OR_RETURN(bool row, q.Bind(1, name).Step());
+  std::optional<WorkerId> holder;
+  if (row) holder = q.Int(0);
+  q.Reset();
+  return holder;
+}
+
+Result<RescueReport> SqliteStore::JobRescueExpired() {
+  std::lock_guard lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
+  const TimeMs now = clock_->NowMs();
+  WARDEN_ASSIGN_OR_RETURN(
+      RescueReport report,
+      RescueLocked("lease_expires_at < ?", now, "lease expired (worker silent)", now));
+  WARDEN_RETURN_IF_ERROR(tx->Commit());
+  return report;
+}
+
+Result<int> SqliteStore::JobExpire() {
+  std::lock_guard lock(mu_);
+  const TimeMs now = clock_->NowMs();
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt upd, db_->Prepare("UPDATE jobs SET state = 'expired', finished_at = ?1 WHERE "
+                             "start_deadline_at < ?1 AND state IN ('scheduled', 'available', "
+                             "'retryable')"));
+  return upd.Bind(1, now).Exec();
+}
+
+Result<int> SqliteStore::JobPromote() {
+  std::lock_guard lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt upd, db_->Prepare("UPDATE jobs SET state = 'available' WHERE state IN "
+                             "('scheduled', 'retryable') AND run_at <= ?"));
+  return upd.Bind(1, clock_->NowMs()).Exec();
+}
+
+Result<int> SqliteStore::Prune(Millis retention) {
+  std::lock_guard lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
+  const TimeMs cutoff = clock_->NowMs() - retention.count();
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt att, db_->Prepare("DELETE FROM attempts WHERE job_id IN (SELECT id FROM jobs WHERE "
+                             "finished_at < ? AND state IN ('succeeded', 'dead', 'cancelled', "
+                             "'expired'))"));
+  WARDEN_RETURN_IF_ERROR(att.Bind(1, cutoff).Exec().status());
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt jobs, db_->Prepare("DELETE FROM jobs WHERE finished_at < ? AND state IN "
+                              "('succeeded', 'dead', 'cancelled', 'expired')"));
+  WARDEN_ASSIGN_OR_RETURN(int n, jobs.Bind(1, cutoff).Exec());
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt workers, db_->Prepare("DELETE FROM workers WHERE stopped_at < ? AND state IN "
+                                 "('stopped', 'dead')"));
+  WARDEN_RETURN_IF_ERROR(workers.Bind(1, cutoff).Exec().status());
+  WARDEN_ASSIGN_OR_RETURN(Stmt fenced, db_->Prepare("DELETE FROM fenced_writes WHERE at < ?"));
+  WARDEN_RETURN_IF_ERROR(fenced.Bind(1, cutoff).Exec().status());
+  WARDEN_RETURN_IF_ERROR(tx->Commit());
+  return n;
+}
+
+Result<Stats> SqliteStore::GetStats() {
+  std::lock_guard lock(mu_);
+  Stats stats;
+  auto counts = [&](const std::string& sql,
+                    std::vector<std::pair<std::string, int64_t>>& out) -> Status {
+    WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(sql));
+    while (true) {
+      WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
+      if (!row) break;
+      out.emplace_back(q.Text(0), q.Int(1));
+    }
+    return Status::Ok();
+  };
+  auto scalar = [&](const std::string& sql) -> Result<int64_t> {
+    WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(sql));
+    WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
+    const int64_t v = row ? q.Int(0) : 0;
+    q.Reset();
+    return v;
+  };
+  WARDEN_RETURN_IF_ERROR(
+      counts("SELECT state, count(*) FROM jobs GROUP BY state ORDER BY state", stats.jobs));
+  WARDEN_RETURN_IF_ERROR(counts(
+      "SELECT state, count(*) FROM workers GROUP BY state ORDER BY state", stats.workers));
+  WARDEN_ASSIGN_OR_RETURN(stats.rescued,
+                          scalar("SELECT count(*) FROM attempts WHERE outcome = 'lost'"));
+  WARDEN_ASSIGN_OR_RETURN(stats.fenced_writes, scalar("SELECT count(*) FROM fenced_writes"));
+  WARDEN_ASSIGN_OR_RETURN(
+      stats.crash_loops, scalar("SELECT count(*) FROM jobs WHERE last_error = 'crash_loop'"));
+  return stats;
+}
+
+}  // namespace warden::sqlite

@@ -1,0 +1,157 @@
+// Store: the one interface between warden and a database.
+//
+// Every method is one statement or one transaction, and every write a worker
+// makes about a job is fenced by (id, lease_token): it changes nothing when
+// the token is no longer current, and says so. The store's clock judges
+// leases (SQLite: the injected Clock, one host; PostgreSQL: now()).
+//
+// Decisions about what a failure means (retry, backoff, dead, crash loop)
+// come from core/retry.h so that every backend decides alike; a backend only
+// reads the row, asks core, and writes the answer in the same transaction.
+//
+// Thread safety: a Store object may be shared between threads (backends
+// serialise on an internal mutex); open one per thread that must not wait
+// behind the others (a worker opens one for heartbeats and sweeps).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "warden/job.h"
+#include "warden/status.h"
+
+namespace warden {
+
+struct JobRef {
+  JobId id = 0;
+  int64_t lease_token = 0;
+};
+
+struct ClaimParams {
+  WorkerId worker = 0;
+  std::vector<std::string> queues;  // empty: every queue
+  std::vector<std::string> tasks;   // tasks this worker has handlers for
+  bool allow_commands = false;      // also claim `--cmd` jobs
+  int limit = 1;
+  Millis default_lease{10'000};
+};
+
+// How an attempt ended, as reported by the worker that ran it.
+struct JobOutcome {
+  JobRef ref;
+  bool success = false;
+  Json result;         // success
+  AttemptError error;  // failure
+};
+
+struct WorkerRegistration {
+  std::string name;
+  std::string node;     // host name
+  std::string boot_id;  // distinguishes reboots of one host
+  int pid = 0;
+  int64_t pid_start = 0;  // /proc/PID/stat start time: detects pid reuse
+  std::string version;
+  std::vector<std::string> queues;
+  std::vector<std::string> tasks;
+  int concurrency = 1;
+};
+
+// A worker row as the sweeper needs it to judge liveness.
+struct WorkerLiveness {
+  WorkerId id = 0;
+  std::string name;
+  std::string node;
+  std::string boot_id;
+  int pid = 0;
+  int64_t pid_start = 0;
+  TimeMs last_heartbeat = 0;
+};
+
+struct HeartbeatReply {
+  bool alive = true;            // false: this worker was declared dead/stopped
+  std::vector<JobId> cancel;    // its running jobs an operator cancelled
+  std::vector<JobRef> held;     // running jobs the store says it holds
+};
+
+struct RescueReport {
+  int rescued = 0;  // running jobs recovered (retried, requeued or dead)
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // Schema.
+  virtual Status Migrate() = 0;
+  virtual Result<int> SchemaVersion() = 0;
+  virtual Result<TimeMs> Now() = 0;
+
+  // Jobs.
+  virtual Result<std::vector<EnqueueResult>> JobInsertMany(
+      std::span<const JobSpec> specs) = 0;
+  virtual Result<std::vector<JobInfo>> JobClaim(const ClaimParams& p) = 0;
+  // At-most-once: durably record that the handler is about to start.
+  // false: fenced off (the worker must not start it).
+  virtual Result<bool> JobMarkStarted(JobRef ref) = 0;
+  // One transaction. accepted[i] is false where outcome i was fenced off;
+  // such writes are logged (fenced_writes) and change nothing else.
+  virtual Result<std::vector<bool>> JobFinishMany(
+      WorkerId worker, std::span<const JobOutcome> outcomes) = 0;
+  virtual Result<bool> JobCheckpoint(JobRef ref, const Json& checkpoint) = 0;
+  virtual Result<JobInfo> JobGet(JobId id) = 0;  // with attempts
+  virtual Result<std::vector<JobInfo>> JobList(const JobFilter& f) = 0;
+  // dead/cancelled/expired/succeeded -> available, budgets reset.
+  virtual Status JobRetry(JobId id) = 0;
+  // pending -> cancelled; running -> cancel requested (its worker stops it).
+  virtual Result<JobState> JobCancel(JobId id) = 0;
+  // Jobs not yet finished: scheduled, available, retryable, running.
+  virtual Result<int64_t> JobCountUnfinished() = 0;
+
+  // Workers.
+  virtual Result<WorkerId> WorkerRegister(const WorkerRegistration& r) = 0;
+  // Refreshes the worker row and extends the leases of its running jobs.
+  virtual Result<HeartbeatReply> WorkerHeartbeat(WorkerId id) = 0;
+  virtual Status WorkerSetDraining(WorkerId id) = 0;
+  // Goodbye: state stopped. Its remaining running jobs are released.
+  virtual Status WorkerStop(WorkerId id) = 0;
+  virtual Result<std::vector<WorkerInfo>> WorkerList(bool live_only) = 0;
+  // Live (active/draining) workers, optionally only those named `name`.
+  virtual Result<std::vector<WorkerLiveness>> WorkerListLive(
+      const std::string& name) = 0;
+  // Proven dead: marks it dead and recovers its running jobs at once.
+  virtual Result<RescueReport> WorkerDeclareDead(WorkerId id,
+                                                 const std::string& reason) = 0;
+  // Presumed dead: heartbeat older than `keepalive`. Its jobs wait for their
+  // leases to run out (JobRescueExpired). Returns how many were marked.
+  virtual Result<int> WorkerMarkStale(Millis keepalive) = 0;
+
+  // Maintenance.
+  virtual Result<bool> LeaderTryAcquire(const std::string& name,
+                                        WorkerId holder, Millis ttl) = 0;
+  virtual Result<std::optional<WorkerId>> LeaderHolder(
+      const std::string& name) = 0;
+  // Running jobs whose lease has expired.
+  virtual Result<RescueReport> JobRescueExpired() = 0;
+  virtual Result<int> JobExpire() = 0;   // past their start deadline
+  virtual Result<int> JobPromote() = 0;  // due scheduled/retryable -> available
+  virtual Result<int> Prune(Millis retention) = 0;
+  virtual Result<Stats> GetStats() = 0;
+};
+
+struct StoreOptions {
+  const Clock* clock = nullptr;  // SQLite only; default: the system clock
+  // false: survive process crashes but not power loss (SQLite
+  // synchronous=NORMAL); the URL may also say `?sync=normal`.
+  bool durable = true;
+  Millis busy_timeout{5000};
+};
+
+// `sqlite:PATH`, a plain PATH, or (later) `postgresql://...`.
+Result<std::unique_ptr<Store>> OpenStore(const std::string& url,
+                                         StoreOptions options = {});
+
+}  // namespace warden

@@ -1,0 +1,415 @@
+// Behaviour every Store backend must have. Time is a FakeClock, so lease
+// expiry and backoff are exact, not slept for.
+#include <set>
+
+#include "store_fixture.h"
+
+namespace warden::testing {
+namespace {
+
+using std::chrono::seconds;
+
+TEST_P(StoreTest, InsertThenGetRoundTrips) {
+  JobSpec s = Spec();
+  s.payload = {{"n", 7}};
+  s.priority = 3;
+  s.delivery = Delivery::kAtMostOnce;
+  s.concurrency_key = "k";
+  const JobId id = Add(s);
+  auto job = store_->JobGet(id);
+  ASSERT_TRUE(job.has_value()) << job.error().ToString();
+  EXPECT_EQ(job->task, "t");
+  EXPECT_EQ(job->payload["n"], 7);
+  EXPECT_EQ(job->priority, 3);
+  EXPECT_EQ(job->state, JobState::kAvailable);
+  EXPECT_EQ(job->delivery, Delivery::kAtMostOnce);
+  EXPECT_EQ(job->concurrency_key, "k");
+  EXPECT_EQ(job->created_at, clock_.NowMs());
+  EXPECT_TRUE(job->attempts.empty());
+}
+
+TEST_P(StoreTest, GetUnknownJobIsNotFound) {
+  auto job = store_->JobGet(4242);
+  ASSERT_FALSE(job.has_value());
+  EXPECT_EQ(job.error().code(), StatusCode::kNotFound);
+}
+
+TEST_P(StoreTest, UniqueKeyDedupesWhileLiveOnly) {
+  JobSpec s = Spec();
+  s.unique_key = "u";
+  auto first = store_->JobInsertMany(std::span<const JobSpec>(&s, 1));
+  auto second = store_->JobInsertMany(std::span<const JobSpec>(&s, 1));
+  ASSERT_TRUE(first && second);
+  EXPECT_TRUE((*first)[0].created);
+  EXPECT_FALSE((*second)[0].created);
+  EXPECT_EQ((*first)[0].id, (*second)[0].id);
+
+  const WorkerId w = RegisterWorker();
+  auto jobs = Claim(w);
+  ASSERT_EQ(jobs.size(), 1u);
+  JobOutcome ok{JobRef{jobs[0].id, jobs[0].lease_token}, true, Json(), {}};
+  ASSERT_TRUE(store_->JobFinishMany(w, std::span(&ok, 1)).has_value());
+  auto third = store_->JobInsertMany(std::span<const JobSpec>(&s, 1));
+  ASSERT_TRUE(third.has_value());
+  EXPECT_TRUE((*third)[0].created) << "a finished job no longer holds its key";
+}
+
+TEST_P(StoreTest, ClaimTakesHighestPriorityThenOldest) {
+  const JobId low = Add(Spec());
+  JobSpec hi = Spec();
+  hi.priority = 5;
+  const JobId high = Add(hi);
+  const JobId low2 = Add(Spec());
+  const WorkerId w = RegisterWorker();
+  auto jobs = Claim(w, 3);
+  ASSERT_EQ(jobs.size(), 3u);
+  EXPECT_EQ(jobs[0].id, high);
+  EXPECT_EQ(jobs[1].id, low);
+  EXPECT_EQ(jobs[2].id, low2);
+  for (const auto& j : jobs) {
+    EXPECT_EQ(j.state, JobState::kRunning);
+    EXPECT_EQ(j.attempt, 1);
+    EXPECT_EQ(j.lease_token, 1);
+    EXPECT_EQ(j.worker, w);
+    EXPECT_EQ(j.lease_expires_at, clock_.NowMs() + 10'000);
+  }
+}
+
+TEST_P(StoreTest, ClaimOnlyTakesHandledTasksAndQueues) {
+  Add(Spec("other"));
+  JobSpec q = Spec();
+  q.queue = "elsewhere";
+  Add(q);
+  JobSpec cmd = Spec("shell");
+  cmd.command = "true";
+  Add(cmd);
+  const WorkerId w = RegisterWorker();
+  EXPECT_TRUE(Claim(w).empty());
+
+  ClaimParams p;
+  p.worker = w;
+  p.queues = {"default"};
+  p.allow_commands = true;
+  p.limit = 10;
+  auto jobs = store_->JobClaim(p);
+  ASSERT_TRUE(jobs.has_value());
+  ASSERT_EQ(jobs->size(), 1u);
+  EXPECT_EQ((*jobs)[0].command, "true");
+}
+
+TEST_P(StoreTest, TwoConnectionsClaimDisjointJobs) {
+  for (int i = 0; i < 20; ++i) Add(Spec());
+  auto other = OpenAnother();
+  const WorkerId a = RegisterWorker("a");
+  const WorkerId b = RegisterWorker("b");
+  ClaimParams p;
+  p.queues = {"default"};
+  p.tasks = {"t"};
+  p.limit = 7;
+  std::set<JobId> seen;
+  for (int round = 0; round < 3; ++round) {
+    p.worker = a;
+    auto ja = store_->JobClaim(p);
+    p.worker = b;
+    auto jb = other->JobClaim(p);
+    ASSERT_TRUE(ja && jb);
+    for (auto* v : {&*ja, &*jb}) {
+      for (const auto& j : *v) EXPECT_TRUE(seen.insert(j.id).second) << "claimed twice";
+    }
+  }
+  EXPECT_EQ(seen.size(), 20u);
+}
+
+TEST_P(StoreTest, OneRunningJobPerConcurrencyKey) {
+  JobSpec s = Spec();
+  s.concurrency_key = "acct-1";
+  const JobId first = Add(s);
+  const JobId second = Add(s);
+  Add(Spec());
+  const WorkerId w = RegisterWorker();
+  auto jobs = Claim(w, 10);
+  ASSERT_EQ(jobs.size(), 2u) << "one keyed job and the unkeyed one";
+  EXPECT_EQ(jobs[0].id, first);
+  EXPECT_TRUE(Claim(w).empty()) << "the key is held";
+
+  JobOutcome ok{JobRef{first, jobs[0].lease_token}, true, Json(), {}};
+  ASSERT_TRUE(store_->JobFinishMany(w, std::span(&ok, 1)).has_value());
+  auto next = Claim(w);
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_EQ(next[0].id, second);
+}
+
+TEST_P(StoreTest, DelayedJobWaitsUntilDue) {
+  JobSpec s = Spec();
+  s.delay = seconds(30);
+  const JobId id = Add(s);
+  EXPECT_EQ(store_->JobGet(id)->state, JobState::kScheduled);
+  const WorkerId w = RegisterWorker();
+  EXPECT_TRUE(Claim(w).empty());
+  clock_.Advance(seconds(31));
+  auto jobs = Claim(w);
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].id, id);
+}
+
+TEST_P(StoreTest, StaleCompletionIsFencedOffAndLogged) {
+  const JobId id = Add(Spec());
+  const WorkerId a = RegisterWorker("a");
+  const WorkerId b = RegisterWorker("b");
+  auto first = Claim(a, 1, seconds(5));
+  ASSERT_EQ(first.size(), 1u);
+  clock_.Advance(seconds(6));
+  auto rescued = store_->JobRescueExpired();
+  ASSERT_TRUE(rescued.has_value());
+  EXPECT_EQ(rescued->rescued, 1);
+  auto second = Claim(b);
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(second[0].lease_token, first[0].lease_token + 1);
+
+  JobOutcome stale{JobRef{id, first[0].lease_token}, true, Json("old"), {}};
+  auto r = store_->JobFinishMany(a, std::span(&stale, 1));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_FALSE((*r)[0]);
+  EXPECT_FALSE(store_->JobCheckpoint(stale.ref, Json(1)).value());
+  EXPECT_EQ(store_->JobGet(id)->state, JobState::kRunning);
+
+  JobOutcome fresh{JobRef{id, second[0].lease_token}, true, Json("new"), {}};
+  r = store_->JobFinishMany(b, std::span(&fresh, 1));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE((*r)[0]);
+  auto job = store_->JobGet(id);
+  EXPECT_EQ(job->state, JobState::kSucceeded);
+  EXPECT_EQ(job->result, Json("new"));
+  ASSERT_EQ(job->attempts.size(), 2u);
+  EXPECT_EQ(job->attempts[0].outcome, "lost");
+  EXPECT_EQ(job->attempts[1].outcome, "succeeded");
+  EXPECT_EQ(store_->GetStats()->fenced_writes, 1) << "checkpoints are refused, not logged";
+}
+
+TEST_P(StoreTest, ErrorsRetryWithBackoffThenDie) {
+  JobSpec s = Spec();
+  s.max_attempts = 2;
+  const JobId id = Add(s);
+  const WorkerId w = RegisterWorker();
+  auto jobs = Claim(w);
+  JobOutcome fail{JobRef{id, jobs[0].lease_token}, false, {}, {}};
+  fail.error.kind = ErrorKind::kError;
+  fail.error.exit_code = 3;
+  fail.error.message = "exit 3";
+  fail.error.stderr_tail = "boom";
+  ASSERT_TRUE(store_->JobFinishMany(w, std::span(&fail, 1)).has_value());
+  auto job = store_->JobGet(id);
+  EXPECT_EQ(job->state, JobState::kRetryable);
+  EXPECT_GE(job->run_at, clock_.NowMs() + 500) << "backoff of at least half the 1 s base";
+  EXPECT_TRUE(Claim(w).empty());
+  clock_.Advance(seconds(2));
+  jobs = Claim(w);
+  ASSERT_EQ(jobs.size(), 1u);
+  fail.ref.lease_token = jobs[0].lease_token;
+  ASSERT_TRUE(store_->JobFinishMany(w, std::span(&fail, 1)).has_value());
+  job = store_->JobGet(id);
+  EXPECT_EQ(job->state, JobState::kDead);
+  EXPECT_EQ(job->last_error, ErrorKind::kError);
+  ASSERT_EQ(job->attempts.size(), 2u);
+  ASSERT_TRUE(job->attempts[0].error.has_value());
+  EXPECT_EQ(job->attempts[0].error->exit_code, 3);
+  EXPECT_EQ(job->attempts[0].error->stderr_tail, "boom");
+  EXPECT_TRUE(job->finished_at.has_value());
+}
+
+TEST_P(StoreTest, AtMostOnceIsRequeuedBeforeStartAndDeadAfter) {
+  JobSpec s = Spec();
+  s.delivery = Delivery::kAtMostOnce;
+  const JobId before = Add(s);
+  const JobId after = Add(s);
+  const WorkerId w = RegisterWorker();
+  auto jobs = Claim(w, 2);
+  ASSERT_EQ(jobs.size(), 2u);
+  ASSERT_TRUE(store_->JobMarkStarted(JobRef{after, jobs[1].lease_token}).value());
+  auto rescued = store_->WorkerDeclareDead(w, "test");
+  ASSERT_TRUE(rescued.has_value());
+  EXPECT_EQ(rescued->rescued, 2);
+  auto b = store_->JobGet(before);
+  EXPECT_EQ(b->state, JobState::kAvailable);
+  EXPECT_EQ(b->charged, 0);
+  auto a = store_->JobGet(after);
+  EXPECT_EQ(a->state, JobState::kDead);
+  EXPECT_EQ(a->last_error, ErrorKind::kLost);
+  ASSERT_TRUE(a->attempts[0].started_at.has_value());
+}
+
+TEST_P(StoreTest, MarkStartedIsFenced) {
+  JobSpec s = Spec();
+  s.delivery = Delivery::kAtMostOnce;
+  const JobId id = Add(s);
+  const WorkerId w = RegisterWorker();
+  auto jobs = Claim(w);
+  EXPECT_FALSE(store_->JobMarkStarted(JobRef{id, jobs[0].lease_token + 1}).value());
+}
+
+TEST_P(StoreTest, RepeatedCrashesQuarantineTheJob) {
+  JobSpec s = Spec();
+  s.max_crashes = 2;
+  s.retry = RetryPolicy::kForever;
+  const JobId id = Add(s);
+  const WorkerId w = RegisterWorker();
+  for (int i = 0; i < 2; ++i) {
+    clock_.Advance(seconds(120));
+    auto jobs = Claim(w);
+    ASSERT_EQ(jobs.size(), 1u) << "round " << i;
+    JobOutcome crash{JobRef{id, jobs[0].lease_token}, false, {}, {}};
+    crash.error.kind = ErrorKind::kCrash;
+    crash.error.signal = 9;
+    ASSERT_TRUE(store_->JobFinishMany(w, std::span(&crash, 1)).has_value());
+  }
+  auto job = store_->JobGet(id);
+  EXPECT_EQ(job->state, JobState::kDead);
+  EXPECT_EQ(job->last_error, ErrorKind::kCrashLoop);
+  EXPECT_EQ(store_->GetStats()->crash_loops, 1);
+}
+
+TEST_P(StoreTest, ReleasedIsNotCharged) {
+  JobSpec s = Spec();
+  s.max_attempts = 1;
+  const JobId id = Add(s);
+  const WorkerId w = RegisterWorker();
+  for (int i = 0; i < 3; ++i) {
+    auto jobs = Claim(w);
+    ASSERT_EQ(jobs.size(), 1u);
+    JobOutcome rel{JobRef{id, jobs[0].lease_token}, false, {}, {}};
+    rel.error.kind = ErrorKind::kReleased;
+    ASSERT_TRUE(store_->JobFinishMany(w, std::span(&rel, 1)).has_value());
+    EXPECT_EQ(store_->JobGet(id)->state, JobState::kAvailable) << "no backoff either";
+  }
+  EXPECT_EQ(store_->JobGet(id)->charged, 0);
+}
+
+TEST_P(StoreTest, HeartbeatExtendsLeasesAndReportsCancels) {
+  const JobId id = Add(Spec());
+  const WorkerId w = RegisterWorker();
+  auto jobs = Claim(w, 1, seconds(10));
+  clock_.Advance(seconds(8));
+  auto hb = store_->WorkerHeartbeat(w);
+  ASSERT_TRUE(hb.has_value());
+  EXPECT_TRUE(hb->alive);
+  ASSERT_EQ(hb->held.size(), 1u);
+  EXPECT_TRUE(hb->cancel.empty());
+  clock_.Advance(seconds(8));
+  EXPECT_EQ(store_->JobRescueExpired()->rescued, 0) << "lease was extended";
+
+  EXPECT_EQ(store_->JobCancel(id).value(), JobState::kRunning);
+  hb = store_->WorkerHeartbeat(w);
+  ASSERT_EQ(hb->cancel.size(), 1u);
+  EXPECT_EQ(hb->cancel[0], id);
+  JobOutcome cancelled{JobRef{id, jobs[0].lease_token}, false, {}, {}};
+  cancelled.error.kind = ErrorKind::kCancelled;
+  ASSERT_TRUE(store_->JobFinishMany(w, std::span(&cancelled, 1)).has_value());
+  EXPECT_EQ(store_->JobGet(id)->state, JobState::kCancelled);
+}
+
+TEST_P(StoreTest, DeadWorkerHeartbeatIsRefusedAndExtendsNothing) {
+  Add(Spec());
+  const WorkerId w = RegisterWorker();
+  Claim(w, 1, seconds(10));
+  clock_.Advance(seconds(11));
+  EXPECT_EQ(store_->WorkerMarkStale(seconds(10)).value(), 1);
+  auto hb = store_->WorkerHeartbeat(w);
+  ASSERT_TRUE(hb.has_value());
+  EXPECT_FALSE(hb->alive);
+  EXPECT_EQ(store_->JobRescueExpired()->rescued, 1);
+}
+
+TEST_P(StoreTest, PresumedDeadWorkerKeepsJobsUntilLeaseExpires) {
+  const JobId id = Add(Spec());
+  const WorkerId w = RegisterWorker();
+  Claim(w, 1, seconds(20));
+  clock_.Advance(seconds(11));
+  EXPECT_EQ(store_->WorkerMarkStale(seconds(10)).value(), 1);
+  EXPECT_EQ(store_->JobRescueExpired()->rescued, 0);
+  EXPECT_EQ(store_->JobGet(id)->state, JobState::kRunning);
+  clock_.Advance(seconds(10));
+  EXPECT_EQ(store_->JobRescueExpired()->rescued, 1);
+  auto job = store_->JobGet(id);
+  EXPECT_EQ(job->state, JobState::kRetryable);
+  EXPECT_EQ(job->run_at, clock_.NowMs()) << "first loss retries at once";
+}
+
+TEST_P(StoreTest, LiveNameIsUniqueUntilDeclaredDead) {
+  const WorkerId first = RegisterWorker("same");
+  WorkerRegistration r;
+  r.name = "same";
+  auto dup = store_->WorkerRegister(r);
+  ASSERT_FALSE(dup.has_value());
+  EXPECT_EQ(dup.error().code(), StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(store_->WorkerDeclareDead(first, "pid gone").has_value());
+  auto again = store_->WorkerRegister(r);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_NE(*again, first) << "ids are never reused";
+}
+
+TEST_P(StoreTest, LeaderLeaseIsTakenOverWhenHolderDiesOrExpires) {
+  const WorkerId a = RegisterWorker("a");
+  const WorkerId b = RegisterWorker("b");
+  EXPECT_TRUE(store_->LeaderTryAcquire("sweeper", a, seconds(10)).value());
+  EXPECT_FALSE(store_->LeaderTryAcquire("sweeper", b, seconds(10)).value());
+  EXPECT_TRUE(store_->LeaderTryAcquire("sweeper", a, seconds(10)).value()) << "renewal";
+  ASSERT_TRUE(store_->WorkerDeclareDead(a, "killed").has_value());
+  EXPECT_TRUE(store_->LeaderTryAcquire("sweeper", b, seconds(10)).value());
+  EXPECT_EQ(store_->LeaderHolder("sweeper").value(), b);
+  const WorkerId c = RegisterWorker("c");
+  EXPECT_FALSE(store_->LeaderTryAcquire("sweeper", c, seconds(10)).value());
+  clock_.Advance(seconds(11));
+  EXPECT_TRUE(store_->LeaderTryAcquire("sweeper", c, seconds(10)).value());
+}
+
+TEST_P(StoreTest, CancelPendingRetryDeadAndExpire) {
+  const JobId pending = Add(Spec());
+  EXPECT_EQ(store_->JobCancel(pending).value(), JobState::kCancelled);
+  EXPECT_EQ(store_->JobCancel(pending).error().code(), StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(store_->JobRetry(pending).ok());
+  EXPECT_EQ(store_->JobGet(pending)->state, JobState::kAvailable);
+
+  JobSpec s = Spec();
+  s.start_deadline = seconds(5);
+  const JobId late = Add(s);
+  clock_.Advance(seconds(6));
+  const WorkerId w = RegisterWorker();
+  auto jobs = Claim(w);
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].id, pending) << "a job past its start deadline is never claimed";
+  EXPECT_EQ(store_->JobExpire().value(), 1);
+  EXPECT_EQ(store_->JobGet(late)->state, JobState::kExpired);
+  EXPECT_EQ(store_->JobRetry(jobs[0].id).code(), StatusCode::kFailedPrecondition);
+}
+
+TEST_P(StoreTest, PruneRemovesOldFinishedJobsOnly) {
+  const JobId done = Add(Spec());
+  const JobId waiting = Add(Spec());
+  const WorkerId w = RegisterWorker();
+  auto jobs = Claim(w, 1);
+  JobOutcome ok{JobRef{done, jobs[0].lease_token}, true, Json(), {}};
+  ASSERT_TRUE(store_->JobFinishMany(w, std::span(&ok, 1)).has_value());
+  clock_.Advance(std::chrono::hours(25));
+  EXPECT_EQ(store_->Prune(std::chrono::hours(24)).value(), 1);
+  EXPECT_EQ(store_->JobGet(done).error().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(store_->JobGet(waiting).has_value());
+}
+
+TEST_P(StoreTest, CountsAndStats) {
+  Add(Spec());
+  Add(Spec());
+  EXPECT_EQ(store_->JobCountUnfinished().value(), 2);
+  RegisterWorker();
+  auto stats = store_->GetStats();
+  ASSERT_TRUE(stats.has_value());
+  ASSERT_EQ(stats->jobs.size(), 1u);
+  EXPECT_EQ(stats->jobs[0], std::make_pair(std::string("available"), int64_t{2}));
+  ASSERT_EQ(stats->workers.size(), 1u);
+  EXPECT_EQ(stats->workers[0].first, "active");
+}
+
+INSTANTIATE_TEST_SUITE_P(AllBackends, StoreTest, ::testing::ValuesIn(AllBackends()),
+                         [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace warden::testing

@@ -1,0 +1,73 @@
+#include "store_fixture.h"
+
+#include <unistd.h>
+
+namespace warden::testing {
+
+std::vector<Backend> AllBackends() {
+  return {Backend{"sqlite", [](const std::string& dir, const Clock* clock) {
+                    StoreOptions o;
+                    o.clock = clock;
+                    return OpenStore("sqlite:" + dir + "/test.db", o);
+                  }}};
+}
+
+void StoreTest::SetUp() {
+  char tmpl[] = "/tmp/warden-store-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  dir_ = tmpl;
+  auto s = GetParam().open(dir_, &clock_);
+  ASSERT_TRUE(s.has_value()) << s.error().ToString();
+  store_ = std::move(s).value();
+}
+
+void StoreTest::TearDown() {
+  store_.reset();
+  std::filesystem::remove_all(dir_);
+}
+
+std::unique_ptr<Store> StoreTest::OpenAnother() {
+  auto s = GetParam().open(dir_, &clock_);
+  EXPECT_TRUE(s.has_value()) << s.error().ToString();
+  return s.has_value() ? std::move(s).value() : nullptr;
+}
+
+WorkerId StoreTest::RegisterWorker(const std::string& name) {
+  WorkerRegistration r;
+  r.name = name;
+  r.node = "testhost";
+  r.boot_id = "boot";
+  r.pid = 1;
+  r.version = "test";
+  r.queues = {"default"};
+  r.tasks = {"t"};
+  auto id = store_->WorkerRegister(r);
+  EXPECT_TRUE(id.has_value()) << id.error().ToString();
+  return id.has_value() ? *id : 0;
+}
+
+JobSpec StoreTest::Spec(const std::string& task) {
+  JobSpec s;
+  s.task = task;
+  return s;
+}
+
+JobId StoreTest::Add(JobSpec spec) {
+  auto r = store_->JobInsertMany(std::span<const JobSpec>(&spec, 1));
+  EXPECT_TRUE(r.has_value()) << r.error().ToString();
+  return r.has_value() ? (*r)[0].id : 0;
+}
+
+std::vector<JobInfo> StoreTest::Claim(WorkerId w, int limit, Millis lease) {
+  ClaimParams p;
+  p.worker = w;
+  p.queues = {"default"};
+  p.tasks = {"t"};
+  p.limit = limit;
+  p.default_lease = lease;
+  auto r = store_->JobClaim(p);
+  EXPECT_TRUE(r.has_value()) << r.error().ToString();
+  return r.has_value() ? *r : std::vector<JobInfo>{};
+}
+
+}  // namespace warden::testing
