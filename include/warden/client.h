@@ -38,7 +38,10 @@ struct SweepSummary {
 class Client {
  public:
   // `sqlite:PATH` or a plain path (created on first use).
-  static Result<std::unique_ptr<Client>> Open(const std::string& db_url);
+  // `busy_timeout`: how long a call waits for another process's write lock
+  // before failing with kUnavailable.
+  static Result<std::unique_ptr<Client>> Open(const std::string& db_url,
+                                              Millis busy_timeout = Millis(5000));
   ~Client();
 
   // Validates the spec (task name, queue, limits) before storing it.
@@ -62,6 +65,8 @@ class Client {
   Result<Stats> GetStats();
   Result<SweepSummary> Sweep(Millis keepalive_threshold = Millis(10'000));
   Result<int> SchemaVersion();
+  // A health check: takes and releases the store's write lock.
+  Status CheckWritable();
 
  private:
   Client(std::unique_ptr<Store> store, std::string wake_dir);

@@ -13,8 +13,10 @@ Client::Client(std::unique_ptr<Store> store, std::string wake_dir)
 
 Client::~Client() = default;
 
-Result<std::unique_ptr<Client>> Client::Open(const std::string& db_url) {
-  WARDEN_ASSIGN_OR_RETURN(auto store, OpenStore(db_url));
+Result<std::unique_ptr<Client>> Client::Open(const std::string& db_url, Millis busy_timeout) {
+  StoreOptions options;
+  options.busy_timeout = busy_timeout;
+  WARDEN_ASSIGN_OR_RETURN(auto store, OpenStore(db_url, options));
   return std::unique_ptr<Client>(new Client(std::move(store), WakeDirFor(db_url)));
 }
 
@@ -109,5 +111,7 @@ Result<SweepSummary> Client::Sweep(Millis keepalive_threshold) {
 }
 
 Result<int> Client::SchemaVersion() { return store_->SchemaVersion(); }
+
+Status Client::CheckWritable() { return store_->CheckWritable(); }
 
 }  // namespace warden

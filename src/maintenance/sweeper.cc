@@ -16,13 +16,11 @@ std::string ProofOfDeath(const WorkerLiveness& w, const std::string& node,
   return {};
 }
 
-Result<SweepReport> DeclareProvenDead(Store& store, WorkerId only) {
+Result<SweepReport> DeclareProvenDead(Store& store, const std::vector<WorkerLiveness>& live) {
   static const std::string node = HostName();
   static const std::string boot = BootId();
   SweepReport report;
-  WARDEN_ASSIGN_OR_RETURN(auto live, store.WorkerListLive(""));
   for (const WorkerLiveness& w : live) {
-    if (only != 0 && w.id != only) continue;
     const std::string proof = ProofOfDeath(w, node, boot);
     if (proof.empty()) continue;
     WARDEN_ASSIGN_OR_RETURN(RescueReport r, store.WorkerDeclareDead(w.id, proof));
@@ -33,7 +31,11 @@ Result<SweepReport> DeclareProvenDead(Store& store, WorkerId only) {
 }
 
 Result<SweepReport> SweepOnce(Store& store, const SweepOptions& options) {
-  WARDEN_ASSIGN_OR_RETURN(SweepReport report, DeclareProvenDead(store));
+  SweepReport report;
+  if (options.prove_deaths) {
+    WARDEN_ASSIGN_OR_RETURN(auto live, store.WorkerListLive(""));
+    WARDEN_ASSIGN_OR_RETURN(report, DeclareProvenDead(store, live));
+  }
   WARDEN_ASSIGN_OR_RETURN(report.presumed_dead, store.WorkerMarkStale(options.keepalive_threshold));
   WARDEN_ASSIGN_OR_RETURN(RescueReport rescued, store.JobRescueExpired());
   report.rescued += rescued.rescued;

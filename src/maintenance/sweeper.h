@@ -19,6 +19,7 @@ namespace warden {
 struct SweepOptions {
   Millis keepalive_threshold{10'000};
   bool prune = false;
+  bool prove_deaths = true;  // false when the caller already did
   Millis retention{7LL * 24 * 3600 * 1000};
 };
 
@@ -38,8 +39,8 @@ std::string ProofOfDeath(const WorkerLiveness& w, const std::string& node,
 
 Result<SweepReport> SweepOnce(Store& store, const SweepOptions& options);
 
-// Declares dead every live worker on this host whose process is gone.
-// `only` (if non-zero) limits the check to that worker.
-Result<SweepReport> DeclareProvenDead(Store& store, WorkerId only = 0);
+// Declares dead every worker of `live` (live-registered workers) that is
+// on this host and whose process is gone.
+Result<SweepReport> DeclareProvenDead(Store& store, const std::vector<WorkerLiveness>& live);
 
 }  // namespace warden

@@ -92,54 +92,55 @@ void Worker::Impl::SweeperLoop() {
   bool leader = false;
   bool reported_error = false;
   int64_t last_prune = 0;
-  const Millis ttl = std::max(opt_.keepalive_threshold, opt_.sweep_interval * 3);
+  // Short, so a frozen leader delays the lease-based part of maintenance
+  // by little; renewals are cheap (one write per few sweeps).
+  const Millis ttl = opt_.sweep_interval * 3;
+  int64_t renew_at_mono = 0;
   while (!threads_done_) {
     Status status = [&]() -> Status {
-      WARDEN_ASSIGN_OR_RETURN(bool acquired,
-                              sweep_store_->LeaderTryAcquire("sweeper", id_, ttl));
+      // Every worker, leader or not, proves deaths on its own host: a
+      // killed worker's jobs never wait for a leader that may itself be
+      // frozen or dead. Each declaration is one conditional statement.
+      WARDEN_ASSIGN_OR_RETURN(auto live, sweep_store_->WorkerListLive(""));
+      watch.Set(live, node_);
+      WARDEN_ASSIGN_OR_RETURN(SweepReport proven, DeclareProvenDead(*sweep_store_, live));
+      if (proven.proven_dead > 0) {
+        counters_.rescued += proven.rescued;
+        log_("proved " + std::to_string(proven.proven_dead) + " workers dead; recovered " +
+             std::to_string(proven.rescued) + " jobs");
+        NotifyWorkers(wake_dir_);
+        WakeClaimLoop();
+      }
+      bool acquired = leader && clock_.MonotonicMs() < renew_at_mono;
+      if (!acquired) {
+        const int64_t start = clock_.MonotonicMs();
+        WARDEN_ASSIGN_OR_RETURN(acquired, sweep_store_->LeaderTryAcquire("sweeper", id_, ttl));
+        if (acquired) renew_at_mono = start + ttl.count() / 3;
+      }
       if (acquired != leader) {
         log_(acquired ? "now the maintenance leader" : "no longer the maintenance leader");
       }
       leader = acquired;
-      if (!leader) {
-        // Watch only the leader: if it dies on this host, take over at once.
-        WARDEN_ASSIGN_OR_RETURN(auto holder, sweep_store_->LeaderHolder("sweeper"));
-        WARDEN_ASSIGN_OR_RETURN(auto live, sweep_store_->WorkerListLive(""));
-        std::vector<WorkerLiveness> watched;
-        for (const auto& w : live) {
-          if (holder && w.id == *holder) watched.push_back(w);
+      if (leader) {
+        SweepOptions o;
+        o.keepalive_threshold = opt_.keepalive_threshold;
+        o.prove_deaths = false;
+        const int64_t now = clock_.MonotonicMs();
+        o.prune = last_prune == 0 || now - last_prune > 10 * 60 * 1000;
+        o.retention = opt_.retention;
+        WARDEN_ASSIGN_OR_RETURN(SweepReport r, SweepOnce(*sweep_store_, o));
+        if (o.prune) last_prune = now;
+        counters_.rescued += r.rescued;
+        if (r.presumed_dead || r.rescued || r.expired) {
+          log_("sweep: " + std::to_string(r.presumed_dead) + " workers presumed dead, " +
+               std::to_string(r.rescued) + " jobs recovered, " + std::to_string(r.expired) +
+               " expired");
         }
-        if (holder) {
-          WARDEN_ASSIGN_OR_RETURN(SweepReport r, DeclareProvenDead(*sweep_store_, *holder));
-          if (r.proven_dead > 0) {
-            log_("the maintenance leader (worker " + std::to_string(*holder) +
-                 ") is dead; taking over");
-            return Status::Ok();  // loop again at once
-          }
+        if (r.rescued > 0 || r.promoted > 0) {
+          NotifyWorkers(wake_dir_);
+          WakeClaimLoop();
         }
-        watch.Set(watched, node_);
-        return Status::Ok();
       }
-      SweepOptions o;
-      o.keepalive_threshold = opt_.keepalive_threshold;
-      const int64_t now = clock_.MonotonicMs();
-      o.prune = last_prune == 0 || now - last_prune > 10 * 60 * 1000;
-      o.retention = opt_.retention;
-      WARDEN_ASSIGN_OR_RETURN(SweepReport r, SweepOnce(*sweep_store_, o));
-      if (o.prune) last_prune = now;
-      counters_.rescued += r.rescued;
-      if (r.proven_dead || r.presumed_dead || r.rescued || r.expired) {
-        log_("sweep: " + std::to_string(r.proven_dead) + " workers proven dead, " +
-             std::to_string(r.presumed_dead) + " presumed dead, " +
-             std::to_string(r.rescued) + " jobs recovered, " + std::to_string(r.expired) +
-             " expired");
-      }
-      if (r.rescued > 0 || r.promoted > 0) {
-        NotifyWorkers(wake_dir_);
-        WakeClaimLoop();
-      }
-      WARDEN_ASSIGN_OR_RETURN(auto live, sweep_store_->WorkerListLive(""));
-      watch.Set(live, node_);
       return Status::Ok();
     }();
     if (!status.ok()) {

@@ -89,6 +89,9 @@ class Store {
   virtual Status Migrate() = 0;
   virtual Result<int> SchemaVersion() = 0;
   virtual Result<TimeMs> Now() = 0;
+  // Takes and releases the write lock: fails (kUnavailable) while another
+  // process holds it longer than the busy timeout.
+  virtual Status CheckWritable() = 0;
 
   // Jobs.
   virtual Result<std::vector<EnqueueResult>> JobInsertMany(

@@ -31,6 +31,12 @@ Status SqliteStore::Migrate() {
   return sqlite::Migrate(*db_);
 }
 
+Status SqliteStore::CheckWritable() {
+  std::lock_guard lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
+  return Status::Ok();  // rolled back
+}
+
 Result<int> SqliteStore::SchemaVersion() {
   std::lock_guard lock(mu_);
   return ReadSchemaVersion(*db_);
@@ -103,18 +109,8 @@ std::string Placeholders(size_t n) {
 
 }  // namespace
 
-Result<std::vector<JobInfo>> SqliteStore::JobClaim(const ClaimParams& p) {
-  std::lock_guard lock(mu_);
-  WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
-  const TimeMs now = clock_->NowMs();
-
-  // Due scheduled and retryable jobs become available first, so a claim
-  // never waits for the sweeper.
-  WARDEN_ASSIGN_OR_RETURN(
-      Stmt promote, db_->Prepare("UPDATE jobs SET state = 'available' WHERE state IN "
-                                 "('scheduled', 'retryable') AND run_at <= ?"));
-  WARDEN_RETURN_IF_ERROR(promote.Bind(1, now).Exec().status());
-
+Result<std::vector<JobId>> SqliteStore::PickLocked(const ClaimParams& p, TimeMs now,
+                                                   int limit) {
   // The SQL text depends only on the list sizes, so each worker reuses one
   // prepared statement; every value is a parameter.
   std::string sql =
@@ -135,13 +131,57 @@ Result<std::vector<JobInfo>> SqliteStore::JobClaim(const ClaimParams& p) {
 
   std::vector<JobId> ids;
   std::unordered_set<std::string> keys;  // one job per concurrency key per batch
-  while (static_cast<int>(ids.size()) < p.limit) {
+  while (static_cast<int>(ids.size()) < limit) {
     WARDEN_ASSIGN_OR_RETURN(bool row, pick.Step());
     if (!row) break;
     if (!pick.IsNull(1) && !keys.insert(pick.Text(1)).second) continue;
     ids.push_back(pick.Int(0));
   }
   pick.Reset();
+  return ids;
+}
+
+Result<bool> SqliteStore::ExistsLocked(const std::string& sql, int64_t arg) {
+  WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("SELECT EXISTS (" + sql + ")"));
+  WARDEN_ASSIGN_OR_RETURN(bool row, q.Bind(1, arg).Step());
+  const bool exists = row && q.Int(0) != 0;
+  q.Reset();
+  return exists;
+}
+
+Result<std::vector<JobInfo>> SqliteStore::JobClaim(const ClaimParams& p) {
+  std::lock_guard lock(mu_);
+  const TimeMs seen_at = clock_->NowMs();
+  // Look before taking the write lock: an idle worker's poll then costs one
+  // read, and a process frozen while polling holds no lock over the others.
+  WARDEN_ASSIGN_OR_RETURN(
+      bool due, ExistsLocked("SELECT 1 FROM jobs WHERE state IN ('scheduled', 'retryable') "
+                             "AND run_at <= ?",
+                             seen_at));
+  if (!due) {
+    WARDEN_ASSIGN_OR_RETURN(auto any, PickLocked(p, seen_at, 1));
+    if (any.empty()) return std::vector<JobInfo>{};
+  }
+
+  WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
+  // Read under the lock, so recorded times follow the commit order.
+  const TimeMs now = clock_->NowMs();
+  WARDEN_ASSIGN_OR_RETURN(
+      bool active, ExistsLocked("SELECT 1 FROM workers WHERE id = ? AND state = 'active'",
+                                p.worker));
+  if (!active) {
+    return FailedPrecondition("worker " + std::to_string(p.worker) +
+                              " is not active (declared dead, draining or stopped)");
+  }
+  if (due) {
+    // Due scheduled and retryable jobs become available first, so a claim
+    // never waits for the sweeper.
+    WARDEN_ASSIGN_OR_RETURN(
+        Stmt promote, db_->Prepare("UPDATE jobs SET state = 'available' WHERE state IN "
+                                   "('scheduled', 'retryable') AND run_at <= ?"));
+    WARDEN_RETURN_IF_ERROR(promote.Bind(1, now).Exec().status());
+  }
+  WARDEN_ASSIGN_OR_RETURN(auto ids, PickLocked(p, now, p.limit));
 
   std::vector<JobInfo> claimed;
   claimed.reserve(ids.size());
@@ -250,18 +290,22 @@ Result<bool> SqliteStore::FailLocked(WorkerId worker, const JobOutcome& o, TimeM
   const bool terminal = IsTerminal(d.next);
   WARDEN_ASSIGN_OR_RETURN(
       Stmt upd,
-      db_->Prepare("UPDATE jobs SET state = ?, run_at = ?, charged = charged + ?, "
-                   "crashes = crashes + ?, last_error = ?, finished_at = ?, "
+      // A retry without backoff keeps its place in line (its old run_at), so
+      // a rescued job runs next instead of behind the whole backlog.
+      db_->Prepare("UPDATE jobs SET state = ?1, run_at = CASE WHEN ?2 > 0 THEN ?3 + ?2 ELSE "
+                   "run_at END, charged = charged + ?4, "
+                   "crashes = crashes + ?5, last_error = ?6, finished_at = ?7, "
                    "lease_expires_at = NULL, cancel_requested = 0 "
-                   "WHERE id = ? AND lease_token = ? AND state = 'running'"));
+                   "WHERE id = ?8 AND lease_token = ?9 AND state = 'running'"));
   upd.Bind(1, JobStateName(d.next))
-      .Bind(2, now + d.delay.count())
-      .Bind(3, d.charge ? 1 : 0)
-      .Bind(4, d.count_crash ? 1 : 0)
-      .Bind(5, ErrorKindName(d.kind))
-      .Bind(6, terminal ? std::optional<int64_t>(now) : std::nullopt)
-      .Bind(7, o.ref.id)
-      .Bind(8, o.ref.lease_token);
+      .Bind(2, static_cast<int64_t>(d.delay.count()))
+      .Bind(3, now)
+      .Bind(4, d.charge ? 1 : 0)
+      .Bind(5, d.count_crash ? 1 : 0)
+      .Bind(6, ErrorKindName(d.kind))
+      .Bind(7, terminal ? std::optional<int64_t>(now) : std::nullopt)
+      .Bind(8, o.ref.id)
+      .Bind(9, o.ref.lease_token);
   WARDEN_RETURN_IF_ERROR(upd.Exec().status());
 
   // The attempt keeps what really happened; the job keeps the verdict

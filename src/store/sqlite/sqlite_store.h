@@ -25,6 +25,7 @@ class SqliteStore final : public Store {
   Status Migrate() override;
   Result<int> SchemaVersion() override;
   Result<TimeMs> Now() override { return clock_->NowMs(); }
+  Status CheckWritable() override;
 
   Result<std::vector<EnqueueResult>> JobInsertMany(std::span<const JobSpec> specs) override;
   Result<std::vector<JobInfo>> JobClaim(const ClaimParams& p) override;
@@ -69,6 +70,10 @@ class SqliteStore final : public Store {
   Result<RescueReport> RescueLocked(const std::string& where, int64_t arg,
                                     const std::string& message, TimeMs now);
   Result<std::vector<AttemptInfo>> AttemptsLocked(JobId id);
+  // Claimable job ids in claim order, at most `limit`, one per concurrency key.
+  Result<std::vector<JobId>> PickLocked(const ClaimParams& p, TimeMs now, int limit);
+  // SELECT EXISTS (sql) with one parameter.
+  Result<bool> ExistsLocked(const std::string& sql, int64_t arg);
   double Jitter() { return std::uniform_real_distribution<double>(0, 1)(rng_); }
 
   std::mutex mu_;

@@ -167,6 +167,11 @@ Result<int> SqliteStore::WorkerMarkStale(Millis keepalive) {
   std::lock_guard lock(mu_);
   const TimeMs now = clock_->NowMs();
   WARDEN_ASSIGN_OR_RETURN(
+      bool any, ExistsLocked("SELECT 1 FROM workers WHERE state IN ('active', 'draining') AND "
+                             "last_heartbeat < ?",
+                             now - keepalive.count()));
+  if (!any) return 0;
+  WARDEN_ASSIGN_OR_RETURN(
       Stmt upd, db_->Prepare("UPDATE workers SET state = 'dead', stopped_at = ?1, "
                              "death_reason = 'no heartbeat for ' || ?2 "
                              "WHERE state IN ('active', 'draining') AND last_heartbeat < ?1 - ?3"));
@@ -180,6 +185,15 @@ Result<bool> SqliteStore::LeaderTryAcquire(const std::string& name, WorkerId hol
                                            Millis ttl) {
   std::lock_guard lock(mu_);
   const TimeMs now = clock_->NowMs();
+  // Followers ask every sweep; only a possible takeover needs the write lock.
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt q, db_->Prepare("SELECT holder = ?2 OR expires_at < ?3 OR holder NOT IN (SELECT id "
+                           "FROM workers WHERE state IN ('active', 'draining')) FROM leaders "
+                           "WHERE name = ?1"));
+  WARDEN_ASSIGN_OR_RETURN(bool row, q.Bind(1, name).Bind(2, holder).Bind(3, now).Step());
+  const bool possible = !row || q.Int(0) != 0;
+  q.Reset();
+  if (!possible) return false;
   // Taken over when expired or when its holder is no longer a live worker.
   WARDEN_ASSIGN_OR_RETURN(
       Stmt up, db_->Prepare("INSERT INTO leaders (name, holder, expires_at) VALUES (?1, ?2, ?3) "
@@ -202,10 +216,19 @@ Result<std::optional<WorkerId>> SqliteStore::LeaderHolder(const std::string& nam
   return holder;
 }
 
+// The maintenance steps below look first and take the write lock only when
+// there is something to change: the leader sweeps several times a second.
+
 Result<RescueReport> SqliteStore::JobRescueExpired() {
   std::lock_guard lock(mu_);
+  TimeMs now = clock_->NowMs();
+  WARDEN_ASSIGN_OR_RETURN(
+      bool any, ExistsLocked("SELECT 1 FROM jobs WHERE state = 'running' AND "
+                             "lease_expires_at < ?",
+                             now));
+  if (!any) return RescueReport{};
   WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
-  const TimeMs now = clock_->NowMs();
+  now = clock_->NowMs();
   WARDEN_ASSIGN_OR_RETURN(
       RescueReport report,
       RescueLocked("lease_expires_at < ?", now, "lease expired (worker silent)", now));
@@ -217,6 +240,11 @@ Result<int> SqliteStore::JobExpire() {
   std::lock_guard lock(mu_);
   const TimeMs now = clock_->NowMs();
   WARDEN_ASSIGN_OR_RETURN(
+      bool any, ExistsLocked("SELECT 1 FROM jobs WHERE start_deadline_at < ? AND state IN "
+                             "('scheduled', 'available', 'retryable')",
+                             now));
+  if (!any) return 0;
+  WARDEN_ASSIGN_OR_RETURN(
       Stmt upd, db_->Prepare("UPDATE jobs SET state = 'expired', finished_at = ?1 WHERE "
                              "start_deadline_at < ?1 AND state IN ('scheduled', 'available', "
                              "'retryable')"));
@@ -225,6 +253,11 @@ Result<int> SqliteStore::JobExpire() {
 
 Result<int> SqliteStore::JobPromote() {
   std::lock_guard lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(
+      bool any, ExistsLocked("SELECT 1 FROM jobs WHERE state IN ('scheduled', 'retryable') "
+                             "AND run_at <= ?",
+                             clock_->NowMs()));
+  if (!any) return 0;
   WARDEN_ASSIGN_OR_RETURN(
       Stmt upd, db_->Prepare("UPDATE jobs SET state = 'available' WHERE state IN "
                              "('scheduled', 'retryable') AND run_at <= ?"));
