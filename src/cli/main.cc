@@ -43,6 +43,21 @@ int main(int argc, char** argv) {
   AddAdminCommands(app, g, &action);
   AddDemoCommand(app, g, &action);
 
+  // Name an unknown command plainly (CLI11 would only say one is required).
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--db") {
+      ++i;
+      continue;
+    }
+    if (arg.empty() || arg[0] == '-') continue;
+    const auto subs = app.get_subcommands([&](const CLI::App* c) { return c->get_name() == arg; });
+    if (subs.empty()) {
+      std::cerr << "warden: usage: unknown command '" << arg << "' (see warden --help)\n";
+      return 2;
+    }
+    break;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

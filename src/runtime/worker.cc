@@ -182,8 +182,18 @@ void Worker::Impl::ClaimLoop() {
   for (const auto& [task, handler] : handlers_) params.tasks.push_back(task);
   for (const auto& [task, command] : opt_.task_commands) params.tasks.push_back(task);
 
+  bool gathered = false;
   while (!stopping_) {
     const int free = opt_.concurrency - static_cast<int>(Inflight());
+    // One claim transaction per freed slot would make short jobs cost a
+    // commit each: while most slots are busy, let a few more free up first.
+    if (free > 0 && free * 2 < opt_.concurrency && !gathered) {
+      gathered = true;
+      std::unique_lock lock(mu_);
+      sleep_cv_.wait_for(lock, opt_.flush_window);
+      continue;
+    }
+    gathered = false;
     size_t got = 0;
     if (free > 0) {
       params.worker = id_;
@@ -223,8 +233,17 @@ void Worker::Impl::ClaimLoop() {
         break;
       }
     }
+    Millis wait = opt_.poll_interval;
+    if (got == 0) {
+      // Sleep no longer than until the next scheduled or backed-off job.
+      auto due = claim_store_->JobNextDue();
+      if (due.has_value() && due->has_value()) {
+        const Millis until(std::max<int64_t>(0, **due - clock_.NowMs()) + 1);
+        wait = std::min(wait, until);
+      }
+    }
     pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {listener_.fd(), POLLIN, 0}};
-    poll(fds, listener_.fd() >= 0 ? 2 : 1, static_cast<int>(opt_.poll_interval.count()));
+    poll(fds, listener_.fd() >= 0 ? 2 : 1, static_cast<int>(wait.count()));
     uint64_t drained;
     (void)!read(wake_fd_, &drained, sizeof drained);
     listener_.Drain();

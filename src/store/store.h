@@ -113,6 +113,9 @@ class Store {
   virtual Result<JobState> JobCancel(JobId id) = 0;
   // Jobs not yet finished: scheduled, available, retryable, running.
   virtual Result<int64_t> JobCountUnfinished() = 0;
+  // The earliest run_at of a scheduled or retryable job (an idle worker
+  // sleeps until then rather than a whole poll interval).
+  virtual Result<std::optional<TimeMs>> JobNextDue() = 0;
 
   // Workers.
   virtual Result<WorkerId> WorkerRegister(const WorkerRegistration& r) = 0;

@@ -8,6 +8,7 @@
 
 #include <sqlite3.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -17,6 +18,12 @@
 #include "warden/status.h"
 
 namespace warden::sqlite {
+
+// State of the busy handler (see sqlite_db.cc).
+struct BusyWaitState {
+  int timeout_ms = 0;
+  std::chrono::steady_clock::time_point first;
+};
 
 Status StatusFromCode(int rc, sqlite3* db, const std::string& context);
 
@@ -68,6 +75,7 @@ class Db {
  private:
   explicit Db(sqlite3* db) : db_(db) {}
   sqlite3* db_;
+  std::unique_ptr<BusyWaitState> busy_;
   std::unordered_map<std::string, sqlite3_stmt*> cache_;
 };
 

@@ -1,6 +1,7 @@
 // SqliteStore: jobs. Workers and maintenance are in sqlite_store_workers.cc.
 #include "store/sqlite/sqlite_store.h"
 
+#include <filesystem>
 #include <unordered_set>
 
 #include "core/retry.h"
@@ -12,8 +13,18 @@ namespace warden::sqlite {
 
 Result<std::unique_ptr<Store>> SqliteStore::Open(const std::string& path,
                                                  StoreOptions options) {
-  WARDEN_ASSIGN_OR_RETURN(auto db,
-                          Db::Open(path, static_cast<int>(options.busy_timeout.count())));
+  auto opened = Db::Open(path, static_cast<int>(options.busy_timeout.count()));
+  if (!opened.has_value()) {
+    // SQLite only says "unable to open database file": name the usual cause.
+    const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+    std::error_code ec;
+    if (!dir.empty() && !std::filesystem::is_directory(dir, ec)) {
+      return Unavailable("cannot open database '" + path + "': directory '" + dir.string() +
+                         "' does not exist");
+    }
+    return opened.error();
+  }
+  std::unique_ptr<Db> db = std::move(opened).value();
   // journal_mode=WAL needs the write lock once on a fresh file; busy_timeout
   // covers several processes opening it at once.
   Status wal = db->ExecScript("PRAGMA journal_mode=WAL");
@@ -483,6 +494,18 @@ Result<int64_t> SqliteStore::JobCountUnfinished() {
   const int64_t n = row ? q.Int(0) : 0;
   q.Reset();
   return n;
+}
+
+Result<std::optional<TimeMs>> SqliteStore::JobNextDue() {
+  std::lock_guard lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt q, db_->Prepare("SELECT min(run_at) FROM jobs WHERE state IN ('scheduled', "
+                           "'retryable')"));
+  WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
+  std::optional<TimeMs> due;
+  if (row && !q.IsNull(0)) due = q.Int(0);
+  q.Reset();
+  return due;
 }
 
 }  // namespace warden::sqlite

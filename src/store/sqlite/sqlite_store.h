@@ -38,6 +38,7 @@ class SqliteStore final : public Store {
   Status JobRetry(JobId id) override;
   Result<JobState> JobCancel(JobId id) override;
   Result<int64_t> JobCountUnfinished() override;
+  Result<std::optional<TimeMs>> JobNextDue() override;
 
   Result<WorkerId> WorkerRegister(const WorkerRegistration& r) override;
   Result<HeartbeatReply> WorkerHeartbeat(WorkerId id) override;
