@@ -127,9 +127,11 @@ Result<std::unique_ptr<Db>> Db::Open(const std::string& path, int busy_timeout_m
   return db;
 }
 
+std::unique_ptr<Db> Db::Borrow(sqlite3* db) { return std::unique_ptr<Db>(new Db(db, false)); }
+
 Db::~Db() {
   for (auto& [sql, stmt] : cache_) sqlite3_finalize(stmt);
-  sqlite3_close(db_);
+  if (owned_) sqlite3_close(db_);
 }
 
 Status Db::ExecScript(const std::string& sql) {

@@ -61,6 +61,8 @@ class Stmt {
 class Db {
  public:
   static Result<std::unique_ptr<Db>> Open(const std::string& path, int busy_timeout_ms);
+  // Wraps a connection someone else owns (and will close).
+  static std::unique_ptr<Db> Borrow(sqlite3* db);
   ~Db();
   Db(const Db&) = delete;
   Db& operator=(const Db&) = delete;
@@ -73,8 +75,9 @@ class Db {
   sqlite3* raw() { return db_; }
 
  private:
-  explicit Db(sqlite3* db) : db_(db) {}
+  explicit Db(sqlite3* db, bool owned = true) : db_(db), owned_(owned) {}
   sqlite3* db_;
+  bool owned_;
   std::unique_ptr<BusyWaitState> busy_;
   std::unordered_map<std::string, sqlite3_stmt*> cache_;
 };

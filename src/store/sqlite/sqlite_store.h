@@ -62,7 +62,6 @@ class SqliteStore final : public Store {
       : db_(std::move(db)), clock_(clock), rng_(std::random_device{}()) {}
 
   // Each REQUIRES mu_ held and, for writes, an open transaction.
-  Result<EnqueueResult> InsertOne(const JobSpec& spec, TimeMs now);
   // Applies a failed outcome (fenced). false: fenced off.
   Result<bool> FailLocked(WorkerId worker, const JobOutcome& o, TimeMs now);
   Result<bool> SucceedLocked(const JobOutcome& o, TimeMs now);
