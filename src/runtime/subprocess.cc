@@ -72,11 +72,16 @@ enum SpawnStage : int32_t {
 
 const char* StageName(int32_t stage) {
   switch (stage) {
-    case kStageShimPipe: return "shim pipe2";
-    case kStageFork: return "shim fork";
-    case kStageSetpgid: return "setpgid";
-    case kStageFds: return "setting up job fds";
-    case kStageExec: return "exec /bin/sh";
+    case kStageShimPipe:
+      return "shim pipe2";
+    case kStageFork:
+      return "shim fork";
+    case kStageSetpgid:
+      return "setpgid";
+    case kStageFds:
+      return "setting up job fds";
+    case kStageExec:
+      return "exec /bin/sh";
   }
   return "spawn";
 }
@@ -141,7 +146,9 @@ void CloseAllExcept(int* keep, int n, int max_fd) {
   CloseRange(next, -1, max_fd);
 }
 
-void ResetSignals(const int* ignored, int n_ignored) {
+// Sets every handler to SIG_DFL (no worker handler may run in a child),
+// then ignores `ignored`. The signal mask is left alone.
+void ResetSignalHandlers(const int* ignored, int n_ignored) {
   struct sigaction sa {};
   sigemptyset(&sa.sa_mask);
   sa.sa_handler = SIG_DFL;
@@ -150,9 +157,6 @@ void ResetSignals(const int* ignored, int n_ignored) {
   }
   sa.sa_handler = SIG_IGN;
   for (int i = 0; i < n_ignored; ++i) sigaction(ignored[i], &sa, nullptr);
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
 }
 
 void SendMsg(int sock, int32_t type, int32_t a, int32_t b) {
@@ -168,19 +172,44 @@ int WaitBlocking(pid_t pid) {
   return status;
 }
 
+// Reads the job's pre-exec failure report; false at EOF (exec succeeded).
+bool ReadExecReport(int fd, int32_t report[2]) {
+  size_t got = 0;
+  while (got < 2 * sizeof(int32_t)) {
+    ssize_t n = read(fd, reinterpret_cast<char*>(report) + got,
+                     2 * sizeof(int32_t) - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  return got == 2 * sizeof(int32_t);
+}
+
 [[noreturn]] void ReportAndExit(int fd, int32_t stage) {
   int32_t report[2] = {stage, errno};
   (void)!write(fd, report, sizeof report);
   _exit(127);
 }
 
-[[noreturn]] void RunJob(const ShimArgs& a, int err_w, pid_t shim) {
+[[noreturn]] void RunJob(const ShimArgs& a, int err_w, int go_r, pid_t shim) {
   if (setpgid(0, 0) != 0) ReportAndExit(err_w, kStageSetpgid);
   // Backstop for a shim killed by SIGKILL: the shell dies with it (its
   // descendants do not; the shim's group kill is the real mechanism).
   prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   if (getppid() != shim) _exit(127);
-  ResetSignals(nullptr, 0);
+  // Run nothing until the worker knows our pgid: EOF without the go byte
+  // means the shim died first.
+  char go = 0;
+  while (read(go_r, &go, 1) < 0 && errno == EINTR) {
+  }
+  if (go != 'g') _exit(127);
+  close(go_r);
+  // Signals were blocked since before the worker forked, so one sent to the
+  // group already (a stop) is pending, not lost; it strikes here.
+  ResetSignalHandlers(nullptr, 0);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
   // Move every source above the targets first, so dup2 cannot clobber a
   // source that happens to be numbered 0..4.
   const int src[5] = {a.stdin_r, a.stdout_w, a.stderr_w, a.control_w, err_w};
@@ -200,19 +229,21 @@ int WaitBlocking(pid_t pid) {
 
 [[noreturn]] void RunShim(const ShimArgs& a) {
   // Signals meant for the worker (terminal ^C, a group SIGTERM) must not
-  // kill the shim before it has cleaned up.
+  // kill the shim before it has cleaned up: they are ignored, and all
+  // signals stay blocked (as the worker forked us) for the shim's life.
   static const int kIgnored[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGPIPE,
                                  SIGTERM, SIGTSTP, SIGTTIN, SIGTTOU};
-  ResetSignals(kIgnored, sizeof kIgnored / sizeof kIgnored[0]);
+  ResetSignalHandlers(kIgnored, sizeof kIgnored / sizeof kIgnored[0]);
   // Own group: `kill -9 -<worker pgid>` then spares the shim, which sees
   // EOF and kills the job.
   setpgid(0, 0);
-  int keep[] = {0, 1, 2, a.sock, a.stdin_r, a.stdout_w, a.stderr_w,
-                a.control_w};
+  int keep[] = {0,         1,          2,          a.sock,
+                a.stdin_r, a.stdout_w, a.stderr_w, a.control_w};
   CloseAllExcept(keep, sizeof keep / sizeof keep[0], a.max_fd);
 
   int errp[2];
-  if (pipe2(errp, O_CLOEXEC) != 0) {
+  int gop[2];
+  if (pipe2(errp, O_CLOEXEC) != 0 || pipe2(gop, O_CLOEXEC) != 0) {
     SendMsg(a.sock, kMsgSpawnFailed, kStageShimPipe, errno);
     _exit(0);
   }
@@ -220,10 +251,12 @@ int WaitBlocking(pid_t pid) {
   const pid_t pid = fork();
   if (pid == 0) {
     close(errp[0]);
-    RunJob(a, errp[1], self);
+    close(gop[1]);
+    RunJob(a, errp[1], gop[0], self);
   }
   const int fork_errno = errno;
   close(errp[1]);
+  close(gop[0]);
   close(a.stdin_r);
   close(a.stdout_w);
   close(a.stderr_w);
@@ -232,29 +265,21 @@ int WaitBlocking(pid_t pid) {
     SendMsg(a.sock, kMsgSpawnFailed, kStageFork, fork_errno);
     _exit(0);
   }
-  // EOF: the job reached exec. A report: it failed before.
-  int32_t report[2];
-  size_t got = 0;
-  while (got < sizeof report) {
-    ssize_t n = read(errp[0], reinterpret_cast<char*>(report) + got,
-                     sizeof report - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<size_t>(n);
-  }
-  close(errp[0]);
-  if (got == sizeof report) {
-    WaitBlocking(pid);
-    SendMsg(a.sock, kMsgSpawnFailed, report[0], report[1]);
-    _exit(0);
-  }
+  // Also done by the job; doing it here too means the group exists before
+  // the worker hears of it. The job waits for the go byte, so the worker
+  // knows the pgid before any job code runs and can kill the group even if
+  // the shim dies later.
+  setpgid(pid, pid);
   SendMsg(a.sock, kMsgPid, pid, 0);
-
+  (void)!write(gop[1], "g", 1);
+  close(gop[1]);
   // Without pidfd (kernel < 5.3) fall back to checking every 50 ms.
   const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  int exec_pipe = errp[0];  // open until the job has exec'd (EOF)
   for (;;) {
-    struct pollfd fds[2] = {{a.sock, POLLIN, 0}, {pidfd, POLLIN, 0}};
-    int ready = poll(fds, pidfd >= 0 ? 2 : 1, pidfd >= 0 ? -1 : 50);
+    struct pollfd fds[3] = {
+        {a.sock, POLLIN, 0}, {exec_pipe, POLLIN, 0}, {pidfd, POLLIN, 0}};
+    int ready = poll(fds, 3, pidfd >= 0 ? -1 : 50);  // skips negative fds
     if (ready > 0 && fds[0].revents != 0) {
       for (;;) {
         Msg m;
@@ -269,10 +294,28 @@ int WaitBlocking(pid_t pid) {
         if (n == sizeof m && m.type == kMsgSignal) kill(-pid, m.a);
       }
     }
+    if (exec_pipe >= 0 && ready > 0 && fds[1].revents != 0) {
+      int32_t report[2];
+      if (ReadExecReport(exec_pipe, report)) {
+        WaitBlocking(pid);
+        SendMsg(a.sock, kMsgSpawnFailed, report[0], report[1]);
+        _exit(0);
+      }
+      close(exec_pipe);
+      exec_pipe = -1;
+    }
     siginfo_t info;
     memset(&info, 0, sizeof info);
     if (waitid(P_PID, pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
         info.si_pid == pid) {
+      // The job wrote any failure report before exiting, so this read
+      // cannot block.
+      int32_t report[2];
+      if (exec_pipe >= 0 && ReadExecReport(exec_pipe, report)) {
+        WaitBlocking(pid);
+        SendMsg(a.sock, kMsgSpawnFailed, report[0], report[1]);
+        _exit(0);
+      }
       // The leader is a zombie, so its pid (= pgid) cannot be reused yet:
       // kill what it left behind in its group, then reap it.
       kill(-pid, SIGKILL);
@@ -328,8 +371,8 @@ std::string ValidateSpec(const SubprocessSpec& spec) {
     return "command contains a NUL byte";
   }
   for (const auto& [key, value] : spec.env) {
-    if (key.empty() || key.find_first_of(std::string("=\0", 2)) !=
-                           std::string::npos) {
+    if (key.empty() ||
+        key.find_first_of(std::string("=\0", 2)) != std::string::npos) {
       return "invalid environment variable name '" + key + "'";
     }
     if (value.find('\0') != std::string::npos) {
@@ -367,8 +410,8 @@ class Supervisor {
  private:
   void SignalGroup(int sig);
   void WriteStdin();
-  // One read; false at EOF or error (the fd is then closed).
-  bool ReadStream(Fd& fd, int which);
+  // One read; at EOF or error the fd is closed.
+  void ReadStream(Fd& fd, int which);
   void OnData(int which, const char* data, size_t n);
   void OnControlData(const char* data, size_t n);
   void ReadSocket();
@@ -427,13 +470,14 @@ bool Supervisor::Spawn() {
     return false;
   }
   long open_max = sysconf(_SC_OPEN_MAX);
-  ShimArgs args{shim_sock.get(), job_in.get(),  job_out.get(),
-                job_err.get(),   job_ctl.get(), argv,
-                envp.data(),
-                static_cast<int>(std::clamp(open_max, 1024L, 65536L))};
+  ShimArgs args{
+      shim_sock.get(), job_in.get(),
+      job_out.get(),   job_err.get(),
+      job_ctl.get(),   argv,
+      envp.data(),     static_cast<int>(std::clamp(open_max, 1024L, 65536L))};
 
-  // Signals stay blocked across fork so no worker handler ever runs in the
-  // shim; the shim resets dispositions and then unblocks.
+  // Block all signals across fork: no worker handler may run in the shim,
+  // which keeps them blocked; the job unblocks after resetting handlers.
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -484,15 +528,13 @@ void Supervisor::WriteStdin() {
   }
 }
 
-bool Supervisor::ReadStream(Fd& fd, int which) {
+void Supervisor::ReadStream(Fd& fd, int which) {
   ssize_t n = read(fd.get(), buf_.data(), buf_.size());
   if (n > 0) {
     OnData(which, buf_.data(), static_cast<size_t>(n));
-    return true;
+  } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+    fd.reset();
   }
-  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return true;
-  fd.reset();
-  return false;
 }
 
 void Supervisor::OnData(int which, const char* data, size_t n) {
@@ -533,6 +575,9 @@ void Supervisor::ReadSocket() {
     ssize_t n = recv(sock_.get(), &m, sizeof m, MSG_DONTWAIT);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    // A shim that exits with our messages unread leaves ECONNRESET, which
+    // is reported once, ahead of what it sent: read on.
+    if (n < 0 && errno == ECONNRESET) continue;
     if (n <= 0) {
       shim_gone_ = true;
       return;
@@ -592,12 +637,9 @@ void Supervisor::Run(Clock::time_point start) {
 
     enum { kSock, kStop, kIn, kOut, kErr, kCtl, kCount };
     struct pollfd fds[kCount];
-    int fd_of[kCount] = {sock_.get(),
-                         stopping ? -1 : stop_.fd(),
-                         stdin_w_.get(),
-                         stdout_r_.get(),
-                         stderr_r_.get(),
-                         control_r_.get()};
+    int fd_of[kCount] = {sock_.get(),     stopping ? -1 : stop_.fd(),
+                         stdin_w_.get(),  stdout_r_.get(),
+                         stderr_r_.get(), control_r_.get()};
     for (int i = 0; i < kCount; ++i) {
       // poll ignores negative fds.
       fds[i] = {fd_of[i], static_cast<short>(i == kIn ? POLLOUT : POLLIN), 0};
@@ -632,6 +674,11 @@ void Supervisor::Drain(Fd& fd, int which) {
 }
 
 void Supervisor::Finish() {
+  if (shim_gone_ && !status_ && !spawn_failed_ && job_pid_ > 0) {
+    // The shim died without reporting: the group is unsupervised. Kill it
+    // at once, while the pid is least likely to have been reused.
+    kill(-job_pid_, SIGKILL);
+  }
   stdin_w_.reset();
   // Once the shim has reported, every writer in the group is dead, so all
   // the output that exists is already in the pipes.
@@ -639,24 +686,19 @@ void Supervisor::Finish() {
   Drain(stderr_r_, 2);
   Drain(control_r_, 3);
 
-  if (!status_ && !spawn_failed_ && job_pid_ > 0) {
-    // The shim died without reporting: the group is unsupervised. Kill it
-    // at once, while the pid is least likely to have been reused.
-    kill(-job_pid_, SIGKILL);
-  }
   int shim_status = 0;
   pid_t reaped;
   while ((reaped = waitpid(shim_pid_, &shim_status, 0)) < 0 && errno == EINTR) {
   }
+  const int wait_errno = errno;
   if (!status_ && !spawn_failed_) ReadSocket();  // a late report
 
   if (status_) {
     if (WIFEXITED(*status_)) result_.exit_code = WEXITSTATUS(*status_);
     if (WIFSIGNALED(*status_)) result_.signal = WTERMSIG(*status_);
   } else if (!spawn_failed_ && result_.spawn_error.empty()) {
-    std::string how = reaped == shim_pid_
-                          ? DescribeWaitStatus(shim_status)
-                          : std::string("not reapable: ") + strerror(errno);
+    std::string how = reaped == shim_pid_ ? DescribeWaitStatus(shim_status)
+                                          : ErrnoText("waitpid", wait_errno);
     if (job_pid_ > 0) {
       result_.signal = SIGKILL;
       result_.spawn_error =

@@ -10,9 +10,16 @@
 // SIGKILLs the job's whole process group. When the job's main process exits,
 // the shim SIGKILLs whatever is left in its group before reaping it, so no
 // background process outlives its job (a process that leaves the group, e.g.
-// via setsid, escapes; only cgroups could prevent that). All signals to the
+// via setsid, escapes; only cgroups could prevent that). Signals to the
 // group go through the shim, which has not yet reaped the group leader, so
-// a reused pid is never signalled.
+// a reused pid is never signalled (the one exception: if the shim itself
+// dies, the worker SIGKILLs the group directly).
+//
+// The job runs no code before the worker knows its pgid. The shim lives in
+// a process group of its own and ignores terminal/termination signals, so
+// even `kill -9 -<worker pgid>` leaves it to clean up. It does not notice a
+// stopped (SIGSTOP) or hung worker: jobs keep running, and timeouts and
+// stops are enforced again only once the worker runs.
 //
 // Requirements on the embedding process: SIGCHLD must not be SIG_IGN and no
 // one else may reap children with waitpid(-1) (the shim's status is lost).
@@ -67,7 +74,7 @@ struct SubprocessSpec {
   // always set.
   std::vector<std::pair<std::string, std::string>> env;
   Millis timeout{30 * 60 * 1000};
-  Millis kill_grace{5000};  // after SIGTERM to the group, wait before SIGKILL
+  Millis kill_grace{5000};   // after SIGTERM to the group, wait before SIGKILL
   size_t tail_bytes = 4096;  // keep the last N bytes of stdout and of stderr
 };
 

@@ -1,6 +1,7 @@
 #include "runtime/subprocess.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -9,14 +10,11 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
-#include <mutex>
 #include <set>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "env/process.h"
 
@@ -38,8 +36,9 @@ bool WaitFor(const std::function<bool()>& pred, Millis bound = kBound) {
   return true;
 }
 
-SubprocessResult RunCommand(const std::string& command, SubprocessSpec spec = {},
-                     std::vector<std::string>* lines = nullptr) {
+SubprocessResult RunCommand(const std::string& command,
+                            SubprocessSpec spec = {},
+                            std::vector<std::string>* lines = nullptr) {
   spec.command = command;
   StopSignal stop;
   return RunSubprocess(spec, stop, [lines](const std::string& line) {
@@ -118,10 +117,10 @@ TEST(SubprocessTest, UnreadStdinDoesNotHang) {
 TEST(SubprocessTest, EnvironmentVisible) {
   SubprocessSpec spec;
   spec.env = {{"WARDEN_TEST_VAR", "a b"}, {"HOME", "/nowhere"}};
-  SubprocessResult r =
-      RunCommand("printf '%s|%s|%s' \"$WARDEN_TEST_VAR\" \"$HOME\" "
-          "\"$WARDEN_CONTROL_FD\"",
-          spec);
+  SubprocessResult r = RunCommand(
+      "printf '%s|%s|%s' \"$WARDEN_TEST_VAR\" \"$HOME\" "
+      "\"$WARDEN_CONTROL_FD\"",
+      spec);
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.stdout_tail, "a b|/nowhere|3");
 }
@@ -166,15 +165,56 @@ TEST(SubprocessTest, TimeoutSendsTerm) {
 }
 
 TEST(SubprocessTest, TimeoutEscalatesToKillAfterGrace) {
+  // Valid only if the shell installed its trap before the timeout fired; a
+  // loaded machine may start it late, so retry with longer timeouts.
+  for (Millis timeout : {Millis(300), Millis(2000), Millis(8000)}) {
+    SubprocessSpec spec;
+    spec.command = "trap '' TERM; echo trapped >&3; sleep 60";
+    spec.timeout = timeout;
+    spec.kill_grace = Millis(300);
+    StopSignal stop;
+    const auto t0 = steady_clock::now();
+    bool trapped_in_time = false;
+    SubprocessResult r = RunSubprocess(spec, stop, [&](const std::string&) {
+      trapped_in_time = steady_clock::now() < t0 + timeout;
+    });
+    if (!trapped_in_time) continue;
+    EXPECT_TRUE(r.timed_out);
+    EXPECT_EQ(r.stopped, StopReason::kNone);
+    EXPECT_EQ(r.signal, SIGKILL);
+    EXPECT_GE(r.elapsed, timeout + spec.kill_grace);
+    EXPECT_LT(r.elapsed, timeout + kBound);
+    return;
+  }
+  FAIL() << "the shell never installed its trap before the timeout";
+}
+
+TEST(SubprocessTest, StopEscalatesToKillAfterGrace) {
+  StopSignal stop;
   SubprocessSpec spec;
-  spec.timeout = Millis(200);
+  spec.command = "trap '' TERM; echo trapped >&3; sleep 60";
   spec.kill_grace = Millis(300);
-  SubprocessResult r = RunCommand("trap '' TERM; sleep 60", spec);
-  EXPECT_TRUE(r.timed_out);
-  EXPECT_EQ(r.stopped, StopReason::kNone);
+  SubprocessResult r = RunSubprocess(spec, stop, [&](const std::string&) {
+    stop.Request(StopReason::kShutdown);
+  });
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.stopped, StopReason::kShutdown);
   EXPECT_EQ(r.signal, SIGKILL);
-  EXPECT_GE(r.elapsed, Millis(500));
+  EXPECT_GE(r.elapsed, spec.kill_grace);
   EXPECT_LT(r.elapsed, kBound);
+}
+
+TEST(SubprocessTest, StopImmediatelyAfterSpawnIsNotLost) {
+  // A stop that lands before the job has even exec'd must still stop it.
+  for (int i = 0; i < 20; ++i) {
+    SubprocessSpec spec;
+    spec.timeout = Millis(0);
+    spec.kill_grace = Millis(60000);
+    SubprocessResult r = RunCommand("sleep 60", spec);
+    EXPECT_TRUE(r.timed_out);
+    EXPECT_EQ(r.signal, SIGTERM);
+    EXPECT_LT(r.elapsed, kBound);
+  }
 }
 
 TEST(SubprocessTest, StopSignalFromAnotherThread) {
@@ -243,7 +283,8 @@ TEST(SubprocessTest, ControlLinesInOrder) {
       {}, &lines);
   EXPECT_EQ(r.exit_code, 0);
   ASSERT_EQ(lines.size(), 1000u);
-  for (int i = 0; i < 1000; ++i) EXPECT_EQ(lines[i], "line " + std::to_string(i));
+  for (int i = 0; i < 1000; ++i)
+    EXPECT_EQ(lines[i], "line " + std::to_string(i));
 }
 
 TEST(SubprocessTest, OverlongControlLineDropped) {
@@ -295,9 +336,8 @@ TEST(SubprocessTest, ConcurrentJobsStaySeparate) {
       spec.stdin_data = std::string(200000, static_cast<char>('a' + i));
       spec.tail_bytes = 1 << 20;
       StopSignal stop;
-      results[i] = RunSubprocess(spec, stop, [&, i](const std::string& l) {
-        lines[i].push_back(l);
-      });
+      results[i] = RunSubprocess(
+          spec, stop, [&, i](const std::string& l) { lines[i].push_back(l); });
     });
   }
   for (std::thread& t : threads) t.join();
@@ -334,8 +374,8 @@ std::string ReadLine(int fd, Millis bound) {
   std::string line;
   auto deadline = steady_clock::now() + bound;
   for (;;) {
-    auto left = std::chrono::duration_cast<Millis>(deadline -
-                                                   steady_clock::now());
+    auto left =
+        std::chrono::duration_cast<Millis>(deadline - steady_clock::now());
     if (left.count() <= 0) return "";
     struct pollfd p = {fd, POLLIN, 0};
     if (poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
@@ -347,12 +387,16 @@ std::string ReadLine(int fd, Millis bound) {
   }
 }
 
-TEST(SubprocessTest, WorkerDeathKillsJobAndDescendants) {
+// Forks a "worker" running `sleep 300 & ...; wait` as a job, SIGKILLs it
+// (or its whole process group), and checks the job's shell and its
+// background child are gone within a bounded wait.
+void ExpectWorkerDeathKillsJob(bool kill_worker_group) {
   int report[2];
   ASSERT_EQ(pipe2(report, O_CLOEXEC), 0);
   pid_t worker = fork();
   ASSERT_GE(worker, 0);
   if (worker == 0) {
+    if (kill_worker_group) setpgid(0, 0);
     close(report[0]);
     StopSignal stop;
     SubprocessSpec spec;
@@ -376,12 +420,22 @@ TEST(SubprocessTest, WorkerDeathKillsJobAndDescendants) {
   EXPECT_TRUE(shell.alive());
   EXPECT_TRUE(sleeper.alive());
 
-  ASSERT_EQ(kill(worker, SIGKILL), 0);
+  // The shim is in a process group of its own, so even a kill of the
+  // worker's whole group leaves it to clean up.
+  ASSERT_EQ(kill(kill_worker_group ? -worker : worker, SIGKILL), 0);
   int status = 0;
   ASSERT_EQ(waitpid(worker, &status, 0), worker);
   EXPECT_TRUE(WIFSIGNALED(status));
   EXPECT_TRUE(WaitFor([&] { return !shell.alive() && !sleeper.alive(); },
                       Millis(10000)));
+}
+
+TEST(SubprocessTest, WorkerDeathKillsJobAndDescendants) {
+  ExpectWorkerDeathKillsJob(false);
+}
+
+TEST(SubprocessTest, WorkerGroupKillStillKillsJob) {
+  ExpectWorkerDeathKillsJob(true);
 }
 
 }  // namespace
