@@ -124,7 +124,7 @@ Result<std::vector<JobInfo>> SqliteStore::JobClaim(const ClaimParams& p) {
   // Look before taking the write lock: an idle worker's poll then costs one
   // read, and a process frozen while polling holds no lock over the others.
   WARDEN_ASSIGN_OR_RETURN(
-      bool due, ExistsLocked("SELECT 1 FROM jobs WHERE state IN ('scheduled', 'retryable') "
+      bool due, ExistsLocked("SELECT 1 FROM jobs INDEXED BY jobs_due WHERE state IN ('scheduled', 'retryable') "
                              "AND run_at <= ?",
                              seen_at));
   if (!due) {
@@ -146,7 +146,7 @@ Result<std::vector<JobInfo>> SqliteStore::JobClaim(const ClaimParams& p) {
     // Due scheduled and retryable jobs become available first, so a claim
     // never waits for the sweeper.
     WARDEN_ASSIGN_OR_RETURN(
-        Stmt promote, db_->Prepare("UPDATE jobs SET state = 'available' WHERE state IN "
+        Stmt promote, db_->Prepare("UPDATE jobs INDEXED BY jobs_due SET state = 'available' WHERE state IN "
                                    "('scheduled', 'retryable') AND run_at <= ?"));
     WARDEN_RETURN_IF_ERROR(promote.Bind(1, now).Exec().status());
   }
@@ -457,8 +457,8 @@ Result<int64_t> SqliteStore::JobCountUnfinished() {
 Result<std::optional<TimeMs>> SqliteStore::JobNextDue() {
   std::lock_guard lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(
-      Stmt q, db_->Prepare("SELECT min(run_at) FROM jobs WHERE state IN ('scheduled', "
-                           "'retryable')"));
+      Stmt q, db_->Prepare("SELECT run_at FROM jobs INDEXED BY jobs_due WHERE state IN "
+                           "('scheduled', 'retryable') ORDER BY run_at LIMIT 1"));
   WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
   std::optional<TimeMs> due;
   if (row && !q.IsNull(0)) due = q.Int(0);
