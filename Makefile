@@ -22,15 +22,29 @@ test: deps
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300
 	$(MAKE) test-asan
 
+# AddressSanitizer + UBSan; reports from every process (workers included)
+# land in build-asan/reports and fail the run.
 test-asan: deps
 	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DWARDEN_WERROR=ON -DWARDEN_SANITIZE=address $(CMAKE_ARGS) >/dev/null
 	@cmake --build build-asan -j $(JOBS)
-	cd build-asan && ctest --output-on-failure -j $(JOBS) --timeout 300
+	rm -rf build-asan/reports && mkdir -p build-asan/reports
+	cd build-asan && ASAN_OPTIONS="log_path=$(CURDIR)/build-asan/reports/asan" \
+	  UBSAN_OPTIONS="log_path=$(CURDIR)/build-asan/reports/ubsan print_stacktrace=1" \
+	  ctest --output-on-failure -j $(JOBS) --timeout 300
+	@if ls build-asan/reports/* >/dev/null 2>&1; then \
+	  echo "sanitizer reports:"; cat build-asan/reports/*; exit 1; fi
 
+# ThreadSanitizer where threads meet: the worker runtime. Every process the
+# tests start (workers included) writes its reports under build-tsan/reports;
+# any report fails the run, even from a worker whose test passed.
 test-tsan: deps
 	@cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DWARDEN_WERROR=ON -DWARDEN_SANITIZE=thread $(CMAKE_ARGS) >/dev/null
 	@cmake --build build-tsan -j $(JOBS)
-	cd build-tsan && ctest --output-on-failure -j $(JOBS) --timeout 300
+	rm -rf build-tsan/reports && mkdir -p build-tsan/reports
+	cd build-tsan && TSAN_OPTIONS="log_path=$(CURDIR)/build-tsan/reports/tsan second_deadlock_stack=1" \
+	  ctest --output-on-failure -j $(JOBS) --timeout 300
+	@if ls build-tsan/reports/tsan.* >/dev/null 2>&1; then \
+	  echo "ThreadSanitizer reports:"; cat build-tsan/reports/tsan.*; exit 1; fi
 
 clean:
 	rm -rf $(BUILD) build-asan build-tsan

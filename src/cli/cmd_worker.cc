@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <atomic>
 #include <iostream>
 #include <thread>
 
@@ -78,17 +79,22 @@ int RunWorker(const Globals& g, const WorkerFlags& f) {
   auto worker = Worker::Create(g.db, *options);
   if (!worker.has_value()) return Fail(worker.error());
   Worker* w = worker->get();
-  std::thread signals([w, set] {
+  std::atomic<bool> exiting{false};
+  std::thread signals([w, set, &exiting] {
     int count = 0;
     while (true) {
       int sig = 0;
       if (sigwait(&set, &sig) != 0) continue;
+      if (exiting) return;
       if (sig == SIGHUP && count == 0) continue;  // reserved; ignored for now
       w->Stop(++count > 1);
     }
   });
-  signals.detach();  // lives until exit; it only ever calls Stop()
   Status s = w->Run();
+  // The signal thread must not outlive the worker it stops.
+  exiting = true;
+  pthread_kill(signals.native_handle(), SIGTERM);
+  signals.join();
   if (!s.ok()) return Fail(s);
   return 0;
 }

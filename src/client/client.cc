@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "core/json_text.h"
 #include "maintenance/sweeper.h"
 #include "runtime/wakeup.h"
 #include "store/store.h"
@@ -43,7 +44,7 @@ Status ValidateSpec(const JobSpec& spec) {
   if (spec.start_deadline && spec.start_deadline->count() <= 0) {
     return InvalidArgument("start deadline must be positive");
   }
-  const size_t bytes = spec.payload.dump().size();
+  const size_t bytes = JsonText(spec.payload).size();
   if (bytes > kMaxPayloadBytes) {
     return InvalidArgument("payload is " + std::to_string(bytes) + " bytes; the limit is " +
                            std::to_string(kMaxPayloadBytes));

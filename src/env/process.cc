@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -78,6 +79,20 @@ std::string BootId() {
   if (begin == std::string::npos) return "";
   size_t end = text->find_last_not_of(ws);
   return text->substr(begin, end - begin + 1);
+}
+
+std::string PidNamespace() {
+  char buf[128] = {};
+  const ssize_t n = readlink("/proc/self/ns/pid", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+}
+
+bool ProcessProvablyGone(int pid, int64_t start_time) {
+  if (pid <= 0) return false;
+  if (kill(pid, 0) != 0 && errno == ESRCH) return true;
+  // The pid exists: gone only if /proc shows another process or a zombie.
+  if (ProcessStartTime(pid) < 0) return false;  // unreadable: cannot tell
+  return !ProcessAlive(pid, start_time);
 }
 
 int64_t ProcessStartTime(int pid) {

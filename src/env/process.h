@@ -22,6 +22,10 @@ std::string HostName();
 // unreadable.
 std::string BootId();
 
+// This process's pid namespace ("pid:[4026531836]"); pids are only
+// comparable within one. "" if unreadable.
+std::string PidNamespace();
+
 // Start time of process `pid` in clock ticks since boot, or -1 if there is no
 // such process (zombies still have one).
 int64_t ProcessStartTime(int pid);
@@ -29,5 +33,9 @@ int64_t ProcessStartTime(int pid);
 // True iff process `pid` exists, is not a zombie, and started at
 // `start_time` (a different start time means the pid was reused).
 bool ProcessAlive(int pid, int64_t start_time);
+
+// Like !ProcessAlive, but only when certain: false when /proc cannot tell
+// (e.g. hidepid, or no permission), so a live process is never proven dead.
+bool ProcessProvablyGone(int pid, int64_t start_time);
 
 }  // namespace warden

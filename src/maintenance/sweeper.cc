@@ -4,24 +4,27 @@
 
 namespace warden {
 
-std::string ProofOfDeath(const WorkerLiveness& w, const std::string& node,
-                         const std::string& boot_id) {
-  if (w.node != node) return {};
-  if (!w.boot_id.empty() && !boot_id.empty() && w.boot_id != boot_id) {
-    return "host " + node + " rebooted since it started";
+const HostIdentity& HostIdentity::Self() {
+  static const HostIdentity self{HostName(), BootId(), PidNamespace()};
+  return self;
+}
+
+std::string ProofOfDeath(const WorkerLiveness& w, const HostIdentity& self) {
+  if (w.node != self.node) return {};
+  if (!w.boot_id.empty() && !self.boot_id.empty() && w.boot_id != self.boot_id) {
+    return "host " + self.node + " rebooted since it started";
   }
-  if (!ProcessAlive(w.pid, w.pid_start)) {
-    return "process " + std::to_string(w.pid) + " on " + node + " is gone";
+  if (w.pid_ns != self.pid_ns) return {};
+  if (ProcessProvablyGone(w.pid, w.pid_start)) {
+    return "process " + std::to_string(w.pid) + " on " + self.node + " is gone";
   }
   return {};
 }
 
 Result<SweepReport> DeclareProvenDead(Store& store, const std::vector<WorkerLiveness>& live) {
-  static const std::string node = HostName();
-  static const std::string boot = BootId();
   SweepReport report;
   for (const WorkerLiveness& w : live) {
-    const std::string proof = ProofOfDeath(w, node, boot);
+    const std::string proof = ProofOfDeath(w, HostIdentity::Self());
     if (proof.empty()) continue;
     WARDEN_ASSIGN_OR_RETURN(RescueReport r, store.WorkerDeclareDead(w.id, proof));
     ++report.proven_dead;

@@ -34,8 +34,15 @@ struct SweepReport {
 
 // Whether a live-registered worker on this host is provably gone, and why.
 // Empty: not provable (alive, or on another host).
-std::string ProofOfDeath(const WorkerLiveness& w, const std::string& node,
-                         const std::string& boot_id);
+// Proof needs this host (same name), and either a different boot (the host
+// rebooted: assumes host names are unique per machine) or, in our pid
+// namespace, the exact process gone. A worker in another container (another
+// pid namespace) is never proven dead from here.
+struct HostIdentity {
+  std::string node, boot_id, pid_ns;
+  static const HostIdentity& Self();
+};
+std::string ProofOfDeath(const WorkerLiveness& w, const HostIdentity& self);
 
 Result<SweepReport> SweepOnce(Store& store, const SweepOptions& options);
 

@@ -619,7 +619,9 @@ void Supervisor::Run(Clock::time_point start) {
         stopping = true;
         SignalGroup(SIGTERM);
         SignalGroup(SIGCONT);  // a stopped job must run to handle TERM
-        kill_at = now + grace;
+        // A fenced run is one whose lease may already pass to another
+        // worker: no grace, or it could overlap the next attempt.
+        kill_at = result_.stopped == StopReason::kFence ? now : now + grace;
       }
     }
     if (stopping && !killed && now >= kill_at) {

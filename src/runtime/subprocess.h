@@ -99,7 +99,8 @@ inline constexpr size_t kMaxControlLine = 1 << 20;
 // empty; must not throw) is called on the calling thread with each complete
 // ('\n'-terminated, newline stripped) line the job writes to fd 3, in order;
 // an unterminated last line is not delivered. On timeout or stop the group
-// gets SIGTERM (+SIGCONT), then SIGKILL after kill_grace. If `stop` is
+// gets SIGTERM (+SIGCONT), then SIGKILL after kill_grace (at once when the
+// stop reason is kFence). If `stop` is
 // already requested, nothing is spawned (started=false, stopped set).
 SubprocessResult RunSubprocess(
     const SubprocessSpec& spec, StopSignal& stop,

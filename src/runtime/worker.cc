@@ -22,9 +22,11 @@ Result<std::unique_ptr<Worker>> Worker::Create(const std::string& db_url,
                                                WorkerOptions options) {
   if (options.concurrency < 1) return InvalidArgument("concurrency must be at least 1");
   if (options.queues.empty()) return InvalidArgument("a worker needs at least one queue");
-  if (options.heartbeat.count() <= 0 || options.lease <= options.heartbeat) {
+  // Self-fencing stops a job at SelfFenceAfter(lease): with fewer than three
+  // heartbeats per lease, one slow heartbeat would stop healthy jobs.
+  if (options.heartbeat.count() <= 0 || options.lease < options.heartbeat * 3) {
     return InvalidArgument("the lease (" + FormatDuration(options.lease) +
-                           ") must be longer than the heartbeat interval (" +
+                           ") must be at least three heartbeat intervals (" +
                            FormatDuration(options.heartbeat) + ")");
   }
   if (options.sweep_interval.count() <= 0) {
@@ -64,7 +66,6 @@ Worker::Impl::Impl(std::string url, WorkerOptions options,
       finish_store_(std::move(stores[3])) {
   log_ = opt_.log ? opt_.log : StderrLog("worker " + opt_.name);
   node_ = HostName();
-  boot_id_ = BootId();
   wake_dir_ = WakeDirFor(url_);
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   stop_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -78,7 +79,7 @@ Worker::Impl::~Impl() {
 Status Worker::Impl::RecoverPreviousIncarnation() {
   WARDEN_ASSIGN_OR_RETURN(auto same_name, claim_store_->WorkerListLive(opt_.name));
   for (const WorkerLiveness& w : same_name) {
-    const std::string proof = ProofOfDeath(w, node_, boot_id_);
+    const std::string proof = ProofOfDeath(w, HostIdentity::Self());
     if (proof.empty()) {
       return FailedPrecondition("a worker named '" + opt_.name + "' is already running (pid " +
                                 std::to_string(w.pid) + " on " + w.node +
@@ -99,7 +100,8 @@ Status Worker::Impl::Register() {
   WorkerRegistration reg;
   reg.name = opt_.name;
   reg.node = node_;
-  reg.boot_id = boot_id_;
+  reg.boot_id = HostIdentity::Self().boot_id;
+  reg.pid_ns = HostIdentity::Self().pid_ns;
   reg.pid = getpid();
   reg.pid_start = ProcessStartTime(reg.pid);
   reg.version = WARDEN_VERSION;

@@ -90,7 +90,7 @@ class Worker::Impl {
   std::unique_ptr<Store> sweep_store_;
   std::unique_ptr<Store> finish_store_;
   std::unique_ptr<Completer> completer_;
-  std::string node_, boot_id_, wake_dir_;
+  std::string node_, wake_dir_;
   WakeListener listener_;
   int wake_fd_ = -1;  // eventfd: a slot freed, or stop
   int stop_fd_ = -1;  // eventfd: the background loops must end

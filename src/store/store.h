@@ -52,6 +52,7 @@ struct WorkerRegistration {
   std::string name;
   std::string node;     // host name
   std::string boot_id;  // distinguishes reboots of one host
+  std::string pid_ns;   // pids are only comparable within one namespace
   int pid = 0;
   int64_t pid_start = 0;  // /proc/PID/stat start time: detects pid reuse
   std::string version;
@@ -66,6 +67,7 @@ struct WorkerLiveness {
   std::string name;
   std::string node;
   std::string boot_id;
+  std::string pid_ns;
   int pid = 0;
   int64_t pid_start = 0;
   TimeMs last_heartbeat = 0;

@@ -1,5 +1,6 @@
 #include "store/sqlite/job_insert.h"
 
+#include "core/json_text.h"
 #include "warden/sqlite.h"
 
 namespace warden::sqlite {
@@ -27,7 +28,7 @@ Result<EnqueueResult> InsertJob(Db& db, const JobSpec& spec, TimeMs now) {
   ins.Bind(1, spec.queue)
       .Bind(2, spec.task)
       .Bind(3, spec.command)
-      .Bind(4, spec.payload.dump())
+      .Bind(4, JsonText(spec.payload))
       .Bind(5, spec.priority)
       .Bind(6, spec.delay.count() > 0 ? "scheduled" : "available")
       .Bind(7, run_at)

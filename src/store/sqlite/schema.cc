@@ -80,6 +80,7 @@ CREATE TABLE workers (
   name           TEXT    NOT NULL,
   node           TEXT    NOT NULL,
   boot_id        TEXT    NOT NULL,
+  pid_ns         TEXT    NOT NULL DEFAULT '',
   pid            INTEGER NOT NULL,
   pid_start      INTEGER NOT NULL,
   version        TEXT    NOT NULL,

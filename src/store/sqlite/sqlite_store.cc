@@ -6,6 +6,7 @@
 
 #include "core/retry.h"
 #include "env/system_clock.h"
+#include "core/json_text.h"
 #include "store/sqlite/job_insert.h"
 #include "store/sqlite/rows.h"
 #include "store/sqlite/schema.h"
@@ -220,7 +221,7 @@ Result<bool> SqliteStore::SucceedLocked(const JobOutcome& o, TimeMs now) {
       Stmt upd, db_->Prepare("UPDATE jobs SET state = 'succeeded', result = ?, finished_at = ?, "
                              "lease_expires_at = NULL WHERE id = ? AND lease_token = ? AND "
                              "state = 'running' RETURNING attempt"));
-  upd.Bind(1, o.result.is_null() ? std::string() : o.result.dump());
+  upd.Bind(1, o.result.is_null() ? std::string() : JsonText(o.result));
   if (o.result.is_null()) upd.BindNull(1);
   upd.Bind(2, now).Bind(3, o.ref.id).Bind(4, o.ref.lease_token);
   WARDEN_ASSIGN_OR_RETURN(bool row, upd.Step());
@@ -238,8 +239,8 @@ Result<bool> SqliteStore::FailLocked(WorkerId worker, const JobOutcome& o, TimeM
   (void)worker;
   WARDEN_ASSIGN_OR_RETURN(
       Stmt q, db_->Prepare("SELECT delivery, started_mark, retry, charged, max_attempts, "
-                           "crashes, max_crashes, attempt FROM jobs WHERE id = ? AND "
-                           "lease_token = ? AND state = 'running'"));
+                           "crashes, max_crashes, attempt, cancel_requested FROM jobs "
+                           "WHERE id = ? AND lease_token = ? AND state = 'running'"));
   q.Bind(1, o.ref.id).Bind(2, o.ref.lease_token);
   WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
   if (!row) return false;
@@ -253,6 +254,9 @@ Result<bool> SqliteStore::FailLocked(WorkerId worker, const JobOutcome& o, TimeM
   in.crashes = static_cast<int>(q.Int(5));
   in.max_crashes = static_cast<int>(q.Int(6));
   const int64_t attempt = q.Int(7);
+  // An operator's cancel wins over however the attempt ended (a job whose
+  // worker died before it could stop it must not be retried).
+  if (q.Int(8) != 0) in.kind = ErrorKind::kCancelled;
   q.Reset();
 
   const FailureDecision d = DecideFailure(in, Jitter());
@@ -321,7 +325,7 @@ Result<bool> SqliteStore::JobCheckpoint(JobRef ref, const Json& checkpoint) {
       Stmt upd, db_->Prepare("UPDATE jobs SET checkpoint = ? WHERE id = ? AND lease_token = ? "
                              "AND state = 'running'"));
   WARDEN_ASSIGN_OR_RETURN(
-      int n, upd.Bind(1, checkpoint.dump()).Bind(2, ref.id).Bind(3, ref.lease_token).Exec());
+      int n, upd.Bind(1, JsonText(checkpoint)).Bind(2, ref.id).Bind(3, ref.lease_token).Exec());
   return n == 1;
 }
 

@@ -13,20 +13,21 @@ Result<WorkerId> SqliteStore::WorkerRegister(const WorkerRegistration& r) {
   const TimeMs now = clock_->NowMs();
   WARDEN_ASSIGN_OR_RETURN(
       Stmt ins,
-      db_->Prepare("INSERT INTO workers (name, node, boot_id, pid, pid_start, version, queues, "
-                   "tasks, concurrency, state, started_at, last_heartbeat) "
-                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?)"));
+      db_->Prepare("INSERT INTO workers (name, node, boot_id, pid_ns, pid, pid_start, version, "
+                   "queues, tasks, concurrency, state, started_at, last_heartbeat) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?)"));
   ins.Bind(1, r.name)
       .Bind(2, r.node)
       .Bind(3, r.boot_id)
-      .Bind(4, r.pid)
-      .Bind(5, r.pid_start)
-      .Bind(6, r.version)
-      .Bind(7, JoinList(r.queues))
-      .Bind(8, JoinList(r.tasks))
-      .Bind(9, r.concurrency)
-      .Bind(10, now)
-      .Bind(11, now);
+      .Bind(4, r.pid_ns)
+      .Bind(5, r.pid)
+      .Bind(6, r.pid_start)
+      .Bind(7, r.version)
+      .Bind(8, JoinList(r.queues))
+      .Bind(9, JoinList(r.tasks))
+      .Bind(10, r.concurrency)
+      .Bind(11, now)
+      .Bind(12, now);
   Status s = ins.Exec().status();
   if (s.code() == StatusCode::kFailedPrecondition) {
     return FailedPrecondition("a live worker named '" + r.name + "' is already registered");
@@ -105,16 +106,16 @@ Result<std::vector<WorkerInfo>> SqliteStore::WorkerList(bool live_only) {
 Result<std::vector<WorkerLiveness>> SqliteStore::WorkerListLive(const std::string& name) {
   std::lock_guard lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(
-      Stmt q, db_->Prepare("SELECT id, name, node, boot_id, pid, pid_start, last_heartbeat "
-                           "FROM workers WHERE state IN ('active', 'draining') "
+      Stmt q, db_->Prepare("SELECT id, name, node, boot_id, pid_ns, pid, pid_start, "
+                           "last_heartbeat FROM workers WHERE state IN ('active', 'draining') "
                            "AND (?1 = '' OR name = ?1)"));
   q.Bind(1, name);
   std::vector<WorkerLiveness> out;
   while (true) {
     WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
     if (!row) break;
-    out.push_back(WorkerLiveness{q.Int(0), q.Text(1), q.Text(2), q.Text(3),
-                                 static_cast<int>(q.Int(4)), q.Int(5), q.Int(6)});
+    out.push_back(WorkerLiveness{q.Int(0), q.Text(1), q.Text(2), q.Text(3), q.Text(4),
+                                 static_cast<int>(q.Int(5)), q.Int(6), q.Int(7)});
   }
   return out;
 }
@@ -266,17 +267,29 @@ Result<int> SqliteStore::JobPromote() {
 
 Result<int> SqliteStore::Prune(Millis retention) {
   std::lock_guard lock(mu_);
-  WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
   const TimeMs cutoff = clock_->NowMs() - retention.count();
-  WARDEN_ASSIGN_OR_RETURN(
-      Stmt att, db_->Prepare("DELETE FROM attempts WHERE job_id IN (SELECT id FROM jobs WHERE "
-                             "finished_at < ? AND state IN ('succeeded', 'dead', 'cancelled', "
-                             "'expired'))"));
-  WARDEN_RETURN_IF_ERROR(att.Bind(1, cutoff).Exec().status());
-  WARDEN_ASSIGN_OR_RETURN(
-      Stmt jobs, db_->Prepare("DELETE FROM jobs WHERE finished_at < ? AND state IN "
-                              "('succeeded', 'dead', 'cancelled', 'expired')"));
-  WARDEN_ASSIGN_OR_RETURN(int n, jobs.Bind(1, cutoff).Exec());
+  // Small transactions: a long one would hold the write lock past the
+  // workers' busy timeout, and their heartbeats with it.
+  constexpr int kChunk = 500;
+  int pruned = 0;
+  while (true) {
+    WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
+    WARDEN_RETURN_IF_ERROR(db_->ExecScript("CREATE TEMP TABLE IF NOT EXISTS prune_ids "
+                                           "(id INTEGER PRIMARY KEY); DELETE FROM prune_ids"));
+    WARDEN_ASSIGN_OR_RETURN(
+        Stmt pick, db_->Prepare("INSERT INTO prune_ids SELECT id FROM jobs WHERE finished_at < ? "
+                                "AND state IN ('succeeded', 'dead', 'cancelled', 'expired') "
+                                "LIMIT ?"));
+    WARDEN_ASSIGN_OR_RETURN(int n, pick.Bind(1, cutoff).Bind(2, kChunk).Exec());
+    if (n == 0) break;
+    WARDEN_RETURN_IF_ERROR(db_->ExecScript(
+        "DELETE FROM attempts WHERE job_id IN (SELECT id FROM prune_ids); "
+        "DELETE FROM jobs WHERE id IN (SELECT id FROM prune_ids)"));
+    WARDEN_RETURN_IF_ERROR(tx->Commit());
+    pruned += n;
+    if (n < kChunk) break;
+  }
+  WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
   WARDEN_ASSIGN_OR_RETURN(
       Stmt workers, db_->Prepare("DELETE FROM workers WHERE stopped_at < ? AND state IN "
                                  "('stopped', 'dead')"));
@@ -284,7 +297,7 @@ Result<int> SqliteStore::Prune(Millis retention) {
   WARDEN_ASSIGN_OR_RETURN(Stmt fenced, db_->Prepare("DELETE FROM fenced_writes WHERE at < ?"));
   WARDEN_RETURN_IF_ERROR(fenced.Bind(1, cutoff).Exec().status());
   WARDEN_RETURN_IF_ERROR(tx->Commit());
-  return n;
+  return pruned;
 }
 
 Result<Stats> SqliteStore::GetStats() {
