@@ -13,9 +13,11 @@
 //   warden::Status s = (*worker)->Run();   // until Stop()
 //
 // Handlers run on the worker's threads (`concurrency` at once). A handler
-// cannot be killed: it should check ctx.stop_requested() in long loops; a
-// handler that ignores it past its timeout holds its slot, but its late
-// result is fenced off. Jobs that must be killable run as commands.
+// cannot be killed: it must check ctx.stop_requested() in long loops and
+// return when it is set (cancelled, timed out, fenced off, or released by
+// shutdown). A handler that ignores it holds its slot, keeps its job
+// `running`, and keeps Run() from returning at shutdown. Jobs that must be
+// killable run as commands.
 //
 // Thread safety: Handle() before Run(); Stop() from any thread.
 #pragma once

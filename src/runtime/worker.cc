@@ -205,7 +205,10 @@ void Worker::Impl::ClaimLoop() {
       if (!claimed.has_value()) {
         if (!reported_error) log_("claim failed, retrying: " + claimed.error().ToString());
         reported_error = true;
-        SleepFor(backoff);
+        {
+          std::unique_lock lock(mu_);
+          sleep_cv_.wait_for(lock, backoff, [&] { return stopping_.load(); });
+        }
         backoff = std::min(backoff * 2, Millis(2000));
         continue;
       }
@@ -224,7 +227,8 @@ void Worker::Impl::ClaimLoop() {
           queue_.push_back(std::move(r));
         }
       }
-      slot_cv_.notify_all();
+      // One wake per job: notify_all would wake every idle slot per claim.
+      for (size_t i = 0; i < got; ++i) slot_cv_.notify_one();
       if (static_cast<int>(got) == free) continue;  // there may be more waiting
     }
     if (opt_.exit_when_idle && got == 0 && Inflight() == 0 && completer_->idle()) {
@@ -271,7 +275,10 @@ void Worker::Impl::SlotLoop() {
     }
     {
       std::lock_guard lock(mu_);
-      running_.erase(r->job.id);
+      // A later attempt of the same job may have been claimed while this
+      // one was being stopped: remove only our own entry.
+      auto it = running_.find(r->job.id);
+      if (it != running_.end() && it->second == r) running_.erase(it);
     }
     WakeClaimLoop();
   }
@@ -317,7 +324,10 @@ void Worker::Impl::Shutdown() {
     sleep_cv_.wait_for(lock, Millis(20));
   }
   completer_->Stop();
-  threads_done_ = true;
+  {
+    std::lock_guard lock(mu_);  // so no SleepFor misses the wake-up
+    threads_done_ = true;
+  }
   sleep_cv_.notify_all();
   const uint64_t one = 1;
   (void)!write(stop_fd_, &one, sizeof one);
