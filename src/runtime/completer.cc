@@ -90,10 +90,14 @@ void Completer::Loop() {
       continue;
     }
     // The write failed as a whole: keep what may still matter, in order.
+    // While the worker runs, its heartbeats keep extending the leases of
+    // these jobs, so no sweeper would ever recover a dropped one: it would
+    // stay `running` for good. Retry transient failures until the worker
+    // stops (a lease taken over meanwhile only means the write is fenced).
     const int64_t now = clock_.MonotonicMs();
     int dropped = 0;
     for (auto it = batch.rbegin(); it != batch.rend(); ++it) {
-      if (it->give_up_at_mono > now && r.error().transient()) {
+      if (r.error().transient() && (!stop_ || it->give_up_at_mono > now)) {
         pending_.push_front(std::move(*it));
       } else {
         ++dropped;

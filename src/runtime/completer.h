@@ -2,9 +2,12 @@
 //
 // Outcomes wait up to `window` so that many share one transaction (one
 // fsync). Store errors that go away (busy, locked, disconnected) are retried
-// with backoff while the outcome's lease could still be current; after that
-// the outcome is dropped with a log line, and the lease expiry recovers the
-// job: no outcome is ever recorded twice, and none is invented.
+// with backoff for as long as the worker runs: its heartbeats keep the job's
+// lease alive, so nothing else would recover a dropped outcome's job. Once
+// stopping, an outcome is retried until `give_up_after` from its Add, then
+// dropped with a log line (the worker's goodbye, or its lease expiry,
+// recovers the job). Writes are fenced, so no outcome is ever recorded twice,
+// and none is invented.
 //
 // Thread safety: Add/Flush/Stop from any thread; one writer thread inside.
 #pragma once
@@ -32,7 +35,8 @@ class Completer {
   Completer(Store& store, const Clock& clock, Millis window, Callbacks callbacks);
   ~Completer();
 
-  // `give_up_after`: how long to keep retrying a failing write.
+  // `give_up_after`: once stopping, how long (from now) to keep retrying a
+  // failing write.
   void Add(JobOutcome outcome, Millis give_up_after, bool has_concurrency_key);
   // Blocks until every outcome added before the call is written or dropped.
   void Flush();

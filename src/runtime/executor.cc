@@ -88,14 +88,20 @@ std::optional<JobOutcome> Worker::Impl::Execute(RunningJob& r) {
   }
   if (r.job.delivery == Delivery::kAtMostOnce) {
     auto marked = MarkStarted(r);
+    // Either way an outcome must be recorded: this worker's heartbeats keep
+    // extending the lease of every job it holds, so a job given up silently
+    // would stay `running` for good.
     if (!marked.has_value()) {
-      // Not started, nothing recorded: the lease will expire and, since the
-      // mark is absent, the job is requeued without being charged.
+      // Not started: reported lost without the mark, it is requeued uncharged.
       log_("job " + std::to_string(r.job.id) + ": could not record its start (" +
            marked.error().ToString() + "); not running it");
-      return std::nullopt;
+      return Failure(r, ErrorKind::kLost,
+                     "not started: could not record its start: " + marked.error().ToString());
     }
-    if (!*marked) return std::nullopt;  // fenced off or cancelled before start
+    if (!*marked) {
+      // Cancelled before it started, or fenced off (then this write is too).
+      return Failure(r, ErrorKind::kCancelled, "cancelled before it started");
+    }
   }
   r.started_mono = clock_.MonotonicMs();
   if (!r.job.command.empty()) return ExecuteCommand(r, r.job.command);
@@ -154,9 +160,13 @@ std::optional<JobOutcome> Worker::Impl::ExecuteCommand(RunningJob& r,
   };
   SubprocessResult res = RunSubprocess(spec, r.stop, on_line);
 
-  if (r.stop.requested() && res.stopped != StopReason::kNone && !res.exit_code.has_value()) {
+  // We stopped it (cancel, fence, shutdown): that is the outcome whether our
+  // signal killed it or it caught SIGTERM and exited non-zero by itself
+  // (`trap 'cleanup; exit 143' TERM`); a job that still exits 0 finished.
+  if (r.stop.requested() && res.stopped != StopReason::kNone && res.exit_code != 0) {
     JobOutcome o = Failure(r, KindFor(res.stopped), StopWhy(res.stopped));
     o.error.signal = res.signal;
+    o.error.exit_code = res.exit_code;
     o.error.stderr_tail = res.stderr_tail + control_errors;
     return o;
   }

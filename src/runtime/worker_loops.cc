@@ -13,6 +13,14 @@ namespace warden {
 void Worker::Impl::HeartbeatLoop() {
   bool reported_error = false;
   while (!threads_done_) {
+    // Only jobs this worker knew it held before the heartbeat can be judged
+    // by its reply: a claim that began earlier but committed after the
+    // heartbeat's transaction (it waited for the write lock) is not in it.
+    std::unordered_map<JobId, int64_t> known;
+    {
+      std::lock_guard lock(mu_);
+      for (const auto& [id, r] : running_) known[id] = r->job.lease_token;
+    }
     const int64_t start = clock_.MonotonicMs();
     auto hb = heartbeat_store_->WorkerHeartbeat(id_);
     if (!hb.has_value()) {
@@ -50,7 +58,9 @@ void Worker::Impl::HeartbeatLoop() {
       // lease expired): stop it. Jobs claimed after this heartbeat began
       // are not judged by it.
       for (auto& [id, r] : running_) {
-        if (r->claim_start_mono >= start || r->stop.requested()) continue;
+        auto k = known.find(id);
+        if (k == known.end() || k->second != r->job.lease_token) continue;
+        if (r->stop.requested()) continue;
         auto h = held.find(id);
         if (h == held.end() || h->second != r->job.lease_token) {
           log_("job " + std::to_string(id) + " was taken from this worker; stopping it");

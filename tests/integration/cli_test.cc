@@ -1,0 +1,149 @@
+// Bad input to the `warden` command: usage errors exit 2, other failures
+// exit 1, always with one line on stderr; a file that is not a warden
+// database is refused and left untouched.
+#include <sqlite3.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "harness.h"
+
+namespace wt {
+namespace {
+
+class CliTest : public IntegrationTest {
+ protected:
+  // `warden ARGS...` with an explicit --db (no --json unless in args).
+  CliResult RunWithDb(const std::string& db, std::vector<std::string> args) {
+    args.insert(args.begin(), {"--db", db});
+    return RunRaw(args);
+  }
+  CliResult RunRaw(const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {WARDEN_BIN};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto child = Child::Spawn(argv, dir() + "/raw.out", dir() + "/raw.err");
+    CliResult r;
+    EXPECT_TRUE(child->WaitExit(kDeadline));
+    r.exit_code = child->ExitCode();
+    r.out = child->Stdout();
+    r.err = child->Stderr();
+    return r;
+  }
+};
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// One line, starting with "warden: ".
+::testing::AssertionResult OneLineError(const CliResult& r) {
+  const size_t nl = r.err.find('\n');
+  if (r.err.rfind("warden: ", 0) != 0 || nl == std::string::npos || nl + 1 != r.err.size()) {
+    return ::testing::AssertionFailure() << "stderr is not one 'warden: ' line: [" << r.err << "]";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+TEST_F(CliTest, UsageErrorsExitTwoWithOneLine) {
+  const std::vector<std::vector<std::string>> cases = {
+      {"add", "resize", "{not json"},                     // malformed payload
+      {"add", "resize", "[1, 2"},                         //
+      {"add", "--cmd", "true", "--no-such-flag"},         // unknown flag
+      {"add", "--cmd", "true", "--timeout", "5parsecs"},  // bad durations
+      {"add", "--cmd", "true", "--timeout", "soon"},      //
+      {"add", "--cmd", "true", "--lease", "10"},          // no unit
+      {"add", "--cmd", "true", "--delay", "-3s"},         //
+      {"add", "--cmd", "true", "--max-attempts", "0"},    // out of range
+      {"add", "--cmd", "true", "--retry", "sometimes"},   //
+      {"add"},                                            // nothing to run
+      {"worker", "--allow-cmd", "--heartbeat", "1x"},     //
+      {"worker", "--allow-cmd", "--lease", "100ms", "--heartbeat", "1s"},
+      {"wait", "--timeout", "later"},  //
+      {"jobs", "show", "abc"},         // not an id
+      {"frobnicate"},                  // unknown command
+  };
+  for (const auto& args : cases) {
+    CliResult r = RunWithDb(db(), args);
+    std::string joined;
+    for (const auto& a : args) joined += " " + a;
+    EXPECT_EQ(r.exit_code, 2) << "warden" << joined << "\n" << r.err;
+    EXPECT_TRUE(OneLineError(r)) << "warden" << joined;
+    EXPECT_EQ(r.out, "") << "warden" << joined;
+  }
+  // None of them enqueued anything.
+  auto n = client().CountUnfinished();
+  ASSERT_TRUE(n.has_value());
+  EXPECT_EQ(*n, 0);
+}
+
+TEST_F(CliTest, MissingDirectoryInDbPathExitsOne) {
+  const std::string db = dir() + "/no/such/dir/jobs.db";
+  CliResult r = RunWithDb(db, {"add", "--cmd", "true"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(OneLineError(r));
+  EXPECT_NE(r.err.find(db), std::string::npos) << "names the path: " << r.err;
+  EXPECT_NE(r.err.find("directory '" + dir() + "/no/such/dir' does not exist"), std::string::npos)
+      << r.err;
+  r = RunWithDb(db, {"worker", "--allow-cmd"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(OneLineError(r));
+}
+
+TEST_F(CliTest, FileThatIsNotADatabaseIsRefusedAndUntouched) {
+  const std::string path = dir() + "/notes.txt";
+  std::string content = "These are my notes, not a database.\n";
+  for (int i = 0; i < 200; ++i) content += "line " + std::to_string(i) + ": lorem ipsum\n";
+  std::ofstream(path, std::ios::binary) << content;
+
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"add", "--cmd", "true"}, {"stats"}, {"init"}, {"worker", "--allow-cmd"}}) {
+    CliResult r = RunWithDb(path, args);
+    EXPECT_EQ(r.exit_code, 1) << args[0] << ": " << r.err;
+    EXPECT_TRUE(OneLineError(r)) << args[0];
+    EXPECT_NE(r.err.find("not a warden database"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(ReadAll(path), content) << "the file was modified";
+}
+
+TEST_F(CliTest, NewerSchemaIsRefused) {
+  ASSERT_EQ(Cli({"init"}).exit_code, 0);
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(db().c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "INSERT INTO warden_schema VALUES (999)", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  CliResult r = RunWithDb(db(), {"stats"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(OneLineError(r));
+  EXPECT_NE(r.err.find("upgrade warden"), std::string::npos) << r.err;
+}
+
+TEST_F(CliTest, NotFoundExitsOne) {
+  CliResult r = Cli({"jobs", "show", "12345"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(OneLineError(r));
+  r = Cli({"workers", "release", "nobody"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(OneLineError(r));
+}
+
+TEST_F(CliTest, AddPrintsIdAndCreated) {
+  CliResult r = Cli({"add", "--cmd", "true", "--unique-key", "u1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_TRUE(r.json.is_object()) << r.out;
+  EXPECT_TRUE(r.json["created"].get<bool>());
+  const int64_t id = r.json["id"].get<int64_t>();
+  r = Cli({"add", "--cmd", "true", "--unique-key", "u1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.json["id"], id);
+  EXPECT_FALSE(r.json["created"].get<bool>());
+  r = Cli({"wait", "--timeout", "100ms"});
+  EXPECT_EQ(r.exit_code, 1) << "nothing runs the job";
+  EXPECT_TRUE(OneLineError(r));
+}
+
+}  // namespace
+}  // namespace wt

@@ -1,0 +1,170 @@
+// Jobs that fail in every way a process can: non-zero exit, death by a
+// signal, running past the timeout, killing their own worker. The worker
+// survives what it should, keeps the transcript of each attempt, and a job
+// that keeps killing workers is quarantined.
+#include <signal.h>
+
+#include <iostream>
+#include <set>
+
+#include "harness.h"
+
+namespace wt {
+namespace {
+
+using warden::JobState;
+
+class FailureTest : public IntegrationTest {};
+
+int64_t DurationMs(const warden::AttemptInfo& a) {
+  return a.finished_at ? *a.finished_at - a.claimed_at : -1;
+}
+
+TEST_F(FailureTest, JobThatKillsItsWorkerIsQuarantinedAsCrashLoop) {
+  // The job's parent is the supervisor shim; the shim's parent is the worker.
+  const std::string kill_worker =
+      "log start $$; W=$(cut -d' ' -f4 /proc/$PPID/stat); log kill $W; kill -9 $W; sleep 30";
+  std::vector<Worker*> workers = {&StartWorker("a"), &StartWorker("b"), &StartWorker("c")};
+  const int64_t id = Add(Job(kill_worker), {"--max-crashes", "2"});
+  ASSERT_GT(id, 0);
+
+  ASSERT_TRUE(WaitFor([&] { return JobInState(id, JobState::kDead); }));
+  const Json job = Show(id);
+  EXPECT_EQ(job["state"], "dead");
+  EXPECT_EQ(job["last_error"], "crash_loop");
+  EXPECT_EQ(job["crashes"], 2);
+  ASSERT_EQ(job["attempts"].size(), 2u) << job.dump(2);
+  EXPECT_EQ(job["attempts"][0]["outcome"], "lost");
+  EXPECT_EQ(job["attempts"][1]["outcome"], "lost");
+  EXPECT_NE(job["attempts"][0]["worker"], job["attempts"][1]["worker"]);
+
+  // Exactly the two workers that ran it died; the third lives on.
+  const auto kills = LedgerFor(id, "kill");
+  ASSERT_EQ(kills.size(), 2u);
+  std::set<pid_t> killed;
+  for (const auto& k : kills) killed.insert(static_cast<pid_t>(std::stol(k.args.at(0))));
+  ASSERT_EQ(killed.size(), 2u);
+  for (Worker* w : workers) {
+    if (killed.count(w->pid())) {
+      EXPECT_TRUE(w->proc->WaitExit(Millis(5000)));
+      EXPECT_EQ(w->proc->ExitCode(), 128 + SIGKILL);
+    } else {
+      EXPECT_FALSE(w->proc->Exited()) << "an innocent worker died";
+    }
+  }
+  EXPECT_EQ(Stats()["recovery"]["crash_loops"], 1);
+  // Nothing runs it a third time.
+  const int64_t marker = Add(Job("log marker"));
+  ASSERT_TRUE(WaitFor([&] { return JobInState(marker, JobState::kSucceeded); }));
+  EXPECT_EQ(LedgerFor(id, "start").size(), 2u);
+}
+
+TEST_F(FailureTest, JobKilledBySignalIsACrashAndHitsTheCrashBudget) {
+  Worker& w = StartWorker("w");
+  const int64_t id = Add(Job("log start $$; kill -9 $$"), {"--max-crashes", "2"});
+  ASSERT_GT(id, 0);
+  ASSERT_TRUE(WaitFor([&] { return JobInState(id, JobState::kDead); }));
+  const Json job = Show(id);
+  EXPECT_EQ(job["last_error"], "crash_loop");
+  ASSERT_EQ(job["attempts"].size(), 2u) << job.dump(2);
+  for (const Json& a : job["attempts"]) {
+    EXPECT_EQ(a["outcome"], "crash");
+    EXPECT_EQ(a["error"]["kind"], "crash");
+    EXPECT_EQ(a["error"]["signal"], SIGKILL);
+    EXPECT_TRUE(a["error"]["exit_code"].is_null());
+  }
+  EXPECT_FALSE(w.proc->Exited());
+  EXPECT_EQ(LedgerFor(id, "start").size(), 2u);
+}
+
+TEST_F(FailureTest, TimeoutStopsTheJobWithTermThenKillAndRetriesPerPolicy) {
+  Worker& w = StartWorker("w");
+  // Ignores SIGTERM (and so does its `sleep`): needs the SIGKILL after the grace.
+  const int64_t stubborn = Add(Job("log start $$; trap '' TERM; sleep 30"),
+                               {"--timeout", "500ms", "--max-attempts", "2"});
+  // Dies of the SIGTERM itself.
+  const int64_t polite =
+      Add(Job("log start $$; sleep 30"), {"--timeout", "500ms", "--retry", "none"});
+  ASSERT_GT(stubborn, 0);
+  ASSERT_GT(polite, 0);
+
+  ASSERT_TRUE(WaitFor([&] {
+    return JobInState(stubborn, JobState::kDead) && JobInState(polite, JobState::kDead);
+  }));
+  auto job = GetJob(stubborn);
+  ASSERT_TRUE(job);
+  EXPECT_EQ(job->last_error, warden::ErrorKind::kTimeout);
+  EXPECT_EQ(job->charged, 2);
+  ASSERT_EQ(job->attempts.size(), 2u);
+  for (const auto& a : job->attempts) {
+    ASSERT_TRUE(a.error);
+    EXPECT_EQ(a.error->kind, warden::ErrorKind::kTimeout);
+    EXPECT_EQ(a.error->signal, SIGKILL) << "TERM was ignored, so the grace ends in KILL";
+    std::cout << "[ measure  ] stubborn attempt " << a.attempt << " ran " << DurationMs(a)
+              << " ms (timeout 500 ms + grace 200 ms)\n";
+    EXPECT_GE(DurationMs(a), 650);
+    EXPECT_LT(DurationMs(a), 5000);
+  }
+  for (const auto& s : LedgerFor(stubborn, "start")) EXPECT_TRUE(Gone(ProcOf(s)));
+
+  job = GetJob(polite);
+  ASSERT_TRUE(job);
+  EXPECT_EQ(job->last_error, warden::ErrorKind::kTimeout);
+  ASSERT_EQ(job->attempts.size(), 1u);
+  ASSERT_TRUE(job->attempts[0].error);
+  EXPECT_EQ(job->attempts[0].error->signal, SIGTERM);
+  EXPECT_GE(DurationMs(job->attempts[0]), 450);
+
+  const Json shown = Show(stubborn);
+  EXPECT_EQ(shown["last_error"], "timeout");
+  EXPECT_EQ(shown["attempts"][0]["error"]["kind"], "timeout");
+  EXPECT_FALSE(w.proc->Exited());
+}
+
+TEST_F(FailureTest, CrashingJobsKeepTheirTranscriptAndSpareTheWorker) {
+  Worker& w = StartWorker("w");
+  const int64_t failing =
+      Add(Job("log start; echo 'boom: disk on fire' >&2; exit 3"), {"--max-attempts", "2"});
+  const int64_t segv =
+      Add(Job("log start; echo 'about to segfault' >&2; kill -SEGV $$"), {"--retry", "none"});
+  ASSERT_GT(failing, 0);
+  ASSERT_GT(segv, 0);
+  ASSERT_TRUE(WaitFor(
+      [&] { return JobInState(failing, JobState::kDead) && JobInState(segv, JobState::kDead); }));
+
+  Json job = Show(failing);
+  EXPECT_EQ(job["last_error"], "error");
+  EXPECT_EQ(job["charged_attempts"], 2);
+  ASSERT_EQ(job["attempts"].size(), 2u) << job.dump(2);
+  for (const Json& a : job["attempts"]) {
+    EXPECT_EQ(a["outcome"], "error");
+    EXPECT_EQ(a["error"]["kind"], "error");
+    EXPECT_EQ(a["error"]["exit_code"], 3);
+    EXPECT_TRUE(a["error"]["signal"].is_null());
+    EXPECT_NE(a["error"]["stderr_tail"].get<std::string>().find("boom: disk on fire"),
+              std::string::npos);
+  }
+
+  job = Show(segv);
+  EXPECT_EQ(job["last_error"], "crash");
+  ASSERT_EQ(job["attempts"].size(), 1u) << job.dump(2);
+  const Json& a = job["attempts"][0];
+  EXPECT_EQ(a["error"]["kind"], "crash");
+  EXPECT_EQ(a["error"]["signal"], SIGSEGV);
+  EXPECT_TRUE(a["error"]["exit_code"].is_null());
+  EXPECT_NE(a["error"]["stderr_tail"].get<std::string>().find("about to segfault"),
+            std::string::npos);
+
+  // The worker is unharmed and still runs jobs.
+  const int64_t ok = Add(Job("log ok"));
+  ASSERT_TRUE(WaitFor([&] { return JobInState(ok, JobState::kSucceeded); }));
+  EXPECT_FALSE(w.proc->Exited());
+  bool active = false;
+  for (const Json& row : Workers()) {
+    if (row["pid"] == w.pid()) active = row["state"] == "active";
+  }
+  EXPECT_TRUE(active);
+}
+
+}  // namespace
+}  // namespace wt

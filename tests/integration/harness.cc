@@ -1,0 +1,271 @@
+#include "harness.h"
+
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+namespace wt {
+
+bool Worker::LogHas(const std::string& text) const { return Log().find(text) != std::string::npos; }
+
+// ---- IntegrationTest ----
+
+void IntegrationTest::SetUp() {
+  // Orphans (shims, jobs of a killed worker) come to us, not to init, so
+  // TearDown can find them all.
+  ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+  const char* tmp = std::getenv("TMPDIR");
+  std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/warden-it-XXXXXX";
+  ASSERT_NE(mkdtemp(templ.data()), nullptr) << std::strerror(errno);
+  dir_ = templ;
+  db_ = dir_ + "/jobs.db";
+  ledger_ = dir_ + "/ledger";
+}
+
+void IntegrationTest::TearDown() {
+  const bool failed = HasFailure();
+  if (failed) DumpDiagnostics();
+  client_.reset();
+  KillAllDescendants();
+  workers_.clear();
+  KillAllDescendants();
+  if (!failed && !dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  } else if (!dir_.empty()) {
+    std::cerr << "[ harness  ] kept " << dir_ << " for inspection\n";
+  }
+}
+
+void IntegrationTest::DumpDiagnostics() {
+  auto tail = [](const std::string& text, size_t lines) {
+    size_t pos = text.size();
+    for (size_t n = 0; n <= lines && pos > 0; ++n) {
+      pos = text.rfind('\n', pos - 1);
+      if (pos == std::string::npos) return text;
+    }
+    return text.substr(pos + 1);
+  };
+  for (const auto& w : workers_) {
+    std::cerr << "----- worker " << w->name << " (pid " << w->pid() << ") stderr tail:\n"
+              << tail(w->Log(), 60);
+  }
+  std::cerr << "----- ledger tail:\n" << tail(ReadFile(ledger_), 40) << "-----\n";
+}
+
+std::vector<std::string> IntegrationTest::FastFlags(
+    const std::vector<std::pair<std::string, std::string>>& overrides) {
+  std::vector<std::pair<std::string, std::string>> flags = {{"--heartbeat", "100ms"},
+                                                            {"--lease", "1s"},
+                                                            {"--keepalive-threshold", "1s"},
+                                                            {"--sweep-interval", "100ms"},
+                                                            {"--kill-grace", "200ms"}};
+  for (const auto& [flag, value] : overrides) {
+    auto it =
+        std::find_if(flags.begin(), flags.end(), [&](const auto& f) { return f.first == flag; });
+    if (it != flags.end())
+      it->second = value;
+    else
+      flags.emplace_back(flag, value);
+  }
+  std::vector<std::string> out;
+  for (const auto& [flag, value] : flags) {
+    out.push_back(flag);
+    out.push_back(value);
+  }
+  return out;
+}
+
+Worker& IntegrationTest::StartWorker(const std::string& name, std::vector<std::string> flags,
+                                     int concurrency, bool wait_started) {
+  if (flags.empty()) flags = FastFlags();
+  std::vector<std::string> argv = {WARDEN_BIN, "--db",          db_,
+                                   "worker",   "--allow-cmd",   "--name",
+                                   name,       "--concurrency", std::to_string(concurrency)};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  auto w = std::make_unique<Worker>();
+  w->name = name;
+  const std::string base = dir_ + "/worker-" + name + "-" + std::to_string(workers_.size());
+  w->proc = Child::Spawn(argv, base + ".out", base + ".log");
+  Worker& ref = *w;
+  workers_.push_back(std::move(w));
+  if (wait_started) {
+    const bool up = WaitFor([&] { return ref.LogHas("started as worker") || ref.proc->Exited(); });
+    EXPECT_TRUE(up && !ref.proc->Exited()) << "worker " << name << " did not start; stderr:\n"
+                                           << ref.Log();
+  }
+  return ref;
+}
+
+Worker* IntegrationTest::WorkerByPid(pid_t pid) {
+  for (auto& w : workers_) {
+    if (w->pid() == pid) return w.get();
+  }
+  return nullptr;
+}
+
+CliResult IntegrationTest::Cli(const std::vector<std::string>& args, bool json, Millis timeout) {
+  std::vector<std::string> argv = {WARDEN_BIN, "--db", db_};
+  if (json) argv.push_back("--json");
+  argv.insert(argv.end(), args.begin(), args.end());
+  const std::string base = dir_ + "/cli-" + std::to_string(++cli_seq_);
+  auto child = Child::Spawn(argv, base + ".out", base + ".err");
+  CliResult r;
+  if (!child->WaitExit(timeout)) {
+    child->Kill();
+    ADD_FAILURE() << "warden " << args.at(0) << " did not finish in " << timeout.count() << "ms";
+  }
+  r.exit_code = child->ExitCode();
+  r.out = child->Stdout();
+  r.err = child->Stderr();
+  r.json = Json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+  std::remove((base + ".out").c_str());
+  std::remove((base + ".err").c_str());
+  return r;
+}
+
+int64_t IntegrationTest::Add(const std::string& cmd, const std::vector<std::string>& flags) {
+  std::vector<std::string> args = {"add", "--cmd", cmd};
+  args.insert(args.end(), flags.begin(), flags.end());
+  CliResult r = Cli(args);
+  if (r.exit_code != 0 || !r.json.is_object() || !r.json.contains("id")) {
+    ADD_FAILURE() << "add failed (exit " << r.exit_code << "): " << r.err << r.out;
+    return -1;
+  }
+  EXPECT_TRUE(r.json.value("created", false));
+  return r.json["id"].get<int64_t>();
+}
+
+Json IntegrationTest::Show(int64_t id) {
+  CliResult r = Cli({"jobs", "show", std::to_string(id)});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.json.is_object()) << r.out;
+  return r.json.is_object() ? r.json : Json::object();
+}
+
+Json IntegrationTest::Workers() {
+  CliResult r = Cli({"workers"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.json.is_array()) << r.out;
+  return r.json.is_array() ? r.json : Json::array();
+}
+
+Json IntegrationTest::Stats() {
+  CliResult r = Cli({"stats"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.json.is_object()) << r.out;
+  return r.json.is_object() ? r.json : Json::object();
+}
+
+warden::Client& IntegrationTest::client() {
+  if (!client_) {
+    auto c = warden::Client::Open(db_);
+    if (!c.has_value()) throw std::runtime_error("Client::Open: " + c.error().ToString());
+    client_ = std::move(*c);
+  }
+  return *client_;
+}
+
+std::optional<warden::JobInfo> IntegrationTest::GetJob(int64_t id) {
+  auto j = client().GetJob(id);
+  if (!j.has_value()) return std::nullopt;  // e.g. busy: the caller polls again
+  return *j;
+}
+
+bool IntegrationTest::JobInState(int64_t id, warden::JobState s) {
+  auto j = GetJob(id);
+  return j && j->state == s;
+}
+
+pid_t IntegrationTest::HolderPid(int64_t id) {
+  auto j = GetJob(id);
+  if (!j || j->state != warden::JobState::kRunning || !j->worker) return -1;
+  auto ws = client().ListWorkers();
+  if (!ws.has_value()) return -1;
+  for (const auto& w : *ws) {
+    if (w.id == *j->worker) return w.pid;
+  }
+  return -1;
+}
+
+bool IntegrationTest::DatabaseWritable(Millis timeout) {
+  sqlite3* db = nullptr;
+  bool ok = sqlite3_open_v2(db_.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK;
+  if (ok) sqlite3_busy_timeout(db, static_cast<int>(timeout.count()));
+  ok = ok && sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK;
+  if (ok) sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  return ok;
+}
+
+bool IntegrationTest::FreezeBetweenTransactions(Worker& w) {
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    if (!w.proc->Signal(SIGSTOP)) return false;
+    if (WaitFor([&] { return AllThreadsStopped(w.pid()); }, Millis(5000), Millis(2)) &&
+        DatabaseWritable(Millis(1000))) {
+      return true;
+    }
+    std::cout << "[ harness  ] worker " << w.name
+              << " was frozen holding the database lock; letting it run and retrying\n";
+    w.proc->Signal(SIGCONT);
+    std::this_thread::sleep_for(Millis(20 + 10 * attempt));  // back off: let it commit
+  }
+  return false;
+}
+
+std::string IntegrationTest::Job(const std::string& body) const {
+  return "L='" + ledger_ +
+         "'; log() { echo \"$WARDEN_JOB_ID $WARDEN_ATTEMPT $WARDEN_LEASE_TOKEN $*\" >> \"$L\"; "
+         "}; " +
+         body;
+}
+
+std::vector<LedgerLine> IntegrationTest::Ledger() const {
+  std::vector<LedgerLine> out;
+  const std::string text = ReadFile(ledger_);
+  size_t start = 0;
+  while (true) {
+    const size_t nl = text.find('\n', start);
+    if (nl == std::string::npos) break;  // an unfinished last line is skipped
+    std::istringstream line(text.substr(start, nl - start));
+    start = nl + 1;
+    LedgerLine l;
+    if (!(line >> l.job >> l.attempt >> l.token >> l.event)) continue;
+    std::string arg;
+    while (line >> arg) l.args.push_back(arg);
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+std::vector<LedgerLine> IntegrationTest::LedgerFor(int64_t job, const std::string& event) const {
+  std::vector<LedgerLine> out;
+  for (LedgerLine& l : Ledger()) {
+    if (l.job == job && l.event == event) out.push_back(std::move(l));
+  }
+  return out;
+}
+
+bool IntegrationTest::LedgerHas(int64_t job, int attempt, const std::string& event) const {
+  for (const LedgerLine& l : LedgerFor(job, event)) {
+    if (l.attempt == attempt) return true;
+  }
+  return false;
+}
+
+ProcId IntegrationTest::ProcOf(const LedgerLine& l, size_t arg) {
+  if (arg >= l.args.size()) return {};
+  return Identify(static_cast<pid_t>(std::stol(l.args[arg])));
+}
+
+}  // namespace wt
