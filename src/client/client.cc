@@ -37,8 +37,8 @@ Status ValidateSpec(const JobSpec& spec) {
   if (spec.max_attempts < 1) return InvalidArgument("max attempts must be at least 1");
   if (spec.max_crashes < 1) return InvalidArgument("max crashes must be at least 1");
   if (spec.timeout.count() <= 0) return InvalidArgument("timeout must be positive");
-  if (spec.lease && spec.lease->count() < 100) {
-    return InvalidArgument("lease must be at least 100ms");
+  if (spec.lease && spec.lease->count() < 1000) {
+    return InvalidArgument("lease must be at least 1s");
   }
   if (spec.delay.count() < 0) return InvalidArgument("delay must not be negative");
   if (spec.start_deadline && spec.start_deadline->count() <= 0) {

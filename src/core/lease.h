@@ -14,6 +14,12 @@
 
 namespace warden {
 
+// A job's lease may be shorter than the worker's (`add --lease`): the worker
+// then heartbeats at least three times per shortest lease it holds.
+inline Millis HeartbeatFor(Millis lease, Millis heartbeat) {
+  return std::max(Millis(1), std::min(heartbeat, lease / 3));
+}
+
 // Three quarters of the lease, and never less than 1.5 heartbeats short of it.
 inline Millis SelfFenceAfter(Millis lease, Millis heartbeat) {
   const Millis by_fraction = lease * 3 / 4;
@@ -23,7 +29,8 @@ inline Millis SelfFenceAfter(Millis lease, Millis heartbeat) {
 
 inline bool ShouldSelfFence(int64_t mono_now, int64_t last_heartbeat_start_mono,
                             Millis lease, Millis heartbeat) {
-  return Millis(mono_now - last_heartbeat_start_mono) >= SelfFenceAfter(lease, heartbeat);
+  return Millis(mono_now - last_heartbeat_start_mono) >=
+         SelfFenceAfter(lease, HeartbeatFor(lease, heartbeat));
 }
 
 }  // namespace warden

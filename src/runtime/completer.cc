@@ -89,6 +89,13 @@ void Completer::Loop() {
       cv_.notify_all();
       continue;
     }
+    if (!r.error().transient()) {
+      lock.unlock();
+      WriteOneByOne(std::move(batch), r.error());
+      lock.lock();
+      cv_.notify_all();
+      continue;
+    }
     // The write failed as a whole: keep what may still matter, in order.
     // While the worker runs, its heartbeats keep extending the leases of
     // these jobs, so no sweeper would ever recover a dropped one: it would
@@ -117,6 +124,44 @@ void Completer::Loop() {
     lock.lock();
     cv_.notify_all();
   }
+}
+
+void Completer::WriteOneByOne(std::vector<Item> batch, const Status& why) {
+  // Something in the batch cannot be written (say, a result the store
+  // refuses). Find it; a success whose result cannot be stored is recorded
+  // as a failure rather than left `running` under a lease the heartbeats keep
+  // extending. Only what cannot be written at all is dropped, loudly.
+  if (cb_.log) cb_.log("recording a batch failed (" + why.ToString() + "); writing one by one");
+  int accepted = 0, fenced = 0;
+  bool keyed = false;
+  for (Item& item : batch) {
+    for (int tries = 0; tries < 2; ++tries) {
+      auto r = store_.JobFinishMany(cb_.worker_id(), std::span(&item.outcome, 1));
+      if (r.has_value()) {
+        ((*r)[0] ? accepted : fenced)++;
+        keyed = keyed || ((*r)[0] && item.keyed);
+        break;
+      }
+      if (tries == 0 && item.outcome.success) {
+        item.outcome.success = false;
+        item.outcome.result = Json();
+        item.outcome.error.kind = ErrorKind::kError;
+        item.outcome.error.message = "succeeded, but its result could not be stored: " +
+                                     r.error().ToString();
+        continue;
+      }
+      if (cb_.log) {
+        cb_.log("could not record the outcome of job " + std::to_string(item.outcome.ref.id) +
+                ": " + r.error().ToString() + "; dropped");
+      }
+      break;
+    }
+  }
+  {
+    std::lock_guard lock(mu_);
+    settled_ += static_cast<int64_t>(batch.size());
+  }
+  if (cb_.on_batch) cb_.on_batch(accepted, fenced, keyed);
 }
 
 }  // namespace warden

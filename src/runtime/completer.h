@@ -17,6 +17,7 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "store/store.h"
 
@@ -50,6 +51,7 @@ class Completer {
     bool keyed;
   };
   void Loop();
+  void WriteOneByOne(std::vector<Item> batch, const Status& why);
 
   Store& store_;
   const Clock& clock_;

@@ -82,7 +82,7 @@ Result<bool> Worker::Impl::MarkStarted(RunningJob& r) {
   }
 }
 
-std::optional<JobOutcome> Worker::Impl::Execute(RunningJob& r) {
+JobOutcome Worker::Impl::Execute(RunningJob& r) {
   if (r.stop.requested()) {
     return Failure(r, KindFor(r.stop.reason()), StopWhy(r.stop.reason()));
   }
@@ -115,7 +115,7 @@ std::optional<JobOutcome> Worker::Impl::Execute(RunningJob& r) {
                                            opt_.name + "'");
 }
 
-std::optional<JobOutcome> Worker::Impl::ExecuteCommand(RunningJob& r,
+JobOutcome Worker::Impl::ExecuteCommand(RunningJob& r,
                                                        const std::string& command) {
   SubprocessSpec spec;
   spec.command = command;

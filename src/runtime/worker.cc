@@ -268,11 +268,9 @@ void Worker::Impl::SlotLoop() {
     }
     // A job claimed but not started when shutdown began goes straight back.
     if (stopping_) r->stop.Request(StopReason::kShutdown);
-    std::optional<JobOutcome> outcome = Execute(*r);
-    if (outcome) {
-      (outcome->success ? counters_.succeeded : counters_.failed)++;
-      completer_->Add(std::move(*outcome), r->lease, !r->job.concurrency_key.empty());
-    }
+    JobOutcome outcome = Execute(*r);
+    (outcome.success ? counters_.succeeded : counters_.failed)++;
+    completer_->Add(std::move(outcome), r->lease, !r->job.concurrency_key.empty());
     {
       std::lock_guard lock(mu_);
       // A later attempt of the same job may have been claimed while this

@@ -69,9 +69,11 @@ class Worker::Impl {
   void SweeperLoop();
   void Shutdown();
 
-  // Runs one job; nullopt when the attempt was fenced off before it started.
-  std::optional<JobOutcome> Execute(RunningJob& r);
-  std::optional<JobOutcome> ExecuteCommand(RunningJob& r, const std::string& command);
+  // Runs one job and says how its attempt ended. There is always an outcome:
+  // the heartbeats keep a held job's lease alive, so a job left without one
+  // would stay `running`.
+  JobOutcome Execute(RunningJob& r);
+  JobOutcome ExecuteCommand(RunningJob& r, const std::string& command);
   JobOutcome ExecuteHandler(RunningJob& r, const Handler& handler);
   // At-most-once: the durable `started` mark, retried on transient errors.
   Result<bool> MarkStarted(RunningJob& r);

@@ -68,7 +68,12 @@ void Worker::Impl::HeartbeatLoop() {
         }
       }
     }
-    SleepFor(opt_.heartbeat);
+    Millis interval = opt_.heartbeat;
+    {
+      std::lock_guard lock(mu_);
+      for (const auto& [id, r] : running_) interval = HeartbeatFor(r->lease, interval);
+    }
+    SleepFor(interval);
   }
 }
 

@@ -38,5 +38,14 @@ TEST(SelfFence, AlwaysBeforeTheLeaseRunsOut) {
   EXPECT_FALSE(ShouldSelfFence(7'000, 0, Millis(10'000), Millis(1'000)));
 }
 
+TEST(SelfFence, ShortJobLeaseGetsFasterHeartbeats) {
+  // A 2 s per-job lease on a worker beating every 1 s: beat every 666 ms,
+  // fence after 1 s without one (not after 0.5 s, which one late beat hits).
+  EXPECT_EQ(HeartbeatFor(Millis(2'000), Millis(1'000)), Millis(666));
+  EXPECT_EQ(HeartbeatFor(Millis(30'000), Millis(1'000)), Millis(1'000));
+  EXPECT_FALSE(ShouldSelfFence(900, 0, Millis(2'000), Millis(1'000)));
+  EXPECT_TRUE(ShouldSelfFence(1'100, 0, Millis(2'000), Millis(1'000)));
+}
+
 }  // namespace
 }  // namespace warden
