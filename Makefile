@@ -15,12 +15,14 @@ build: deps
 demo: build
 	./$(BUILD)/warden demo
 
-# Release tests, then the same suite under AddressSanitizer+UBSan.
+# Release tests, then the same suite under AddressSanitizer+UBSan and under
+# ThreadSanitizer.
 test: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DWARDEN_WERROR=ON $(CMAKE_ARGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300
 	$(MAKE) test-asan
+	$(MAKE) test-tsan
 
 # AddressSanitizer + UBSan; reports from every process (workers included)
 # land in build-asan/reports and fail the run.

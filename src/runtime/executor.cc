@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/duration.h"
+#include "core/lease.h"
 #include "runtime/worker_impl.h"
 
 namespace warden {
@@ -83,6 +84,12 @@ Result<bool> Worker::Impl::MarkStarted(RunningJob& r) {
 }
 
 JobOutcome Worker::Impl::Execute(RunningJob& r) {
+  // A worker that has just woken from a freeze must not start a job whose
+  // lease may already be someone else's (the watchdog may not have run yet).
+  const int64_t base = std::max(last_heartbeat_start_mono_.load(), r.claim_start_mono);
+  if (ShouldSelfFence(clock_.MonotonicMs(), base, r.lease, opt_.heartbeat)) {
+    r.stop.Request(StopReason::kFence);
+  }
   if (r.stop.requested()) {
     return Failure(r, KindFor(r.stop.reason()), StopWhy(r.stop.reason()));
   }
@@ -102,6 +109,9 @@ JobOutcome Worker::Impl::Execute(RunningJob& r) {
       // Cancelled before it started, or fenced off (then this write is too).
       return Failure(r, ErrorKind::kCancelled, "cancelled before it started");
     }
+  }
+  if (r.stop.requested()) {  // stopped while its start was being recorded
+    return Failure(r, KindFor(r.stop.reason()), StopWhy(r.stop.reason()));
   }
   r.started_mono = clock_.MonotonicMs();
   if (!r.job.command.empty()) return ExecuteCommand(r, r.job.command);
@@ -135,6 +145,9 @@ JobOutcome Worker::Impl::ExecuteCommand(RunningJob& r,
   Json explicit_result;
   bool has_result = false;
   std::string control_errors;
+  auto note = [&](const std::string& text) {
+    if (control_errors.size() < 4096) control_errors += text;
+  };
   auto on_line = [&](const std::string& line) {
     // `checkpoint JSON` and `result JSON`, one per line on fd 3.
     const size_t space = line.find(' ');
@@ -142,8 +155,8 @@ JobOutcome Worker::Impl::ExecuteCommand(RunningJob& r,
     const std::string body = space == std::string::npos ? "" : line.substr(space + 1);
     Json value = Json::parse(body, nullptr, /*allow_exceptions=*/false);
     if (value.is_discarded() || (verb != "checkpoint" && verb != "result")) {
-      control_errors += "warden: ignored control line (want `checkpoint JSON` or "
-                        "`result JSON`): " + line.substr(0, 200) + "\n";
+      note("warden: ignored control line (want `checkpoint JSON` or `result JSON`): " +
+           line.substr(0, 200) + "\n");
       return;
     }
     if (verb == "result") {
@@ -153,7 +166,7 @@ JobOutcome Worker::Impl::ExecuteCommand(RunningJob& r,
     }
     auto saved = claim_store_->JobCheckpoint(JobRef{r.job.id, r.job.lease_token}, value);
     if (!saved.has_value()) {
-      control_errors += "warden: checkpoint not saved: " + saved.error().ToString() + "\n";
+      note("warden: checkpoint not saved: " + saved.error().ToString() + "\n");
     } else if (!*saved) {
       r.stop.Request(StopReason::kFence);
     }
