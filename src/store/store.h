@@ -109,7 +109,8 @@ class Store {
   virtual Result<bool> JobCheckpoint(JobRef ref, const Json& checkpoint) = 0;
   virtual Result<JobInfo> JobGet(JobId id) = 0;  // with attempts
   virtual Result<std::vector<JobInfo>> JobList(const JobFilter& f) = 0;
-  // dead/cancelled/expired/succeeded -> available, budgets reset.
+  // dead/cancelled/expired (or waiting) -> available, budgets reset;
+  // running and succeeded jobs are refused.
   virtual Status JobRetry(JobId id) = 0;
   // pending -> cancelled; running -> cancel requested (its worker stops it).
   virtual Result<JobState> JobCancel(JobId id) = 0;
@@ -124,7 +125,8 @@ class Store {
   // Refreshes the worker row and extends the leases of its running jobs.
   virtual Result<HeartbeatReply> WorkerHeartbeat(WorkerId id) = 0;
   virtual Status WorkerSetDraining(WorkerId id) = 0;
-  // Goodbye: state stopped. Its remaining running jobs are released.
+  // Goodbye: state stopped. Normally the worker released its jobs first;
+  // any it still holds are recovered as `lost`.
   virtual Status WorkerStop(WorkerId id) = 0;
   virtual Result<std::vector<WorkerInfo>> WorkerList(bool live_only) = 0;
   // Live (active/draining) workers, optionally only those named `name`.
