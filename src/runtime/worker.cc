@@ -269,6 +269,7 @@ void Worker::Impl::SlotLoop() {
     // A job claimed but not started when shutdown began goes straight back.
     if (stopping_) r->stop.Request(StopReason::kShutdown);
     JobOutcome outcome = Execute(*r);
+    r->finished = true;
     (outcome.success ? counters_.succeeded : counters_.failed)++;
     completer_->Add(std::move(outcome), r->lease, !r->job.concurrency_key.empty());
     {

@@ -42,6 +42,7 @@ struct RunningJob {
   int64_t claim_start_mono = 0;  // before the claim statement was sent
   std::atomic<int64_t> started_mono{0};  // 0 until a slot starts it
   std::atomic<bool> timed_out{false};    // in-process handlers only
+  std::atomic<bool> finished{false};     // ran; its outcome is being recorded
   StopSignal stop;
 };
 

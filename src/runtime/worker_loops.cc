@@ -60,7 +60,7 @@ void Worker::Impl::HeartbeatLoop() {
       for (auto& [id, r] : running_) {
         auto k = known.find(id);
         if (k == known.end() || k->second != r->job.lease_token) continue;
-        if (r->stop.requested()) continue;
+        if (r->stop.requested() || r->finished) continue;
         auto h = held.find(id);
         if (h == held.end() || h->second != r->job.lease_token) {
           log_("job " + std::to_string(id) + " was taken from this worker; stopping it");
@@ -85,7 +85,8 @@ void Worker::Impl::WatchdogLoop() {
       std::lock_guard lock(mu_);
       for (auto& [id, r] : running_) {
         const int64_t base = std::max(last, r->claim_start_mono);
-        if (!r->stop.requested() && ShouldSelfFence(now, base, r->lease, opt_.heartbeat)) {
+        if (!r->stop.requested() && !r->finished &&
+            ShouldSelfFence(now, base, r->lease, opt_.heartbeat)) {
           r->stop.Request(StopReason::kFence);
           ++counters_.self_fenced;
           log_("no heartbeat for " + FormatDuration(Millis(now - base)) + " (lease " +
