@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "cli/cli.h"
+#include "core/lists.h"
 
 namespace warden::cli {
 namespace {
@@ -20,22 +21,10 @@ struct WorkerFlags {
   std::string heartbeat, lease, keepalive, sweep, shutdown, kill_grace, poll;
 };
 
-std::vector<std::string> SplitComma(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t end = s.find(',', start);
-    if (end == std::string::npos) end = s.size();
-    if (end > start) out.push_back(s.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
 Result<WorkerOptions> BuildOptions(const WorkerFlags& f) {
   WorkerOptions o;
   o.name = f.name;
-  o.queues = SplitComma(f.queues);
+  o.queues = SplitList(f.queues);
   o.concurrency = f.concurrency;
   o.allow_commands = f.allow_cmd;
   o.exit_when_idle = f.exit_when_idle;

@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "core/lists.h"
 #include "store/sqlite/sqlite_db.h"
 #include "warden/job.h"
 
@@ -17,7 +18,5 @@ WorkerInfo WorkerFromRow(const Stmt& s);  // `running` is the last column
 
 // JSON stored as text; unparsable text comes back as a JSON string.
 Json ParseStoredJson(const std::string& text);
-std::string JoinList(const std::vector<std::string>& items);   // "a,b"
-std::vector<std::string> SplitList(const std::string& text);
 
 }  // namespace warden::sqlite
