@@ -11,7 +11,6 @@ PACKAGES=(
   libcli11-dev                       # command-line parsing
   libgtest-dev libgmock-dev          # tests
   libbenchmark-dev                   # micro-benchmarks
-  procps                             # ps/pgrep used by integration tests
 )
 
 missing=()
