@@ -119,15 +119,26 @@ Result<bool> SqliteStore::ExistsLocked(const std::string& sql, int64_t arg) {
   return exists;
 }
 
+// Both use the partial index jobs_due: one probe however many jobs wait.
+Result<bool> SqliteStore::AnyDueLocked(TimeMs now) {
+  return ExistsLocked("SELECT 1 FROM jobs INDEXED BY jobs_due WHERE state IN "
+                      "('scheduled', 'retryable') AND run_at <= ?",
+                      now);
+}
+
+Result<int> SqliteStore::PromoteDueLocked(TimeMs now) {
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt promote, db_->Prepare("UPDATE jobs INDEXED BY jobs_due SET state = 'available' "
+                                 "WHERE state IN ('scheduled', 'retryable') AND run_at <= ?"));
+  return promote.Bind(1, now).Exec();
+}
+
 Result<std::vector<JobInfo>> SqliteStore::JobClaim(const ClaimParams& p) {
   std::lock_guard lock(mu_);
   const TimeMs seen_at = clock_->NowMs();
   // Look before taking the write lock: an idle worker's poll then costs one
   // read, and a process frozen while polling holds no lock over the others.
-  WARDEN_ASSIGN_OR_RETURN(
-      bool due, ExistsLocked("SELECT 1 FROM jobs INDEXED BY jobs_due WHERE state IN ('scheduled', 'retryable') "
-                             "AND run_at <= ?",
-                             seen_at));
+  WARDEN_ASSIGN_OR_RETURN(bool due, AnyDueLocked(seen_at));
   if (!due) {
     WARDEN_ASSIGN_OR_RETURN(auto any, PickLocked(p, seen_at, 1));
     if (any.empty()) return std::vector<JobInfo>{};
@@ -146,10 +157,7 @@ Result<std::vector<JobInfo>> SqliteStore::JobClaim(const ClaimParams& p) {
   if (due) {
     // Due scheduled and retryable jobs become available first, so a claim
     // never waits for the sweeper.
-    WARDEN_ASSIGN_OR_RETURN(
-        Stmt promote, db_->Prepare("UPDATE jobs INDEXED BY jobs_due SET state = 'available' WHERE state IN "
-                                   "('scheduled', 'retryable') AND run_at <= ?"));
-    WARDEN_RETURN_IF_ERROR(promote.Bind(1, now).Exec().status());
+    WARDEN_RETURN_IF_ERROR(PromoteDueLocked(now).status());
   }
   WARDEN_ASSIGN_OR_RETURN(auto ids, PickLocked(p, now, p.limit));
 

@@ -72,6 +72,9 @@ class SqliteStore final : public Store {
   Result<std::vector<AttemptInfo>> AttemptsLocked(JobId id);
   // Claimable job ids in claim order, at most `limit`, one per concurrency key.
   Result<std::vector<JobId>> PickLocked(const ClaimParams& p, TimeMs now, int limit);
+  // Scheduled or retryable jobs due by `now`, and making them available.
+  Result<bool> AnyDueLocked(TimeMs now);
+  Result<int> PromoteDueLocked(TimeMs now);
   // SELECT EXISTS (sql) with one parameter.
   Result<bool> ExistsLocked(const std::string& sql, int64_t arg);
   double Jitter() { return std::uniform_real_distribution<double>(0, 1)(rng_); }

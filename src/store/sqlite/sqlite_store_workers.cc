@@ -254,15 +254,10 @@ Result<int> SqliteStore::JobExpire() {
 
 Result<int> SqliteStore::JobPromote() {
   std::lock_guard lock(mu_);
-  WARDEN_ASSIGN_OR_RETURN(
-      bool any, ExistsLocked("SELECT 1 FROM jobs INDEXED BY jobs_due WHERE state IN ('scheduled', 'retryable') "
-                             "AND run_at <= ?",
-                             clock_->NowMs()));
+  const TimeMs now = clock_->NowMs();
+  WARDEN_ASSIGN_OR_RETURN(bool any, AnyDueLocked(now));
   if (!any) return 0;
-  WARDEN_ASSIGN_OR_RETURN(
-      Stmt upd, db_->Prepare("UPDATE jobs INDEXED BY jobs_due SET state = 'available' WHERE state IN "
-                             "('scheduled', 'retryable') AND run_at <= ?"));
-  return upd.Bind(1, clock_->NowMs()).Exec();
+  return PromoteDueLocked(now);
 }
 
 Result<int> SqliteStore::Prune(Millis retention) {
