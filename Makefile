@@ -2,8 +2,11 @@
 BUILD      ?= build
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
+# Runs a command against a throwaway PostgreSQL (see the script's header);
+# a no-op wrapper when WARDEN_TEST_PG_URL is already set.
+PG_CLUSTER := $(CURDIR)/scripts/pg-cluster.sh
 
-.PHONY: deps build demo test test-asan test-tsan clean
+.PHONY: deps build demo test test-all test-asan test-tsan clean
 
 deps:
 	@./scripts/deps.sh
@@ -16,11 +19,18 @@ demo: build
 	./$(BUILD)/warden demo
 
 # Release tests, then the same suite under AddressSanitizer+UBSan and under
-# ThreadSanitizer.
+# ThreadSanitizer, all three against one throwaway PostgreSQL server that
+# scripts/pg-cluster.sh starts (deps first: it installs the server).
 test: deps
+	$(PG_CLUSTER) run $(MAKE) test-all
+
+# The body of `make test`; run it through `make test`. Each ctest below is
+# wrapped too, so that run alone it still gets a server of its own; inside
+# `make test` the wrapper sees WARDEN_TEST_PG_URL and adds nothing.
+test-all: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DWARDEN_WERROR=ON $(CMAKE_ARGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300
+	cd $(BUILD) && $(PG_CLUSTER) run ctest --output-on-failure -j $(JOBS) --timeout 300
 	$(MAKE) test-asan
 	$(MAKE) test-tsan
 
@@ -32,7 +42,7 @@ test-asan: deps
 	rm -rf build-asan/reports && mkdir -p build-asan/reports
 	cd build-asan && ASAN_OPTIONS="log_path=$(CURDIR)/build-asan/reports/asan" \
 	  UBSAN_OPTIONS="log_path=$(CURDIR)/build-asan/reports/ubsan print_stacktrace=1" \
-	  ctest --output-on-failure -j $(JOBS) --timeout 300
+	  $(PG_CLUSTER) run ctest --output-on-failure -j $(JOBS) --timeout 300
 	@if ls build-asan/reports/* >/dev/null 2>&1; then \
 	  echo "sanitizer reports:"; cat build-asan/reports/*; exit 1; fi
 
@@ -44,7 +54,7 @@ test-tsan: deps
 	@cmake --build build-tsan -j $(JOBS)
 	rm -rf build-tsan/reports && mkdir -p build-tsan/reports
 	cd build-tsan && TSAN_OPTIONS="log_path=$(CURDIR)/build-tsan/reports/tsan second_deadlock_stack=1" \
-	  ctest --output-on-failure -j $(JOBS) --timeout 300
+	  $(PG_CLUSTER) run ctest --output-on-failure -j $(JOBS) --timeout 300
 	@if ls build-tsan/reports/tsan.* >/dev/null 2>&1; then \
 	  echo "ThreadSanitizer reports:"; cat build-tsan/reports/tsan.*; exit 1; fi
 

@@ -6,6 +6,8 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake pkg-config   # toolchain
   libsqlite3-dev                     # embedded store (the default backend)
+  libpq-dev                          # PostgreSQL store: the client library
+  postgresql                         # a throwaway server for the tests
   nlohmann-json3-dev                 # payloads, results, --json output
   libfmt-dev                         # formatting (g++ 12 has no <format>)
   libcli11-dev                       # command-line parsing

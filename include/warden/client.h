@@ -69,9 +69,8 @@ class Client {
   Status CheckWritable();
 
  private:
-  Client(std::unique_ptr<Store> store, std::string wake_dir);
+  explicit Client(std::unique_ptr<Store> store);
   std::unique_ptr<Store> store_;
-  std::string wake_dir_;
 };
 
 // Limits applied to every enqueue (documented in the README).

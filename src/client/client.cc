@@ -4,13 +4,11 @@
 
 #include "core/json_text.h"
 #include "maintenance/sweeper.h"
-#include "runtime/wakeup.h"
 #include "store/store.h"
 
 namespace warden {
 
-Client::Client(std::unique_ptr<Store> store, std::string wake_dir)
-    : store_(std::move(store)), wake_dir_(std::move(wake_dir)) {}
+Client::Client(std::unique_ptr<Store> store) : store_(std::move(store)) {}
 
 Client::~Client() = default;
 
@@ -18,7 +16,7 @@ Result<std::unique_ptr<Client>> Client::Open(const std::string& db_url, Millis b
   StoreOptions options;
   options.busy_timeout = busy_timeout;
   WARDEN_ASSIGN_OR_RETURN(auto store, OpenStore(db_url, options));
-  return std::unique_ptr<Client>(new Client(std::move(store), WakeDirFor(db_url)));
+  return std::unique_ptr<Client>(new Client(std::move(store)));
 }
 
 Status ValidateSpec(const JobSpec& spec) {
@@ -59,9 +57,7 @@ Result<EnqueueResult> Client::Enqueue(const JobSpec& spec) {
 
 Result<std::vector<EnqueueResult>> Client::EnqueueMany(std::span<const JobSpec> specs) {
   for (const JobSpec& s : specs) WARDEN_RETURN_IF_ERROR(ValidateSpec(s));
-  WARDEN_ASSIGN_OR_RETURN(auto r, store_->JobInsertMany(specs));
-  NotifyWorkers(wake_dir_);
-  return r;
+  return store_->JobInsertMany(specs);  // wakes idle workers itself
 }
 
 Result<JobInfo> Client::GetJob(JobId id) { return store_->JobGet(id); }
@@ -73,7 +69,7 @@ Result<std::vector<JobInfo>> Client::ListJobs(const JobFilter& filter) {
 
 Status Client::RetryJob(JobId id) {
   WARDEN_RETURN_IF_ERROR(store_->JobRetry(id));
-  NotifyWorkers(wake_dir_);
+  store_->NotifyWorkers();
   return Status::Ok();
 }
 
@@ -97,7 +93,7 @@ Result<int> Client::ReleaseWorker(const std::string& name_or_id) {
   if (!match) return NotFound("no live worker named or numbered '" + name_or_id + "'");
   WARDEN_ASSIGN_OR_RETURN(RescueReport r,
                           store_->WorkerDeclareDead(match->id, "released by an operator"));
-  NotifyWorkers(wake_dir_);
+  store_->NotifyWorkers();
   return r.rescued;
 }
 
@@ -107,7 +103,7 @@ Result<SweepSummary> Client::Sweep(Millis keepalive_threshold) {
   SweepOptions o;
   o.keepalive_threshold = keepalive_threshold;
   WARDEN_ASSIGN_OR_RETURN(SweepReport r, SweepOnce(*store_, o));
-  if (r.rescued > 0 || r.promoted > 0) NotifyWorkers(wake_dir_);
+  if (r.rescued > 0 || r.promoted > 0) store_->NotifyWorkers();
   return SweepSummary{r.proven_dead, r.presumed_dead, r.rescued, r.expired, r.promoted, r.pruned};
 }
 

@@ -1,5 +1,8 @@
 #include "maintenance/sweeper.h"
 
+#include <algorithm>
+#include <thread>
+
 #include "env/process.h"
 
 namespace warden {
@@ -21,15 +24,40 @@ std::string ProofOfDeath(const WorkerLiveness& w, const HostIdentity& self) {
   return {};
 }
 
+Result<std::vector<WorkerId>> ConfirmSessionsLost(Store& store,
+                                                  const std::vector<WorkerId>& suspects,
+                                                  const std::string& name) {
+  if (suspects.empty()) return suspects;
+  std::this_thread::sleep_for(kSessionLossConfirm);
+  WARDEN_ASSIGN_OR_RETURN(auto again, store.WorkerListLive(name));
+  std::vector<WorkerId> lost;
+  for (const WorkerLiveness& w : again) {
+    if (w.session_lost && std::find(suspects.begin(), suspects.end(), w.id) != suspects.end()) {
+      lost.push_back(w.id);
+    }
+  }
+  return lost;
+}
+
 Result<SweepReport> DeclareProvenDead(Store& store, const std::vector<WorkerLiveness>& live) {
   SweepReport report;
-  for (const WorkerLiveness& w : live) {
-    const std::string proof = ProofOfDeath(w, HostIdentity::Self());
-    if (proof.empty()) continue;
-    WARDEN_ASSIGN_OR_RETURN(RescueReport r, store.WorkerDeclareDead(w.id, proof));
+  auto declare = [&](WorkerId id, const std::string& proof) -> Status {
+    WARDEN_ASSIGN_OR_RETURN(RescueReport r, store.WorkerDeclareDead(id, proof));
     ++report.proven_dead;
     report.rescued += r.rescued;
+    return Status::Ok();
+  };
+  std::vector<WorkerId> suspects;
+  for (const WorkerLiveness& w : live) {
+    const std::string proof = ProofOfDeath(w, HostIdentity::Self());
+    if (!proof.empty()) {
+      WARDEN_RETURN_IF_ERROR(declare(w.id, proof));
+    } else if (w.session_lost) {
+      suspects.push_back(w.id);
+    }
   }
+  WARDEN_ASSIGN_OR_RETURN(auto lost, ConfirmSessionsLost(store, suspects, ""));
+  for (WorkerId id : lost) WARDEN_RETURN_IF_ERROR(declare(id, kSessionLostProof));
   return report;
 }
 

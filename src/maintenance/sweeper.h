@@ -46,8 +46,21 @@ std::string ProofOfDeath(const WorkerLiveness& w, const HostIdentity& self);
 
 Result<SweepReport> SweepOnce(Store& store, const SweepOptions& options);
 
+// A lost database session (PostgreSQL: the worker's session lock is gone)
+// is proof of death once it stays lost for kSessionLossConfirm: a live
+// worker whose connection was merely cut reconnects and locks again within
+// milliseconds. Returns the suspects (workers named `name`, or any if
+// empty) still lost after that wait.
+inline constexpr Millis kSessionLossConfirm{250};
+inline constexpr const char* kSessionLostProof =
+    "its database session ended (process gone, or its host cut off past its lease)";
+Result<std::vector<WorkerId>> ConfirmSessionsLost(Store& store,
+                                                  const std::vector<WorkerId>& suspects,
+                                                  const std::string& name);
+
 // Declares dead every worker of `live` (live-registered workers) that is
-// on this host and whose process is gone.
+// on this host and whose process is gone, or whose database session was
+// lost (confirmed, see above).
 Result<SweepReport> DeclareProvenDead(Store& store, const std::vector<WorkerLiveness>& live);
 
 }  // namespace warden

@@ -66,7 +66,6 @@ Worker::Impl::Impl(std::string url, WorkerOptions options,
       finish_store_(std::move(stores[3])) {
   log_ = opt_.log ? opt_.log : StderrLog("worker " + opt_.name);
   node_ = HostName();
-  wake_dir_ = WakeDirFor(url_);
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   stop_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 }
@@ -79,7 +78,11 @@ Worker::Impl::~Impl() {
 Status Worker::Impl::RecoverPreviousIncarnation() {
   WARDEN_ASSIGN_OR_RETURN(auto same_name, claim_store_->WorkerListLive(opt_.name));
   for (const WorkerLiveness& w : same_name) {
-    const std::string proof = ProofOfDeath(w, HostIdentity::Self());
+    std::string proof = ProofOfDeath(w, HostIdentity::Self());
+    if (proof.empty() && w.session_lost) {
+      WARDEN_ASSIGN_OR_RETURN(auto lost, ConfirmSessionsLost(*claim_store_, {w.id}, opt_.name));
+      if (!lost.empty()) proof = kSessionLostProof;
+    }
     if (proof.empty()) {
       return FailedPrecondition("a worker named '" + opt_.name + "' is already running (pid " +
                                 std::to_string(w.pid) + " on " + w.node +
@@ -124,10 +127,6 @@ Status Worker::Impl::Run() {
   }
   WARDEN_RETURN_IF_ERROR(RecoverPreviousIncarnation());
   WARDEN_RETURN_IF_ERROR(Register());
-  if (Status s = listener_.Bind(wake_dir_, std::to_string(id_.load())); !s.ok()) {
-    log_("no wake-up socket (" + s.ToString() + "); polling every " +
-         FormatDuration(opt_.poll_interval));
-  }
   log_("started as worker " + std::to_string(id_.load()) + ": queues " +
        std::to_string(opt_.queues.size()) + ", concurrency " +
        std::to_string(opt_.concurrency));
@@ -138,7 +137,7 @@ Status Worker::Impl::Run() {
   cb.on_batch = [this](int accepted, int fenced, bool freed_keys) {
     counters_.fenced += fenced;
     (void)accepted;
-    if (freed_keys) NotifyWorkers(wake_dir_);
+    if (freed_keys) finish_store_->NotifyWorkers();
   };
   completer_ = std::make_unique<Completer>(*finish_store_, clock_, opt_.flush_window, cb);
 
@@ -146,6 +145,7 @@ Status Worker::Impl::Run() {
   threads_.emplace_back([this] { HeartbeatLoop(); });
   threads_.emplace_back([this] { WatchdogLoop(); });
   threads_.emplace_back([this] { SweeperLoop(); });
+  threads_.emplace_back([this] { SessionLoop(); });
 
   ClaimLoop();
   Shutdown();
@@ -242,17 +242,14 @@ void Worker::Impl::ClaimLoop() {
     Millis wait = opt_.poll_interval;
     if (got == 0) {
       // Sleep no longer than until the next scheduled or backed-off job.
-      auto due = claim_store_->JobNextDue();
-      if (due.has_value() && due->has_value()) {
-        const Millis until(std::max<int64_t>(0, **due - clock_.NowMs()) + 1);
-        wait = std::min(wait, until);
-      }
+      auto due = claim_store_->JobNextDueIn();
+      if (due.has_value() && due->has_value()) wait = std::min(wait, **due + Millis(1));
     }
-    pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {listener_.fd(), POLLIN, 0}};
-    poll(fds, listener_.fd() >= 0 ? 2 : 1, static_cast<int>(wait.count()));
+    // Woken by a freed slot, stop, or the session loop (new jobs).
+    pollfd fd{wake_fd_, POLLIN, 0};
+    poll(&fd, 1, static_cast<int>(wait.count()));
     uint64_t drained;
     (void)!read(wake_fd_, &drained, sizeof drained);
-    listener_.Drain();
   }
 }
 

@@ -9,7 +9,11 @@
 //   watchdog                   self-fencing and in-process timeouts, on the
 //                              monotonic clock, never blocked by the store
 //   sweeper                    leader lease; proven deaths on this host (pidfd)
-//                              and the maintenance pass
+//                              or by a lost database session, and the
+//                              maintenance pass
+//   session                    the worker's WorkerSession: wake-ups (LISTEN or
+//                              a socket) and, on PostgreSQL, the session lock
+//                              that proves it alive; reconnects it when lost
 //
 // Each thread that talks to the store has its own connection, so a slow
 // claim never delays a heartbeat.
@@ -29,7 +33,6 @@
 #include "runtime/completer.h"
 #include "runtime/log.h"
 #include "runtime/subprocess.h"
-#include "runtime/wakeup.h"
 #include "store/store.h"
 #include "warden/worker.h"
 
@@ -68,6 +71,7 @@ class Worker::Impl {
   void HeartbeatLoop();
   void WatchdogLoop();
   void SweeperLoop();
+  void SessionLoop();
   void Shutdown();
 
   // Runs one job and says how its attempt ended. There is always an outcome:
@@ -93,8 +97,7 @@ class Worker::Impl {
   std::unique_ptr<Store> sweep_store_;
   std::unique_ptr<Store> finish_store_;
   std::unique_ptr<Completer> completer_;
-  std::string node_, wake_dir_;
-  WakeListener listener_;
+  std::string node_;
   int wake_fd_ = -1;  // eventfd: a slot freed, or stop
   int stop_fd_ = -1;  // eventfd: the background loops must end
 

@@ -1,4 +1,6 @@
 // Worker background loops: heartbeat, watchdog (self-fencing) and sweeper.
+#include <poll.h>
+
 #include <set>
 #include <unordered_map>
 
@@ -124,7 +126,7 @@ void Worker::Impl::SweeperLoop() {
         counters_.rescued += proven.rescued;
         log_("proved " + std::to_string(proven.proven_dead) + " workers dead; recovered " +
              std::to_string(proven.rescued) + " jobs");
-        NotifyWorkers(wake_dir_);
+        sweep_store_->NotifyWorkers();
         WakeClaimLoop();
       }
       bool acquired = leader && clock_.MonotonicMs() < renew_at_mono;
@@ -153,7 +155,7 @@ void Worker::Impl::SweeperLoop() {
                " expired");
         }
         if (r.rescued > 0 || r.promoted > 0) {
-          NotifyWorkers(wake_dir_);
+          sweep_store_->NotifyWorkers();
           WakeClaimLoop();
         }
       }
@@ -169,6 +171,39 @@ void Worker::Impl::SweeperLoop() {
     if (watch.Wait(opt_.sweep_interval, stop_fd_)) {
       SleepFor(Millis(5));  // let a dying process finish closing its files
     }
+  }
+}
+
+void Worker::Impl::SessionLoop() {
+  std::unique_ptr<WorkerSession> session;
+  WorkerId session_for = 0;
+  bool reported_error = false;
+  while (!threads_done_) {
+    Status status = [&]() -> Status {
+      // A worker registered again (declared dead meanwhile) needs a session
+      // for its new id: the old lock proves nothing about it.
+      if (!session || session_for != id_) {
+        session.reset();
+        session_for = id_;
+        WARDEN_ASSIGN_OR_RETURN(session, heartbeat_store_->OpenSession(session_for, opt_.lease));
+      }
+      pollfd fds[2] = {{stop_fd_, POLLIN, 0}, {session->fd(), POLLIN, 0}};
+      const bool connected = session->fd() >= 0;
+      // Disconnected: try again soon (the connection paces its own backoff).
+      poll(fds, connected ? 2 : 1, connected ? static_cast<int>(opt_.poll_interval.count()) : 50);
+      if (threads_done_) return Status::Ok();
+      WARDEN_ASSIGN_OR_RETURN(bool woken, session->Drain());
+      if (woken) WakeClaimLoop();
+      return Status::Ok();
+    }();
+    if (!status.ok()) {
+      if (!reported_error) log_("worker session failed, reconnecting: " + status.ToString());
+      reported_error = true;
+      SleepFor(Millis(100));
+      continue;
+    }
+    if (reported_error) log_("worker session restored");
+    reported_error = false;
   }
 }
 

@@ -1,5 +1,6 @@
 #include <string>
 
+#include "store/postgres/pg_store.h"
 #include "store/sqlite/sqlite_store.h"
 #include "store/store.h"
 
@@ -15,7 +16,7 @@ bool StartsWith(const std::string& s, const std::string& prefix) {
 Result<std::unique_ptr<Store>> OpenStore(const std::string& url, StoreOptions options) {
   if (url.empty()) return InvalidArgument("empty database URL");
   if (StartsWith(url, "postgres://") || StartsWith(url, "postgresql://")) {
-    return FailedPrecondition("the PostgreSQL backend is not built yet; use sqlite:PATH");
+    return pg::PgStore::Open(url, options);
   }
   std::string path = StartsWith(url, "sqlite:") ? url.substr(7) : url;
   if (StartsWith(path, "//")) path = path.substr(2);  // sqlite:///abs/path

@@ -71,6 +71,10 @@ struct WorkerLiveness {
   int pid = 0;
   int64_t pid_start = 0;
   TimeMs last_heartbeat = 0;
+  // PostgreSQL: the worker's session lock is gone though the server has not
+  // restarted since it took it: its process died, or its connection was cut
+  // (it reconnects within milliseconds if alive). SQLite: always false.
+  bool session_lost = false;
 };
 
 struct HeartbeatReply {
@@ -81,6 +85,20 @@ struct HeartbeatReply {
 
 struct RescueReport {
   int rescued = 0;  // running jobs recovered (retried, requeued or dead)
+};
+
+// A live worker's own line to the store: wake-ups when jobs may have become
+// claimable (SQLite: a datagram socket beside the file; PostgreSQL: LISTEN),
+// and on PostgreSQL the session-level advisory lock whose release proves
+// the worker gone. One per worker, used by one thread.
+class WorkerSession {
+ public:
+  virtual ~WorkerSession() = default;
+  // Poll for POLLIN; -1 while disconnected (poll with a timeout, then Drain).
+  virtual int fd() = 0;
+  // Consumes what arrived and restores a lost connection (lock and LISTEN
+  // included). true: woken.
+  virtual Result<bool> Drain() = 0;
 };
 
 class Store {
@@ -116,9 +134,10 @@ class Store {
   virtual Result<JobState> JobCancel(JobId id) = 0;
   // Jobs not yet finished: scheduled, available, retryable, running.
   virtual Result<int64_t> JobCountUnfinished() = 0;
-  // The earliest run_at of a scheduled or retryable job (an idle worker
-  // sleeps until then rather than a whole poll interval).
-  virtual Result<std::optional<TimeMs>> JobNextDue() = 0;
+  // How long until the earliest scheduled or retryable job is due, by the
+  // store's clock (an idle worker sleeps until then rather than a whole poll
+  // interval; a relative time, so a skewed worker clock does not matter).
+  virtual Result<std::optional<Millis>> JobNextDueIn() = 0;
 
   // Workers.
   virtual Result<WorkerId> WorkerRegister(const WorkerRegistration& r) = 0;
@@ -135,6 +154,12 @@ class Store {
   // Proven dead: marks it dead and recovers its running jobs at once.
   virtual Result<RescueReport> WorkerDeclareDead(WorkerId id,
                                                  const std::string& reason) = 0;
+  // The worker's session (see WorkerSession); `lease` bounds how long the
+  // server waits before it drops a silent connection, and so the lock.
+  virtual Result<std::unique_ptr<WorkerSession>> OpenSession(WorkerId id, Millis lease) = 0;
+  // Wakes idle workers (after jobs were freed, retried or rescued; inserts
+  // wake them by themselves). Best effort.
+  virtual void NotifyWorkers() = 0;
   // Presumed dead: heartbeat older than `keepalive`. Its jobs wait for their
   // leases to run out (JobRescueExpired). Returns how many were marked.
   virtual Result<int> WorkerMarkStale(Millis keepalive) = 0;
@@ -153,14 +178,20 @@ class Store {
 };
 
 struct StoreOptions {
-  const Clock* clock = nullptr;  // SQLite only; default: the system clock
+  // SQLite: the clock that judges leases (one host, one clock); default:
+  // the system clock. PostgreSQL ignores it: the server's clock judges.
+  const Clock* clock = nullptr;
+  // Tests only: PostgreSQL reads the time from this clock instead of the
+  // server, so the conformance suite can move time on both backends.
+  const Clock* database_clock = nullptr;
   // false: survive process crashes but not power loss (SQLite
   // synchronous=NORMAL); the URL may also say `?sync=normal`.
   bool durable = true;
   Millis busy_timeout{5000};
 };
 
-// `sqlite:PATH`, a plain PATH, or (later) `postgresql://...`.
+// `sqlite:PATH`, a plain PATH, or `postgresql://...` / `postgres://...`
+// (any libpq connection URI).
 Result<std::unique_ptr<Store>> OpenStore(const std::string& url,
                                          StoreOptions options = {});
 

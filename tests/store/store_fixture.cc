@@ -4,30 +4,36 @@
 
 namespace warden::testing {
 
-std::vector<Backend> AllBackends() {
-  return {Backend{"sqlite", [](const std::string& dir, const Clock* clock) {
-                    StoreOptions o;
-                    o.clock = clock;
-                    return OpenStore("sqlite:" + dir + "/test.db", o);
-                  }}};
-}
+std::vector<Backend> AllBackends() { return {Backend{"sqlite", false}, Backend{"postgres", true}}; }
 
 void StoreTest::SetUp() {
   char tmpl[] = "/tmp/warden-store-XXXXXX";
   ASSERT_NE(mkdtemp(tmpl), nullptr);
   dir_ = tmpl;
-  auto s = GetParam().open(dir_, &clock_);
+  if (GetParam().postgres) {
+    WARDEN_REQUIRE_PG();
+    auto db = PgTestDb::Create();
+    ASSERT_TRUE(db.has_value()) << db.error().ToString();
+    pg_db_ = std::move(db).value();
+    url_ = pg_db_->url();
+    options_.database_clock = &clock_;
+  } else {
+    url_ = "sqlite:" + dir_ + "/test.db";
+    options_.clock = &clock_;
+  }
+  auto s = OpenStore(url_, options_);
   ASSERT_TRUE(s.has_value()) << s.error().ToString();
   store_ = std::move(s).value();
 }
 
 void StoreTest::TearDown() {
   store_.reset();
+  pg_db_.reset();
   std::filesystem::remove_all(dir_);
 }
 
 std::unique_ptr<Store> StoreTest::OpenAnother() {
-  auto s = GetParam().open(dir_, &clock_);
+  auto s = OpenStore(url_, options_);
   EXPECT_TRUE(s.has_value()) << s.error().ToString();
   return s.has_value() ? std::move(s).value() : nullptr;
 }

@@ -1,5 +1,7 @@
-// The store conformance suite runs every test against every backend. A
-// backend is a factory that opens a fresh, empty store on a FakeClock.
+// The store conformance suite runs every test against every backend, each
+// on a fresh, empty database whose clock is a FakeClock (SQLite: the
+// store's clock; PostgreSQL: StoreOptions::database_clock, standing in for
+// the server's clock).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -10,14 +12,14 @@
 #include <string>
 
 #include "core/clock.h"
+#include "pg_test_db.h"
 #include "store/store.h"
 
 namespace warden::testing {
 
 struct Backend {
   std::string name;
-  // Opens a store on a fresh database; `dir` is a scratch directory.
-  std::function<Result<std::unique_ptr<Store>>(const std::string& dir, const Clock* clock)> open;
+  bool postgres = false;
 };
 
 std::vector<Backend> AllBackends();
@@ -36,6 +38,9 @@ class StoreTest : public ::testing::TestWithParam<Backend> {
 
   FakeClock clock_;
   std::string dir_;
+  std::string url_;
+  StoreOptions options_;
+  std::unique_ptr<PgTestDb> pg_db_;
   std::unique_ptr<Store> store_;
 };
 

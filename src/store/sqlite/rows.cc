@@ -8,13 +8,6 @@ const char* const kJobColumns =
     "concurrency_key, worker_id, lease_token, lease_expires_at, run_at, start_deadline_at, "
     "created_at, started_at, finished_at, checkpoint, result, last_error, active_lease_ms";
 
-Json ParseStoredJson(const std::string& text) {
-  if (text.empty()) return nullptr;
-  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Json(text);
-  return j;
-}
-
 JobInfo JobFromRow(const Stmt& s) {
   JobInfo j;
   j.id = s.Int(0);

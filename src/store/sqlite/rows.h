@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "core/json_text.h"
 #include "core/lists.h"
 #include "store/sqlite/sqlite_db.h"
 #include "warden/job.h"
@@ -15,8 +16,5 @@ JobInfo JobFromRow(const Stmt& s);
 
 extern const char* const kWorkerColumns;
 WorkerInfo WorkerFromRow(const Stmt& s);  // `running` is the last column
-
-// JSON stored as text; unparsable text comes back as a JSON string.
-Json ParseStoredJson(const std::string& text);
 
 }  // namespace warden::sqlite

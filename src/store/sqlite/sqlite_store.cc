@@ -10,6 +10,7 @@
 #include "store/sqlite/job_insert.h"
 #include "store/sqlite/rows.h"
 #include "store/sqlite/schema.h"
+#include "store/sqlite/wake_socket.h"
 
 namespace warden::sqlite {
 
@@ -34,7 +35,7 @@ Result<std::unique_ptr<Store>> SqliteStore::Open(const std::string& path,
   WARDEN_RETURN_IF_ERROR(db->ExecScript(options.durable ? "PRAGMA synchronous=FULL"
                                                         : "PRAGMA synchronous=NORMAL"));
   const Clock* clock = options.clock ? options.clock : &SystemClock::Get();
-  std::unique_ptr<SqliteStore> store(new SqliteStore(std::move(db), clock));
+  std::unique_ptr<SqliteStore> store(new SqliteStore(std::move(db), clock, WakeDirFor(path)));
   WARDEN_RETURN_IF_ERROR(store->Migrate().Annotate("cannot use database '" + path + "'"));
   return std::unique_ptr<Store>(std::move(store));
 }
@@ -66,6 +67,7 @@ Result<std::vector<EnqueueResult>> SqliteStore::JobInsertMany(std::span<const Jo
     out.push_back(r);
   }
   WARDEN_RETURN_IF_ERROR(tx->Commit());
+  warden::NotifyWorkers(wake_dir_);
   return out;
 }
 
@@ -466,14 +468,14 @@ Result<int64_t> SqliteStore::JobCountUnfinished() {
   return n;
 }
 
-Result<std::optional<TimeMs>> SqliteStore::JobNextDue() {
+Result<std::optional<Millis>> SqliteStore::JobNextDueIn() {
   std::lock_guard lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(
       Stmt q, db_->Prepare("SELECT run_at FROM jobs INDEXED BY jobs_due WHERE state IN "
                            "('scheduled', 'retryable') ORDER BY run_at LIMIT 1"));
   WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
-  std::optional<TimeMs> due;
-  if (row && !q.IsNull(0)) due = q.Int(0);
+  std::optional<Millis> due;
+  if (row && !q.IsNull(0)) due = Millis(std::max<int64_t>(0, q.Int(0) - clock_->NowMs()));
   q.Reset();
   return due;
 }

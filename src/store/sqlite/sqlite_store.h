@@ -38,7 +38,7 @@ class SqliteStore final : public Store {
   Status JobRetry(JobId id) override;
   Result<JobState> JobCancel(JobId id) override;
   Result<int64_t> JobCountUnfinished() override;
-  Result<std::optional<TimeMs>> JobNextDue() override;
+  Result<std::optional<Millis>> JobNextDueIn() override;
 
   Result<WorkerId> WorkerRegister(const WorkerRegistration& r) override;
   Result<HeartbeatReply> WorkerHeartbeat(WorkerId id) override;
@@ -47,6 +47,8 @@ class SqliteStore final : public Store {
   Result<std::vector<WorkerInfo>> WorkerList(bool live_only) override;
   Result<std::vector<WorkerLiveness>> WorkerListLive(const std::string& name) override;
   Result<RescueReport> WorkerDeclareDead(WorkerId id, const std::string& reason) override;
+  Result<std::unique_ptr<WorkerSession>> OpenSession(WorkerId id, Millis lease) override;
+  void NotifyWorkers() override;
   Result<int> WorkerMarkStale(Millis keepalive) override;
 
   Result<bool> LeaderTryAcquire(const std::string& name, WorkerId holder, Millis ttl) override;
@@ -58,8 +60,9 @@ class SqliteStore final : public Store {
   Result<Stats> GetStats() override;
 
  private:
-  SqliteStore(std::unique_ptr<Db> db, const Clock* clock)
-      : db_(std::move(db)), clock_(clock), rng_(std::random_device{}()) {}
+  SqliteStore(std::unique_ptr<Db> db, const Clock* clock, std::string wake_dir)
+      : db_(std::move(db)), clock_(clock), wake_dir_(std::move(wake_dir)),
+        rng_(std::random_device{}()) {}
 
   // Each REQUIRES mu_ held and, for writes, an open transaction.
   // Applies a failed outcome (fenced). false: fenced off.
@@ -82,6 +85,7 @@ class SqliteStore final : public Store {
   std::mutex mu_;
   std::unique_ptr<Db> db_;
   const Clock* clock_;
+  const std::string wake_dir_;  // see wake_socket.h
   std::mt19937_64 rng_;
 };
 

@@ -4,6 +4,7 @@
 #include "core/duration.h"
 #include "store/sqlite/rows.h"
 #include "store/sqlite/sqlite_store.h"
+#include "store/sqlite/wake_socket.h"
 
 namespace warden::sqlite {
 
@@ -163,6 +164,27 @@ Result<RescueReport> SqliteStore::WorkerDeclareDead(WorkerId id, const std::stri
   WARDEN_RETURN_IF_ERROR(tx->Commit());
   return report;
 }
+
+namespace {
+
+// Wake-ups only: on one host, deaths are proven from the process itself.
+class SqliteSession final : public WorkerSession {
+ public:
+  int fd() override { return listener_.fd(); }
+  Result<bool> Drain() override { return listener_.Drain(); }
+  WakeListener listener_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<WorkerSession>> SqliteStore::OpenSession(WorkerId id, Millis lease) {
+  (void)lease;
+  auto session = std::make_unique<SqliteSession>();
+  WARDEN_RETURN_IF_ERROR(session->listener_.Bind(wake_dir_, std::to_string(id)));
+  return std::unique_ptr<WorkerSession>(std::move(session));
+}
+
+void SqliteStore::NotifyWorkers() { warden::NotifyWorkers(wake_dir_); }
 
 Result<int> SqliteStore::WorkerMarkStale(Millis keepalive) {
   std::lock_guard lock(mu_);

@@ -1,4 +1,4 @@
-#include "runtime/wakeup.h"
+#include "store/sqlite/wake_socket.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -23,14 +23,9 @@ bool FillAddress(const std::string& path, sockaddr_un* addr) {
 
 }  // namespace
 
-std::string WakeDirFor(const std::string& db_url) {
-  if (db_url.rfind("postgres", 0) == 0) return {};
-  std::string path = db_url.rfind("sqlite:", 0) == 0 ? db_url.substr(7) : db_url;
-  if (path.rfind("//", 0) == 0) path = path.substr(2);
-  const size_t q = path.find('?');
-  if (q != std::string::npos) path = path.substr(0, q);
-  if (path.empty() || path == ":memory:") return {};
-  return path + ".wake";
+std::string WakeDirFor(const std::string& db_path) {
+  if (db_path.empty() || db_path == ":memory:") return {};
+  return db_path + ".wake";
 }
 
 WakeListener::~WakeListener() {
@@ -59,10 +54,11 @@ Status WakeListener::Bind(const std::string& dir, const std::string& name) {
   return Status::Ok();
 }
 
-void WakeListener::Drain() {
+bool WakeListener::Drain() {
   char buf[64];
-  while (fd_ >= 0 && recv(fd_, buf, sizeof buf, 0) >= 0) {
-  }
+  bool any = false;
+  while (fd_ >= 0 && recv(fd_, buf, sizeof buf, 0) >= 0) any = true;
+  return any;
 }
 
 void NotifyWorkers(const std::string& dir) {

@@ -18,8 +18,8 @@
 
 namespace warden {
 
-// "" when the URL names no local file (nothing to wake).
-std::string WakeDirFor(const std::string& db_url);
+// `<db>.wake`; "" for an in-memory database (nothing to wake).
+std::string WakeDirFor(const std::string& db_path);
 
 class WakeListener {
  public:
@@ -32,7 +32,7 @@ class WakeListener {
   // worker then polls).
   Status Bind(const std::string& dir, const std::string& name);
   int fd() const { return fd_; }
-  void Drain();  // discards queued datagrams
+  bool Drain();  // discards queued datagrams; true if there were any
 
  private:
   int fd_ = -1;

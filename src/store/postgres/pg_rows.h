@@ -1,0 +1,18 @@
+// Row <-> struct mapping for the PostgreSQL backend. Column lists match the
+// readers below; the SQLite backend has the same model (store/sqlite/rows.h).
+#pragma once
+
+#include "store/postgres/pg_conn.h"
+#include "warden/job.h"
+
+namespace warden::pg {
+
+// Columns of warden.jobs in JobFromRow's order (for SELECT / RETURNING).
+extern const char* const kJobColumns;
+JobInfo JobFromRow(const Rows& r, int row);
+
+// Columns of warden.workers aliased `w`, plus its running-job count.
+extern const char* const kWorkerColumns;
+WorkerInfo WorkerFromRow(const Rows& r, int row);
+
+}  // namespace warden::pg

@@ -1,0 +1,24 @@
+// The PostgreSQL schema `warden`: numbered migrations, applied in one
+// transaction under an advisory lock, so hosts starting at once migrate
+// exactly once and a half-applied migration is never visible.
+#pragma once
+
+#include "store/postgres/pg_conn.h"
+
+namespace warden::pg {
+
+inline constexpr int kSchemaVersion = 1;
+
+// The first key of every warden advisory lock ("ward"), so warden's locks
+// never collide with an application's single-key locks.
+inline constexpr int kLockClass = 0x77617264;
+// Second keys: 0 = migrations; worker sessions use kWorkerLockClass.
+inline constexpr int kWorkerLockClass = 0x77617265;
+inline constexpr int kConcurrencyLockClass = 0x77617266;
+
+// 0 when the schema was never created.
+Result<int> ReadSchemaVersion(Conn& conn);
+// Creates or upgrades the schema; refuses a schema newer than this binary.
+Status Migrate(Conn& conn);
+
+}  // namespace warden::pg

@@ -1,0 +1,583 @@
+// PgStore: jobs. Workers and maintenance are in pg_store_workers.cc.
+#include "store/postgres/pg_store.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/json_text.h"
+#include "core/retry.h"
+#include "store/postgres/pg_rows.h"
+#include "store/postgres/pg_schema.h"
+
+namespace warden::pg {
+
+Result<std::unique_ptr<Store>> PgStore::Open(const std::string& url, StoreOptions options) {
+  auto conn = Conn::Connect(url);
+  if (!conn.has_value()) return conn.error();
+  std::unique_ptr<PgStore> store(
+      new PgStore(url, std::move(conn).value(), options.database_clock));
+  WARDEN_RETURN_IF_ERROR(store->Migrate().Annotate("cannot use the PostgreSQL database"));
+  return std::unique_ptr<Store>(std::move(store));
+}
+
+Status PgStore::Migrate() {
+  std::lock_guard lock(mu_);
+  return pg::Migrate(*conn_);
+}
+
+Result<int> PgStore::SchemaVersion() {
+  std::lock_guard lock(mu_);
+  return ReadSchemaVersion(*conn_);
+}
+
+Result<TimeMs> PgStore::NowLocked() {
+  if (fake_clock_) return fake_clock_->NowMs();
+  WARDEN_ASSIGN_OR_RETURN(Rows r, conn_->Exec("SELECT warden.now_ms()"));
+  return r.Int(0, 0);
+}
+
+Result<TimeMs> PgStore::Now() {
+  std::lock_guard lock(mu_);
+  return NowLocked();
+}
+
+Status PgStore::CheckWritable() {
+  std::lock_guard lock(mu_);
+  // A write that changes nothing still needs a writable, reachable primary.
+  WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
+  return conn_->Exec("UPDATE warden.leaders SET holder = holder WHERE false").status();
+}
+
+Result<std::vector<EnqueueResult>> PgStore::JobInsertMany(std::span<const JobSpec> specs) {
+  std::lock_guard lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
+  WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
+  std::vector<EnqueueResult> out(specs.size());
+  // Jobs without a unique key go in one statement per chunk; each unique
+  // key needs its own look-up first.
+  constexpr size_t kChunk = 5000;
+  std::vector<size_t> plain;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (!specs[i].unique_key.empty()) {
+      WARDEN_ASSIGN_OR_RETURN(out[i], InsertUniqueLocked(specs[i], now));
+      continue;
+    }
+    plain.push_back(i);
+    if (plain.size() == kChunk) {
+      std::vector<JobSpec> chunk;
+      chunk.reserve(plain.size());
+      for (size_t k : plain) chunk.push_back(specs[k]);
+      WARDEN_ASSIGN_OR_RETURN(auto ids, InsertBatchLocked(chunk, now));
+      for (size_t k = 0; k < plain.size(); ++k) out[plain[k]] = ids[k];
+      plain.clear();
+    }
+  }
+  if (!plain.empty()) {
+    std::vector<JobSpec> chunk;
+    for (size_t k : plain) chunk.push_back(specs[k]);
+    WARDEN_ASSIGN_OR_RETURN(auto ids, InsertBatchLocked(chunk, now));
+    for (size_t k = 0; k < plain.size(); ++k) out[plain[k]] = ids[k];
+  }
+  WARDEN_RETURN_IF_ERROR(tx->Commit());
+  return out;
+}
+
+namespace {
+
+const char* const kInsertColumns =
+    "queue, task, command, payload, priority, state, run_at, max_attempts, max_crashes, retry, "
+    "delivery, timeout_ms, lease_ms, start_deadline_at, unique_key, concurrency_key, created_at";
+
+std::optional<std::string> OptText(std::optional<int64_t> v) {
+  if (!v) return std::nullopt;
+  return std::to_string(*v);
+}
+
+std::optional<std::string> TextOrNull(const std::string& v) {
+  if (v.empty()) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+Result<std::vector<EnqueueResult>> PgStore::InsertBatchLocked(std::span<const JobSpec> specs,
+                                                              TimeMs now) {
+  std::vector<std::string> queue, task, command, payload, state, retry, delivery;
+  std::vector<int64_t> priority, run_at, max_attempts, max_crashes, timeout;
+  std::vector<std::optional<std::string>> lease, deadline, ckey;
+  for (const JobSpec& s : specs) {
+    const TimeMs at = now + s.delay.count();
+    queue.push_back(s.queue);
+    task.push_back(s.task);
+    command.push_back(s.command);
+    payload.push_back(JsonText(s.payload));
+    priority.push_back(s.priority);
+    state.push_back(s.delay.count() > 0 ? "scheduled" : "available");
+    run_at.push_back(at);
+    max_attempts.push_back(s.max_attempts);
+    max_crashes.push_back(s.max_crashes);
+    retry.push_back(RetryPolicyName(s.retry));
+    delivery.push_back(DeliveryName(s.delivery));
+    timeout.push_back(s.timeout.count());
+    lease.push_back(s.lease ? OptText(s.lease->count()) : std::nullopt);
+    deadline.push_back(s.start_deadline ? OptText(at + s.start_deadline->count())
+                                        : std::nullopt);
+    ckey.push_back(TextOrNull(s.concurrency_key));
+  }
+  Params p;
+  p.AddArray(queue).AddArray(task).AddArray(command).AddArray(payload).AddArray(priority);
+  p.AddArray(state).AddArray(run_at).AddArray(max_attempts).AddArray(max_crashes);
+  p.AddArray(retry).AddArray(delivery).AddArray(timeout).AddArray(lease).AddArray(deadline);
+  p.AddArray(ckey).Add(now);
+  // Identity values are drawn in row order, so sorted ids match the input.
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows r, conn_->Exec(std::string("INSERT INTO warden.jobs (") + kInsertColumns +
+                              ") SELECT q, t, c, p::json, pr, st, ra, ma, mc, re, de, tm, lm, "
+                              "sd, NULL, ck, $16::bigint FROM unnest($1::text[], $2::text[], "
+                              "$3::text[], $4::text[], $5::int[], $6::text[], $7::bigint[], "
+                              "$8::int[], $9::int[], $10::text[], $11::text[], $12::bigint[], "
+                              "$13::bigint[], $14::bigint[], $15::text[]) WITH ORDINALITY AS "
+                              "v(q, t, c, p, pr, st, ra, ma, mc, re, de, tm, lm, sd, ck, ord) "
+                              "ORDER BY ord RETURNING id",
+                          p));
+  std::vector<JobId> ids;
+  for (int i = 0; i < r.size(); ++i) ids.push_back(r.Int(i, 0));
+  std::sort(ids.begin(), ids.end());
+  if (ids.size() != specs.size()) return Internal("batch insert returned a wrong row count");
+  std::vector<EnqueueResult> out;
+  for (JobId id : ids) out.push_back(EnqueueResult{id, true});
+  return out;
+}
+
+Result<EnqueueResult> PgStore::InsertUniqueLocked(const JobSpec& s, TimeMs now) {
+  const char* const find =
+      "SELECT id FROM warden.jobs WHERE unique_key = $1 AND state IN ('scheduled', "
+      "'available', 'running', 'retryable')";
+  WARDEN_ASSIGN_OR_RETURN(Rows found, conn_->Exec(find, Params().Add(s.unique_key)));
+  if (!found.empty()) return EnqueueResult{found.Int(0, 0), false};
+  const TimeMs at = now + s.delay.count();
+  Params p;
+  p.Add(s.queue).Add(s.task).Add(s.command).Add(JsonText(s.payload)).Add(s.priority);
+  p.Add(s.delay.count() > 0 ? "scheduled" : "available").Add(at).Add(s.max_attempts);
+  p.Add(s.max_crashes).Add(RetryPolicyName(s.retry)).Add(DeliveryName(s.delivery));
+  p.Add(static_cast<int64_t>(s.timeout.count()));
+  p.Add(s.lease ? std::optional<int64_t>(s.lease->count()) : std::nullopt);
+  p.Add(s.start_deadline ? std::optional<int64_t>(at + s.start_deadline->count())
+                         : std::nullopt);
+  p.Add(s.unique_key).AddTextOrNull(s.concurrency_key).Add(now);
+  // ON CONFLICT: another transaction may insert the same key meanwhile.
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows r, conn_->Exec(std::string("INSERT INTO warden.jobs (") + kInsertColumns +
+                              ") VALUES ($1, $2, $3, $4::json, $5::int, $6, $7::bigint, "
+                              "$8::int, $9::int, $10, $11, $12::bigint, $13::bigint, "
+                              "$14::bigint, $15, $16, $17::bigint) ON CONFLICT (unique_key) "
+                              "WHERE unique_key IS NOT NULL AND state IN ('scheduled', "
+                              "'available', 'running', 'retryable') DO NOTHING RETURNING id",
+                          p));
+  if (!r.empty()) return EnqueueResult{r.Int(0, 0), true};
+  WARDEN_ASSIGN_OR_RETURN(Rows again, conn_->Exec(find, Params().Add(s.unique_key)));
+  if (again.empty()) return Aborted("unique key '" + s.unique_key + "' changed hands; retry");
+  return EnqueueResult{again.Int(0, 0), false};
+}
+
+Result<int> PgStore::PromoteDueLocked(TimeMs now) {
+  // SKIP LOCKED: several workers promoting at once never wait for each other.
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows r, conn_->Exec("UPDATE warden.jobs SET state = 'available' WHERE id IN (SELECT id "
+                          "FROM warden.jobs WHERE state IN ('scheduled', 'retryable') AND "
+                          "run_at <= $1::bigint ORDER BY run_at LIMIT 10000 FOR UPDATE SKIP "
+                          "LOCKED)",
+                          Params().Add(now)));
+  return r.affected();
+}
+
+Result<std::vector<JobId>> PgStore::PickLocked(const ClaimParams& p, TimeMs now) {
+  // With exactly one queue the claim index (queue, priority, run_at, id) is
+  // walked in order and the scan stops at the limit, however long the
+  // backlog; `= ANY` serves several queues.
+  std::string sql =
+      "SELECT id, concurrency_key FROM warden.jobs j WHERE state = 'available' "
+      "AND (start_deadline_at IS NULL OR start_deadline_at >= $1::bigint) ";
+  Params params;
+  params.Add(now);
+  if (p.queues.size() == 1) {
+    sql += "AND queue = $2 ";
+    params.Add(p.queues[0]);
+  } else {
+    sql += "AND ($2::text[] = '{}' OR queue = ANY($2::text[])) ";
+    params.AddArray(p.queues);
+  }
+  sql +=
+      "AND (task = ANY($3::text[]) OR ($4::boolean AND command <> '')) "
+      "AND ($4::boolean OR command = '') "
+      "AND (concurrency_key IS NULL OR NOT EXISTS (SELECT 1 FROM warden.jobs r WHERE "
+      "r.state = 'running' AND r.concurrency_key = j.concurrency_key)) "
+      "ORDER BY priority DESC, run_at, id LIMIT $5::int FOR UPDATE SKIP LOCKED";
+  params.AddArray(p.tasks).Add(p.allow_commands).Add(p.limit);
+  WARDEN_ASSIGN_OR_RETURN(Rows r, conn_->Exec(sql, params));
+
+  struct Pick {
+    JobId id;
+    std::optional<std::string> key;
+  };
+  std::vector<Pick> picks;  // in claim order
+  std::vector<std::string> keys;
+  std::unordered_set<std::string> seen;  // one job per concurrency key per batch
+  for (int i = 0; i < r.size(); ++i) {
+    if (r.IsNull(i, 1)) {
+      picks.push_back({r.Int(i, 0), std::nullopt});
+    } else if (seen.insert(r.Text(i, 1)).second) {
+      picks.push_back({r.Int(i, 0), r.Text(i, 1)});
+      keys.push_back(r.Text(i, 1));
+    }
+  }
+  std::unordered_set<std::string> locked;
+  if (!keys.empty()) {
+    // Two claimers may each have picked a different job with the same key.
+    // A transaction-scoped lock per key lets one of them through; the other
+    // skips the key, and the claim UPDATE re-checks under the lock.
+    WARDEN_ASSIGN_OR_RETURN(
+        Rows locks, conn_->Exec("SELECT k FROM unnest($2::text[]) AS u(k) WHERE "
+                                "pg_try_advisory_xact_lock($1::int, hashtext(k))",
+                                Params().Add(kConcurrencyLockClass).AddArray(keys)));
+    for (int i = 0; i < locks.size(); ++i) locked.insert(locks.Text(i, 0));
+  }
+  std::vector<JobId> ids;
+  for (const Pick& pick : picks) {
+    if (!pick.key || locked.count(*pick.key)) ids.push_back(pick.id);
+  }
+  return ids;
+}
+
+Result<std::vector<JobInfo>> PgStore::JobClaim(const ClaimParams& p) {
+  std::lock_guard lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
+  // FOR SHARE orders this claim against a concurrent declaration of death:
+  // either the death waits and then recovers what we claimed, or we see the
+  // worker dead and claim nothing.
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows w, conn_->Exec("SELECT warden.now_ms() FROM warden.workers WHERE id = $1::bigint "
+                          "AND state = 'active' FOR SHARE",
+                          Params().Add(p.worker)));
+  if (w.empty()) {
+    return FailedPrecondition("worker " + std::to_string(p.worker) +
+                              " is not active (declared dead, draining or stopped)");
+  }
+  const TimeMs now = fake_clock_ ? fake_clock_->NowMs() : w.Int(0, 0);
+  // Due scheduled and retryable jobs become available first, so a claim
+  // never waits for the sweeper.
+  WARDEN_RETURN_IF_ERROR(PromoteDueLocked(now).status());
+  WARDEN_ASSIGN_OR_RETURN(auto ids, PickLocked(p, now));
+  if (ids.empty()) return std::vector<JobInfo>{};  // rolled back: nothing to write
+
+  Params params;
+  params.Add(p.worker).Add(static_cast<int64_t>(p.default_lease.count())).Add(now).AddArray(ids);
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows r,
+      conn_->Exec(std::string("WITH claimed AS (UPDATE warden.jobs j SET state = 'running', "
+                              "worker_id = $1::bigint, lease_token = lease_token + 1, attempt = "
+                              "attempt + 1, active_lease_ms = COALESCE(lease_ms, $2::bigint), "
+                              "lease_expires_at = $3::bigint + COALESCE(lease_ms, $2::bigint), "
+                              "started_mark = false, cancel_requested = false, started_at = "
+                              "$3::bigint WHERE id = ANY($4::bigint[]) AND state = 'available' "
+                              "AND (concurrency_key IS NULL OR NOT EXISTS (SELECT 1 FROM "
+                              "warden.jobs r WHERE r.state = 'running' AND r.concurrency_key = "
+                              "j.concurrency_key)) RETURNING ") +
+                      kJobColumns +
+                      "), att AS (INSERT INTO warden.attempts (job_id, attempt, worker_id, "
+                      "lease_token, claimed_at) SELECT id, attempt, $1::bigint, lease_token, "
+                      "$3::bigint FROM claimed) SELECT * FROM claimed",
+                  params));
+  std::vector<JobInfo> claimed;
+  claimed.reserve(r.size());
+  for (int i = 0; i < r.size(); ++i) claimed.push_back(JobFromRow(r, i));
+  // In claim order, as the SQLite backend returns them.
+  std::map<JobId, size_t> order;
+  for (size_t i = 0; i < ids.size(); ++i) order[ids[i]] = i;
+  std::sort(claimed.begin(), claimed.end(),
+            [&](const JobInfo& a, const JobInfo& b) { return order[a.id] < order[b.id]; });
+  WARDEN_RETURN_IF_ERROR(tx->Commit());
+  return claimed;
+}
+
+Result<bool> PgStore::JobMarkStarted(JobRef ref) {
+  std::lock_guard lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
+  // One statement, so one transaction: the mark and the attempt's start.
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows r, conn_->Exec("WITH j AS (UPDATE warden.jobs SET started_mark = true WHERE id = "
+                          "$1::bigint AND lease_token = $2::bigint AND state = 'running' AND "
+                          "NOT cancel_requested RETURNING id, attempt), a AS (UPDATE "
+                          "warden.attempts a SET started_at = $3::bigint FROM j WHERE a.job_id "
+                          "= j.id AND a.attempt = j.attempt) SELECT count(*) FROM j",
+                          Params().Add(ref.id).Add(ref.lease_token).Add(now)));
+  return r.Int(0, 0) == 1;
+}
+
+Status PgStore::LogFenced(const JobRef& ref, WorkerId worker, const std::string& what,
+                          TimeMs now) {
+  return conn_
+      ->Exec("INSERT INTO warden.fenced_writes (job_id, lease_token, worker_id, at, what) "
+             "VALUES ($1::bigint, $2::bigint, $3::bigint, $4::bigint, $5)",
+             Params().Add(ref.id).Add(ref.lease_token).Add(worker).Add(now).Add(what))
+      .status();
+}
+
+Result<bool> PgStore::FailLocked(const JobOutcome& o, TimeMs now) {
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows q, conn_->Exec("SELECT delivery, started_mark, retry, charged, max_attempts, "
+                          "crashes, max_crashes, attempt, cancel_requested FROM warden.jobs "
+                          "WHERE id = $1::bigint AND lease_token = $2::bigint AND state = "
+                          "'running' FOR UPDATE",
+                          Params().Add(o.ref.id).Add(o.ref.lease_token)));
+  if (q.empty()) return false;
+  FailureInput in;
+  in.kind = o.error.kind;
+  in.delivery = ParseDelivery(q.Text(0, 0)).value_or(Delivery::kAtLeastOnce);
+  in.started_mark = q.Bool(0, 1);
+  in.retry = ParseRetryPolicy(q.Text(0, 2)).value_or(RetryPolicy::kDefault);
+  in.charged = static_cast<int>(q.Int(0, 3));
+  in.max_attempts = static_cast<int>(q.Int(0, 4));
+  in.crashes = static_cast<int>(q.Int(0, 5));
+  in.max_crashes = static_cast<int>(q.Int(0, 6));
+  const int64_t attempt = q.Int(0, 7);
+  // An operator's cancel wins over however the attempt ended.
+  if (q.Bool(0, 8)) in.kind = ErrorKind::kCancelled;
+
+  const FailureDecision d = DecideFailure(in, Jitter());
+  const bool terminal = IsTerminal(d.next);
+  Params p;
+  p.Add(JobStateName(d.next)).Add(static_cast<int64_t>(d.delay.count())).Add(now);
+  p.Add(d.charge ? 1 : 0).Add(d.count_crash ? 1 : 0).Add(ErrorKindName(d.kind));
+  p.Add(terminal ? std::optional<int64_t>(now) : std::nullopt).Add(o.ref.id);
+  p.Add(ErrorKindName(o.error.kind)).Add(o.error.message);
+  p.Add(o.error.exit_code ? std::optional<int64_t>(*o.error.exit_code) : std::nullopt);
+  p.Add(o.error.signal ? std::optional<int64_t>(*o.error.signal) : std::nullopt);
+  p.AddTextOrNull(o.error.stderr_tail).Add(attempt);
+  // A retry without backoff keeps its place in line (its old run_at), so a
+  // rescued job runs next instead of behind the whole backlog. The attempt
+  // keeps what really happened; the job keeps the verdict.
+  WARDEN_RETURN_IF_ERROR(
+      conn_
+          ->Exec("WITH j AS (UPDATE warden.jobs SET state = $1, run_at = CASE WHEN "
+                 "$2::bigint > 0 THEN $3::bigint + $2::bigint ELSE run_at END, charged = "
+                 "charged + $4::int, crashes = crashes + $5::int, last_error = $6, finished_at "
+                 "= $7::bigint, lease_expires_at = NULL, cancel_requested = false WHERE id = "
+                 "$8::bigint) UPDATE warden.attempts SET outcome = $9, finished_at = "
+                 "$3::bigint, error_message = $10, exit_code = $11::int, signal = $12::int, "
+                 "stderr_tail = $13 WHERE job_id = $8::bigint AND attempt = $14::int",
+                 p)
+          .status());
+  return true;
+}
+
+Result<std::vector<bool>> PgStore::JobFinishMany(WorkerId worker,
+                                                 std::span<const JobOutcome> outcomes) {
+  std::lock_guard lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
+  WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
+  // Lock the rows in id order first: a heartbeat or a rescue locking the
+  // same worker's jobs does so in the same order, so none can deadlock.
+  std::vector<int64_t> all;
+  for (const JobOutcome& o : outcomes) all.push_back(o.ref.id);
+  WARDEN_RETURN_IF_ERROR(conn_
+                             ->Exec("SELECT id FROM warden.jobs WHERE id = ANY($1::bigint[]) "
+                                    "ORDER BY id FOR UPDATE",
+                                    Params().AddArray(all))
+                             .status());
+
+  std::vector<bool> accepted(outcomes.size(), false);
+  std::vector<int64_t> ids, tokens;
+  std::vector<std::optional<std::string>> results;
+  for (const JobOutcome& o : outcomes) {
+    if (!o.success) continue;
+    ids.push_back(o.ref.id);
+    tokens.push_back(o.ref.lease_token);
+    results.push_back(o.result.is_null() ? std::nullopt
+                                         : std::optional<std::string>(JsonText(o.result)));
+  }
+  std::set<std::pair<JobId, int64_t>> done;
+  if (!ids.empty()) {
+    WARDEN_ASSIGN_OR_RETURN(
+        Rows r, conn_->Exec("WITH v AS (SELECT * FROM unnest($1::bigint[], $2::bigint[], "
+                            "$3::text[]) AS v(id, token, result)), done AS (UPDATE warden.jobs "
+                            "j SET state = 'succeeded', result = v.result::json, finished_at = "
+                            "$4::bigint, lease_expires_at = NULL FROM v WHERE j.id = v.id AND "
+                            "j.lease_token = v.token AND j.state = 'running' RETURNING j.id, "
+                            "j.lease_token, j.attempt), att AS (UPDATE warden.attempts a SET "
+                            "outcome = 'succeeded', finished_at = $4::bigint FROM done WHERE "
+                            "a.job_id = done.id AND a.attempt = done.attempt) SELECT id, "
+                            "lease_token FROM done",
+                            Params().AddArray(ids).AddArray(tokens).AddArray(results).Add(now)));
+    for (int i = 0; i < r.size(); ++i) done.emplace(r.Int(i, 0), r.Int(i, 1));
+  }
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    const JobOutcome& o = outcomes[i];
+    if (o.success) {
+      accepted[i] = done.count({o.ref.id, o.ref.lease_token}) > 0;
+      if (!accepted[i]) {
+        // A retry of a batch whose COMMIT reply was lost finds its own
+        // completion already there: that is not a fenced write.
+        WARDEN_ASSIGN_OR_RETURN(
+            Rows s, conn_->Exec("SELECT 1 FROM warden.jobs WHERE id = $1::bigint AND "
+                                "lease_token = $2::bigint AND state = 'succeeded'",
+                                Params().Add(o.ref.id).Add(o.ref.lease_token)));
+        accepted[i] = !s.empty();
+        if (accepted[i]) continue;
+      }
+    } else {
+      WARDEN_ASSIGN_OR_RETURN(accepted[i], FailLocked(o, now));
+    }
+    if (!accepted[i]) {
+      WARDEN_RETURN_IF_ERROR(
+          LogFenced(o.ref, worker, o.success ? "complete" : ErrorKindName(o.error.kind), now));
+    }
+  }
+  WARDEN_RETURN_IF_ERROR(tx->Commit());
+  return accepted;
+}
+
+Result<bool> PgStore::JobCheckpoint(JobRef ref, const Json& checkpoint) {
+  std::lock_guard lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows r, conn_->Exec("UPDATE warden.jobs SET checkpoint = $1::json WHERE id = $2::bigint "
+                          "AND lease_token = $3::bigint AND state = 'running'",
+                          Params().Add(JsonText(checkpoint)).Add(ref.id).Add(ref.lease_token)));
+  return r.affected() == 1;
+}
+
+Result<std::vector<AttemptInfo>> PgStore::AttemptsLocked(JobId id) {
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows q, conn_->Exec("SELECT attempt, worker_id, lease_token, claimed_at, started_at, "
+                          "finished_at, outcome, error_message, exit_code, signal, stderr_tail "
+                          "FROM warden.attempts WHERE job_id = $1::bigint ORDER BY attempt",
+                          Params().Add(id)));
+  std::vector<AttemptInfo> out;
+  for (int i = 0; i < q.size(); ++i) {
+    AttemptInfo a;
+    a.attempt = static_cast<int>(q.Int(i, 0));
+    a.worker = q.Int(i, 1);
+    a.lease_token = q.Int(i, 2);
+    a.claimed_at = q.Int(i, 3);
+    a.started_at = q.OptInt(i, 4);
+    a.finished_at = q.OptInt(i, 5);
+    a.outcome = q.Text(i, 6);
+    if (auto kind = ParseErrorKind(a.outcome)) {
+      AttemptError e;
+      e.kind = *kind;
+      e.message = q.Text(i, 7);
+      if (auto c = q.OptInt(i, 8)) e.exit_code = static_cast<int>(*c);
+      if (auto s = q.OptInt(i, 9)) e.signal = static_cast<int>(*s);
+      e.stderr_tail = q.Text(i, 10);
+      a.error = e;
+    }
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+Result<JobInfo> PgStore::JobGet(JobId id) {
+  std::lock_guard lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows r, conn_->Exec(std::string("SELECT ") + kJobColumns +
+                              " FROM warden.jobs j WHERE id = $1::bigint",
+                          Params().Add(id)));
+  if (r.empty()) return NotFound("no job with id " + std::to_string(id));
+  JobInfo job = JobFromRow(r, 0);
+  WARDEN_ASSIGN_OR_RETURN(job.attempts, AttemptsLocked(id));
+  return job;
+}
+
+Result<std::vector<JobInfo>> PgStore::JobList(const JobFilter& f) {
+  std::lock_guard lock(mu_);
+  Params p;
+  p.Add(f.state ? std::string(JobStateName(*f.state)) : std::string()).Add(f.queue).Add(f.limit);
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows r, conn_->Exec(std::string("SELECT ") + kJobColumns +
+                              " FROM warden.jobs j WHERE ($1 = '' OR state = $1) AND ($2 = '' "
+                              "OR queue = $2) ORDER BY id DESC LIMIT $3::int",
+                          p));
+  std::vector<JobInfo> out;
+  for (int i = 0; i < r.size(); ++i) out.push_back(JobFromRow(r, i));
+  return out;
+}
+
+Status PgStore::JobRetry(JobId id) {
+  std::lock_guard lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
+  WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows q, conn_->Exec("SELECT state FROM warden.jobs WHERE id = $1::bigint FOR UPDATE",
+                          Params().Add(id)));
+  if (q.empty()) return NotFound("no job with id " + std::to_string(id));
+  const std::string state = q.Text(0, 0);
+  if (state == "running" || state == "succeeded") {
+    return FailedPrecondition("job " + std::to_string(id) + " is " + state +
+                              "; only dead, cancelled, expired or waiting jobs can be retried");
+  }
+  Status s = conn_
+                 ->Exec("UPDATE warden.jobs SET state = 'available', run_at = $1::bigint, "
+                        "charged = 0, crashes = 0, finished_at = NULL, start_deadline_at = NULL "
+                        "WHERE id = $2::bigint",
+                        Params().Add(now).Add(id))
+                 .status();
+  if (s.code() == StatusCode::kFailedPrecondition) {
+    return FailedPrecondition("job " + std::to_string(id) +
+                              ": another live job holds its unique key");
+  }
+  WARDEN_RETURN_IF_ERROR(s);
+  return tx->Commit();
+}
+
+Result<JobState> PgStore::JobCancel(JobId id) {
+  std::lock_guard lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
+  WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows q, conn_->Exec("SELECT state FROM warden.jobs WHERE id = $1::bigint FOR UPDATE",
+                          Params().Add(id)));
+  if (q.empty()) return NotFound("no job with id " + std::to_string(id));
+  const JobState state = ParseJobState(q.Text(0, 0)).value_or(JobState::kDead);
+  if (IsTerminal(state)) {
+    return FailedPrecondition("job " + std::to_string(id) + " is already " +
+                              JobStateName(state));
+  }
+  if (state == JobState::kRunning) {
+    WARDEN_RETURN_IF_ERROR(
+        conn_->Exec("UPDATE warden.jobs SET cancel_requested = true WHERE id = $1::bigint",
+                    Params().Add(id))
+            .status());
+  } else {
+    WARDEN_RETURN_IF_ERROR(
+        conn_
+            ->Exec("UPDATE warden.jobs SET state = 'cancelled', finished_at = $1::bigint, "
+                   "last_error = 'cancelled' WHERE id = $2::bigint",
+                   Params().Add(now).Add(id))
+            .status());
+  }
+  WARDEN_RETURN_IF_ERROR(tx->Commit());
+  return state == JobState::kRunning ? JobState::kRunning : JobState::kCancelled;
+}
+
+Result<int64_t> PgStore::JobCountUnfinished() {
+  std::lock_guard lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows r, conn_->Exec("SELECT count(*) FROM warden.jobs WHERE state IN ('scheduled', "
+                          "'available', 'retryable', 'running')"));
+  return r.Int(0, 0);
+}
+
+Result<std::optional<Millis>> PgStore::JobNextDueIn() {
+  std::lock_guard lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows r, conn_->Exec("SELECT run_at FROM warden.jobs WHERE state IN ('scheduled', "
+                          "'retryable') ORDER BY run_at LIMIT 1"));
+  if (r.empty()) return std::optional<Millis>();
+  return std::optional<Millis>(Millis(std::max<int64_t>(0, r.Int(0, 0) - now)));
+}
+
+}  // namespace warden::pg

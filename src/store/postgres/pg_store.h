@@ -1,0 +1,93 @@
+// The PostgreSQL backend: many hosts, one queue.
+//
+// The server's clock judges leases (every "now" is read from the server,
+// never from the worker's host), so workers with skewed clocks stay
+// correct. Claims lock their rows with FOR UPDATE SKIP LOCKED, so claimers
+// never wait for each other; rows that several transactions may lock
+// together (a worker's running jobs) are always locked in id order, so they
+// cannot deadlock. A lost connection is re-opened on the next call (with
+// backoff); the transaction it was in is rolled back by the server and its
+// error is transient, so callers retry.
+//
+// Thread safety: all methods serialise on one mutex (one connection).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <random>
+
+#include "store/postgres/pg_conn.h"
+#include "store/store.h"
+
+namespace warden::pg {
+
+class PgStore final : public Store {
+ public:
+  static Result<std::unique_ptr<Store>> Open(const std::string& url, StoreOptions options);
+
+  Status Migrate() override;
+  Result<int> SchemaVersion() override;
+  Result<TimeMs> Now() override;
+  Status CheckWritable() override;
+
+  Result<std::vector<EnqueueResult>> JobInsertMany(std::span<const JobSpec> specs) override;
+  Result<std::vector<JobInfo>> JobClaim(const ClaimParams& p) override;
+  Result<bool> JobMarkStarted(JobRef ref) override;
+  Result<std::vector<bool>> JobFinishMany(WorkerId worker,
+                                          std::span<const JobOutcome> outcomes) override;
+  Result<bool> JobCheckpoint(JobRef ref, const Json& checkpoint) override;
+  Result<JobInfo> JobGet(JobId id) override;
+  Result<std::vector<JobInfo>> JobList(const JobFilter& f) override;
+  Status JobRetry(JobId id) override;
+  Result<JobState> JobCancel(JobId id) override;
+  Result<int64_t> JobCountUnfinished() override;
+  Result<std::optional<Millis>> JobNextDueIn() override;
+
+  Result<WorkerId> WorkerRegister(const WorkerRegistration& r) override;
+  Result<HeartbeatReply> WorkerHeartbeat(WorkerId id) override;
+  Status WorkerSetDraining(WorkerId id) override;
+  Status WorkerStop(WorkerId id) override;
+  Result<std::vector<WorkerInfo>> WorkerList(bool live_only) override;
+  Result<std::vector<WorkerLiveness>> WorkerListLive(const std::string& name) override;
+  Result<RescueReport> WorkerDeclareDead(WorkerId id, const std::string& reason) override;
+  Result<std::unique_ptr<WorkerSession>> OpenSession(WorkerId id, Millis lease) override;
+  void NotifyWorkers() override;
+  Result<int> WorkerMarkStale(Millis keepalive) override;
+
+  Result<bool> LeaderTryAcquire(const std::string& name, WorkerId holder, Millis ttl) override;
+  Result<std::optional<WorkerId>> LeaderHolder(const std::string& name) override;
+  Result<RescueReport> JobRescueExpired() override;
+  Result<int> JobExpire() override;
+  Result<int> JobPromote() override;
+  Result<int> Prune(Millis retention) override;
+  Result<Stats> GetStats() override;
+
+ private:
+  PgStore(std::string url, std::unique_ptr<Conn> conn, const Clock* fake_clock)
+      : url_(std::move(url)), conn_(std::move(conn)), fake_clock_(fake_clock),
+        rng_(std::random_device{}()) {}
+
+  // Each REQUIRES mu_ held and, for writes, an open transaction.
+  Result<TimeMs> NowLocked();
+  Result<std::vector<EnqueueResult>> InsertBatchLocked(std::span<const JobSpec> specs,
+                                                       TimeMs now);
+  Result<EnqueueResult> InsertUniqueLocked(const JobSpec& spec, TimeMs now);
+  Result<std::vector<JobId>> PickLocked(const ClaimParams& p, TimeMs now);
+  Result<int> PromoteDueLocked(TimeMs now);
+  // Applies a failed outcome (fenced). false: fenced off.
+  Result<bool> FailLocked(const JobOutcome& o, TimeMs now);
+  Status LogFenced(const JobRef& ref, WorkerId worker, const std::string& what, TimeMs now);
+  // Fails every running job of `worker` (or, worker 0, with an expired
+  // lease) with kind `lost`.
+  Result<RescueReport> RescueLocked(WorkerId worker, const std::string& message, TimeMs now);
+  Result<std::vector<AttemptInfo>> AttemptsLocked(JobId id);
+  double Jitter() { return std::uniform_real_distribution<double>(0, 1)(rng_); }
+
+  std::mutex mu_;
+  const std::string url_;
+  std::unique_ptr<Conn> conn_;
+  const Clock* fake_clock_;  // tests only
+  std::mt19937_64 rng_;
+};
+
+}  // namespace warden::pg
