@@ -1,5 +1,7 @@
 // Behaviour every Store backend must have. Time is a FakeClock, so lease
 // expiry and backoff are exact, not slept for.
+#include <poll.h>
+
 #include <set>
 
 #include "store_fixture.h"
@@ -421,6 +423,42 @@ TEST_P(StoreTest, CountsAndStats) {
   EXPECT_EQ(stats->jobs[0], std::make_pair(std::string("available"), int64_t{2}));
   ASSERT_EQ(stats->workers.size(), 1u);
   EXPECT_EQ(stats->workers[0].first, "active");
+}
+
+TEST_P(StoreTest, NextDueIsRelativeToTheStoreClock) {
+  EXPECT_FALSE(store_->JobNextDueIn().value().has_value()) << "nothing scheduled";
+  JobSpec s = Spec();
+  s.delay = seconds(30);
+  Add(s);
+  auto due = store_->JobNextDueIn();
+  ASSERT_TRUE(due.has_value() && due->has_value());
+  EXPECT_EQ(**due, seconds(30));
+  clock_.Advance(seconds(40));
+  EXPECT_EQ(**store_->JobNextDueIn(), Millis(0)) << "overdue is due now, not negative";
+}
+
+// Whether `session` becomes readable within `ms` and Drain then says woken.
+bool WokenWithin(WorkerSession& session, int ms) {
+  pollfd fd{session.fd(), POLLIN, 0};
+  if (fd.fd < 0 || poll(&fd, 1, ms) != 1) return false;
+  auto woken = session.Drain();
+  return woken.has_value() && *woken;
+}
+
+TEST_P(StoreTest, EnqueueAndNotifyWakeAnIdleWorkerSession) {
+  const WorkerId w = RegisterWorker();
+  auto session = store_->OpenSession(w, seconds(10));
+  ASSERT_TRUE(session.has_value()) << session.error().ToString();
+  (void)(*session)->Drain();  // a fresh session may report itself woken once
+  EXPECT_FALSE(WokenWithin(**session, 50)) << "nothing happened yet";
+
+  auto other = OpenAnother();  // another process enqueues
+  JobSpec spec = Spec();
+  ASSERT_TRUE(other->JobInsertMany(std::span<const JobSpec>(&spec, 1)).has_value());
+  EXPECT_TRUE(WokenWithin(**session, 5000)) << "an insert wakes idle workers at once";
+
+  other->NotifyWorkers();
+  EXPECT_TRUE(WokenWithin(**session, 5000)) << "so does an explicit notify";
 }
 
 INSTANTIATE_TEST_SUITE_P(AllBackends, StoreTest, ::testing::ValuesIn(AllBackends()),

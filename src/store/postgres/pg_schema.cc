@@ -152,6 +152,7 @@ CREATE FUNCTION warden.add_job(
   start_deadline   interval    DEFAULT NULL,
   max_crashes      integer     DEFAULT 3
 ) RETURNS bigint LANGUAGE plpgsql AS $$
+#variable_conflict use_column
 DECLARE
   now_ms bigint := warden.now_ms();
   at_ms  bigint := coalesce((extract(epoch FROM run_at) * 1000)::bigint, now_ms);
@@ -163,6 +164,24 @@ BEGIN
   IF length(task) > 200 OR length(queue) > 200 THEN
     RAISE EXCEPTION 'warden.add_job: task and queue names are at most 200 characters'
       USING ERRCODE = '22023';
+  END IF;
+  IF delivery IS NULL OR delivery NOT IN ('at_least_once', 'at_most_once') THEN
+    RAISE EXCEPTION 'warden.add_job: delivery must be at_least_once or at_most_once, not %',
+      delivery USING ERRCODE = '22023';
+  END IF;
+  IF retry IS NULL OR retry NOT IN ('none', 'default', 'forever') THEN
+    RAISE EXCEPTION 'warden.add_job: retry must be none, default or forever, not %', retry
+      USING ERRCODE = '22023';
+  END IF;
+  IF max_attempts IS NULL OR max_attempts < 1 OR max_crashes IS NULL OR max_crashes < 1 THEN
+    RAISE EXCEPTION 'warden.add_job: max_attempts and max_crashes must be at least 1'
+      USING ERRCODE = '22023';
+  END IF;
+  IF lease IS NOT NULL AND lease < interval '1 second' THEN
+    RAISE EXCEPTION 'warden.add_job: lease must be at least 1 second' USING ERRCODE = '22023';
+  END IF;
+  IF timeout IS NULL OR timeout <= interval '0' THEN
+    RAISE EXCEPTION 'warden.add_job: timeout must be positive' USING ERRCODE = '22023';
   END IF;
   IF octet_length(payload::text) > 1048576 THEN
     RAISE EXCEPTION 'warden.add_job: payload is larger than 1 MiB' USING ERRCODE = '22023';

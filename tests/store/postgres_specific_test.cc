@@ -1,0 +1,272 @@
+// PostgreSQL-only behaviour, where the capability differs from SQLite's:
+// the server's clock (SQLite trusts its one host's clock), session locks
+// that prove a worker's death across hosts (SQLite proves it from the
+// process itself), lost connections (SQLite has none), SKIP LOCKED claims,
+// concurrent migrations by several hosts, and enqueueing from SQL.
+#include <gtest/gtest.h>
+#include <poll.h>
+
+#include <thread>
+
+#include "pg_test_db.h"
+#include "store/postgres/pg_conn.h"
+#include "store/store.h"
+
+namespace warden::testing {
+namespace {
+
+using std::chrono::seconds;
+
+class PostgresTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    WARDEN_REQUIRE_PG();
+    auto db = PgTestDb::Create();
+    ASSERT_TRUE(db.has_value()) << db.error().ToString();
+    db_ = std::move(db).value();
+    store_ = Open();
+    ASSERT_NE(store_, nullptr);
+  }
+
+  std::unique_ptr<Store> Open(StoreOptions o = {}) {
+    auto s = OpenStore(db_->url(), o);
+    EXPECT_TRUE(s.has_value()) << s.error().ToString();
+    return s.has_value() ? std::move(s).value() : nullptr;
+  }
+  std::unique_ptr<pg::Conn> Sql() {
+    auto c = pg::Conn::Connect(db_->url());
+    EXPECT_TRUE(c.has_value()) << c.error().ToString();
+    return c.has_value() ? std::move(c).value() : nullptr;
+  }
+  // Ends every other session on this test's database, as
+  // pg_terminate_backend by an operator (or a crashed pooler) would.
+  int TerminateOtherSessions(pg::Conn& admin) {
+    auto r = admin.Exec(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = "
+        "current_database() AND pid <> pg_backend_pid()");
+    EXPECT_TRUE(r.has_value()) << r.error().ToString();
+    return r.has_value() ? static_cast<int>(r->Int(0, 0)) : 0;
+  }
+  WorkerId Register(Store& s, const std::string& name = "w") {
+    WorkerRegistration r;
+    r.name = name;
+    r.node = "host-" + name;
+    r.boot_id = "boot";
+    r.pid = 1;
+    r.version = "test";
+    r.queues = {"default"};
+    r.tasks = {"t"};
+    auto id = s.WorkerRegister(r);
+    EXPECT_TRUE(id.has_value()) << id.error().ToString();
+    return id.has_value() ? *id : 0;
+  }
+  JobId Add(Store& s, JobSpec spec = {}) {
+    if (spec.task.empty()) spec.task = "t";
+    auto r = s.JobInsertMany(std::span<const JobSpec>(&spec, 1));
+    EXPECT_TRUE(r.has_value()) << r.error().ToString();
+    return r.has_value() ? (*r)[0].id : 0;
+  }
+  std::vector<JobInfo> Claim(Store& s, WorkerId w, int limit = 10) {
+    ClaimParams p;
+    p.worker = w;
+    p.queues = {"default"};
+    p.tasks = {"t"};
+    p.limit = limit;
+    auto r = s.JobClaim(p);
+    EXPECT_TRUE(r.has_value()) << r.error().ToString();
+    return r.has_value() ? *r : std::vector<JobInfo>{};
+  }
+  std::optional<bool> SessionLost(Store& s, WorkerId w) {
+    auto live = s.WorkerListLive("");
+    if (!live.has_value()) return std::nullopt;
+    for (const auto& l : *live) {
+      if (l.id == w) return l.session_lost;
+    }
+    return std::nullopt;
+  }
+
+  std::unique_ptr<PgTestDb> db_;
+  std::unique_ptr<Store> store_;
+};
+
+// A clock `offset` away from the real one: a worker host whose clock is wrong.
+class SkewedClock : public Clock {
+ public:
+  explicit SkewedClock(Millis offset) : offset_(offset) {}
+  TimeMs NowMs() const override {
+    return std::chrono::duration_cast<Millis>(
+               std::chrono::system_clock::now().time_since_epoch())
+               .count() +
+           offset_.count();
+  }
+  int64_t MonotonicMs() const override { return 0; }
+
+ private:
+  Millis offset_;
+};
+
+TEST_F(PostgresTest, TheServerClockJudgesLeasesNotTheWorkerHosts) {
+  SkewedClock ahead(std::chrono::hours(1)), behind(-std::chrono::hours(1));
+  StoreOptions a, b;
+  a.clock = &ahead;   // ignored by PostgreSQL, by design
+  b.clock = &behind;
+  auto worker_host = Open(a);
+  auto sweeper_host = Open(b);
+  const JobId id = Add(*worker_host);
+  const WorkerId w = Register(*worker_host);
+  auto jobs = Claim(*worker_host, w);
+  ASSERT_EQ(jobs.size(), 1u);
+  const TimeMs server_now = *store_->Now();
+  ASSERT_TRUE(jobs[0].lease_expires_at.has_value());
+  EXPECT_NEAR(static_cast<double>(*jobs[0].lease_expires_at - server_now), 10'000, 2'000)
+      << "the 10 s lease runs from the server's now, not from a host 1 h ahead";
+  // The sweeping host's clock is 2 h behind the worker's: by either of them
+  // the lease would be long gone or far away. Only the server's time counts.
+  EXPECT_EQ(sweeper_host->JobRescueExpired()->rescued, 0);
+  EXPECT_EQ(sweeper_host->WorkerMarkStale(seconds(10)).value(), 0);
+  EXPECT_EQ(store_->JobGet(id)->state, JobState::kRunning);
+}
+
+TEST_F(PostgresTest, ALostSessionLockIsVisibleAndARestoredOneIsNot) {
+  const WorkerId w = Register(*store_);
+  EXPECT_EQ(SessionLost(*store_, w), false) << "no session yet: nothing to prove";
+  auto session = store_->OpenSession(w, seconds(10));
+  ASSERT_TRUE(session.has_value()) << session.error().ToString();
+  EXPECT_EQ(SessionLost(*store_, w), false) << "the lock is held";
+
+  // The connection is cut while the worker lives: the lock is gone until
+  // the session reconnects, which its next Drain does.
+  auto killer = Sql();
+  ASSERT_GE(TerminateOtherSessions(*killer), 2);
+  std::optional<bool> lost;
+  for (int i = 0; i < 5 && !lost; ++i) lost = SessionLost(*store_, w);  // reconnects
+  EXPECT_EQ(lost, true);
+  bool restored = false;
+  for (int i = 0; i < 100 && !restored; ++i) {
+    (void)(*session)->Drain();
+    restored = SessionLost(*store_, w) == false;
+    if (!restored) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(restored) << "Drain reconnects and takes the lock again";
+
+  session->reset();  // the process is gone: its connection closes
+  std::optional<bool> gone;
+  for (int i = 0; i < 100 && gone != true; ++i) {
+    gone = SessionLost(*store_, w);
+    if (gone != true) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(gone, true) << "a closed session is proof of death";
+}
+
+TEST_F(PostgresTest, LostConnectionsFailTransientlyThenReconnect) {
+  const JobId id = Add(*store_);
+  auto killer = Sql();
+  ASSERT_GE(TerminateOtherSessions(*killer), 1);
+  auto first = store_->JobGet(id);
+  if (!first.has_value()) {
+    EXPECT_TRUE(first.error().transient()) << first.error().ToString();
+  }
+  Result<JobInfo> again = first;
+  for (int i = 0; i < 50 && !again.has_value(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    again = store_->JobGet(id);
+  }
+  ASSERT_TRUE(again.has_value()) << again.error().ToString();
+  EXPECT_EQ(again->id, id);
+}
+
+TEST_F(PostgresTest, ClaimsSkipRowsAnotherTransactionHolds) {
+  const JobId held = Add(*store_);
+  const JobId free = Add(*store_);
+  auto other = Sql();
+  ASSERT_TRUE(other->ExecScript("BEGIN").ok());
+  ASSERT_TRUE(other->Exec("SELECT id FROM warden.jobs WHERE id = $1::bigint FOR UPDATE",
+                          pg::Params().Add(held))
+                  .has_value());
+  const WorkerId w = Register(*store_);
+  const auto start = std::chrono::steady_clock::now();
+  auto jobs = Claim(*store_, w);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(2)) << "no waiting on the lock";
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].id, free);
+  ASSERT_TRUE(other->ExecScript("ROLLBACK").ok());
+  auto later = Claim(*store_, w);
+  ASSERT_EQ(later.size(), 1u);
+  EXPECT_EQ(later[0].id, held);
+}
+
+TEST_F(PostgresTest, HostsStartingAtOnceMigrateOnce) {
+  auto fresh = PgTestDb::Create();
+  ASSERT_TRUE(fresh.has_value());
+  std::vector<std::thread> hosts;
+  std::vector<Status> results(6);
+  for (size_t i = 0; i < results.size(); ++i) {
+    hosts.emplace_back([&, i] { results[i] = OpenStore((*fresh)->url()).status(); });
+  }
+  for (auto& t : hosts) t.join();
+  for (const Status& s : results) EXPECT_TRUE(s.ok()) << s.ToString();
+  auto s = OpenStore((*fresh)->url());
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ((*s)->SchemaVersion().value(), 1);
+}
+
+TEST_F(PostgresTest, NewerSchemaIsRefusedAndLeftAlone) {
+  auto sql = Sql();
+  ASSERT_TRUE(sql->ExecScript("INSERT INTO warden.schema_version (version) VALUES (99)").ok());
+  auto again = OpenStore(db_->url());
+  ASSERT_FALSE(again.has_value());
+  EXPECT_EQ(again.error().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(again.error().message().find("upgrade warden"), std::string::npos);
+  EXPECT_EQ(sql->Exec("SELECT max(version) FROM warden.schema_version")->Int(0, 0), 99);
+}
+
+TEST_F(PostgresTest, AddJobFromSqlIsPartOfTheCallersTransaction) {
+  auto app = Sql();
+  ASSERT_TRUE(app->ExecScript("BEGIN").ok());
+  ASSERT_TRUE(app->Exec("SELECT warden.add_job('t', '{\"order\": 1}')").has_value());
+  ASSERT_TRUE(app->ExecScript("ROLLBACK").ok());
+  EXPECT_EQ(store_->JobCountUnfinished().value(), 0) << "rolled back with the transaction";
+
+  ASSERT_TRUE(app->ExecScript("BEGIN").ok());
+  auto id = app->Exec("SELECT warden.add_job('t', '{\"order\": 2}', priority => 5, "
+                      "unique_key => 'order-2')");
+  ASSERT_TRUE(id.has_value()) << id.error().ToString();
+  ASSERT_TRUE(app->ExecScript("COMMIT").ok());
+  auto job = store_->JobGet(id->Int(0, 0));
+  ASSERT_TRUE(job.has_value());
+  EXPECT_EQ(job->state, JobState::kAvailable);
+  EXPECT_EQ(job->payload, Json::parse(R"({"order": 2})"));
+  EXPECT_EQ(job->priority, 5);
+
+  auto dup = app->Exec("SELECT warden.add_job('t', '{}', unique_key => 'order-2')");
+  ASSERT_TRUE(dup.has_value());
+  EXPECT_EQ(dup->Int(0, 0), id->Int(0, 0)) << "a live unique key returns the existing job";
+
+  auto later = app->Exec("SELECT warden.add_job('t', run_at => now() + interval '1 hour')");
+  ASSERT_TRUE(later.has_value());
+  EXPECT_EQ(store_->JobGet(later->Int(0, 0))->state, JobState::kScheduled);
+
+  const WorkerId w = Register(*store_);
+  auto claimed = Claim(*store_, w);
+  ASSERT_EQ(claimed.size(), 1u) << "a job added from SQL is claimed like any other";
+  EXPECT_EQ(claimed[0].id, id->Int(0, 0));
+}
+
+TEST_F(PostgresTest, AddJobFromSqlRejectsBadInputClearly) {
+  auto app = Sql();
+  auto empty = app->Exec("SELECT warden.add_job('')");
+  ASSERT_FALSE(empty.has_value());
+  EXPECT_EQ(empty.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(empty.error().message().find("task must not be empty"), std::string::npos);
+  auto bad_json = app->Exec("SELECT warden.add_job('t', $1::json)", pg::Params().Add("{oops"));
+  ASSERT_FALSE(bad_json.has_value());
+  EXPECT_EQ(bad_json.error().code(), StatusCode::kInvalidArgument);
+  auto bad_delivery = app->Exec("SELECT warden.add_job('t', delivery => 'twice')");
+  ASSERT_FALSE(bad_delivery.has_value());
+  EXPECT_NE(bad_delivery.error().message().find("at_least_once"), std::string::npos)
+      << bad_delivery.error().ToString();
+  EXPECT_EQ(store_->JobCountUnfinished().value(), 0) << "nothing half-added";
+}
+
+}  // namespace
+}  // namespace warden::testing
