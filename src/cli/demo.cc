@@ -1,6 +1,8 @@
 // warden demo: a self-contained crash-recovery demonstration.
 //
-// On a fresh SQLite file in a temporary directory it enqueues a few hundred
+// On a fresh SQLite file in a temporary directory (or, given
+// `--db postgresql://...`, on a queue of its own in that database) it
+// enqueues a few hundred
 // command jobs (some at-most-once, some sharing a concurrency key), starts
 // three worker processes, SIGKILLs one mid-job, SIGSTOPs another past its
 // lease and SIGCONTs it, waits for every job to finish, and reports what
@@ -48,10 +50,12 @@ struct Proc {
 
 TimeMs Now() { return SystemClock::Get().NowMs(); }
 
-pid_t SpawnWorker(const std::string& db, const std::string& name, const std::string& log) {
+pid_t SpawnWorker(const std::string& db, const std::string& queue, const std::string& name,
+                  const std::string& log) {
   const std::vector<std::string> args = {
       "warden",        "--db",           db,
-      "worker",        "--allow-cmd",    "--name",
+      "worker",        "--allow-cmd",    "--queues",
+      queue,           "--name",
       name,            "--concurrency",  "4",
       "--heartbeat",   FormatDuration(kHeartbeat),
       "--lease",       FormatDuration(kLease),
@@ -77,7 +81,8 @@ pid_t SpawnWorker(const std::string& db, const std::string& name, const std::str
 
 class Demo {
  public:
-  Demo(const DemoFlags& f) : flags_(f) {}
+  // `pg_url`: run on this PostgreSQL database; empty: a fresh SQLite file.
+  Demo(const DemoFlags& f, std::string pg_url) : flags_(f), pg_url_(std::move(pg_url)) {}
   int Run();
 
  private:
@@ -90,9 +95,13 @@ class Demo {
   Result<int> WaitUntilBusy(const std::string& name, Millis limit);
   Status WaitAllDone(Millis limit);
   int Report();
+  // This run's jobs (a shared PostgreSQL database may hold others).
+  Result<std::vector<JobInfo>> OurJobs();
 
   DemoFlags flags_;
-  std::string dir_, db_, ledger_;
+  std::string pg_url_;
+  std::string dir_, db_, ledger_, queue_ = "default";
+  int64_t fenced_before_ = 0, rescued_before_ = 0;
   std::unique_ptr<Client> client_;
   std::vector<Proc> workers_;
   TimeMs t0_ = 0;
@@ -107,6 +116,7 @@ Status Demo::Enqueue() {
   for (int i = 0; i < flags_.jobs; ++i) {
     JobSpec s;
     s.task = "demo";
+    s.queue = queue_;
     // The first dozen run long enough to be caught mid-job by the faults.
     const double secs = i < 12 ? 1.5 : 0.05 + (i % 5) * 0.04;
     s.command = fmt::format(
@@ -143,22 +153,30 @@ Result<int> Demo::WaitUntilBusy(const std::string& name, Millis limit) {
   return DeadlineExceeded("worker " + name + " never got a job");
 }
 
+Result<std::vector<JobInfo>> Demo::OurJobs() {
+  JobFilter ours;
+  ours.queue = queue_;
+  ours.limit = flags_.jobs * 2;
+  return client_->ListJobs(ours);
+}
+
 Status Demo::WaitAllDone(Millis limit) {
   const TimeMs deadline = Now() + limit.count();
   TimeMs next_progress = 0;
   while (true) {
-    WARDEN_ASSIGN_OR_RETURN(Stats s, client_->GetStats());
+    WARDEN_ASSIGN_OR_RETURN(auto jobs, OurJobs());
+    std::map<std::string, int> by_state;
     int64_t unfinished = 0;
-    std::string line;
-    for (const auto& [state, n] : s.jobs) {
-      line += fmt::format("{} {}  ", state, n);
-      if (state == "scheduled" || state == "available" || state == "retryable" ||
-          state == "running") {
-        unfinished += n;
-      }
+    for (const JobInfo& j : jobs) {
+      ++by_state[JobStateName(j.state)];
+      if (!IsTerminal(j.state)) ++unfinished;
     }
+    std::string line;
+    for (const auto& [state, n] : by_state) line += fmt::format("{} {}  ", state, n);
     if (Now() >= next_progress || unfinished == 0) {
-      Say(line + fmt::format("| rescued {}, fenced {}", s.rescued, s.fenced_writes));
+      WARDEN_ASSIGN_OR_RETURN(Stats s, client_->GetStats());
+      Say(line + fmt::format("| rescued {}, fenced {}", s.rescued - rescued_before_,
+                             s.fenced_writes - fenced_before_));
       next_progress = Now() + 1000;
     }
     if (unfinished == 0) return Status::Ok();
@@ -171,21 +189,36 @@ int Demo::Run() {
   char tmpl[] = "/tmp/warden-demo-XXXXXX";
   if (!mkdtemp(tmpl)) return Fail(Unavailable("cannot create a temporary directory"));
   dir_ = tmpl;
-  db_ = dir_ + "/demo.db";
   ledger_ = dir_ + "/ledger.txt";
-  fmt::print("warden demo: crash recovery on embedded SQLite\n");
-  fmt::print("  database  {}   (worker logs beside it)\n", db_);
+  std::string prefix = "demo-";
+  if (pg_url_.empty()) {
+    db_ = dir_ + "/demo.db";
+    fmt::print("warden demo: crash recovery on embedded SQLite\n");
+    fmt::print("  database  {}   (worker logs beside it)\n", db_);
+  } else {
+    // A queue and worker names of its own: the database may be shared.
+    db_ = pg_url_;
+    prefix = fmt::format("demo-{}-", getpid());
+    queue_ = fmt::format("demo-{}-{}", getpid(), Now());
+    fmt::print("warden demo: crash recovery on PostgreSQL\n");
+    fmt::print("  database  {}, queue {}\n  logs      {}\n", db_, queue_, dir_);
+  }
   fmt::print("  workers   3 processes x 4 slots; heartbeat {}, lease {}, sweep {}\n\n",
              FormatDuration(kHeartbeat), FormatDuration(kLease), FormatDuration(kSweep));
   t0_ = Now();
   auto client = Client::Open(db_);
   if (!client.has_value()) return Fail(client.error());
   client_ = std::move(client).value();
+  auto before = client_->GetStats();
+  if (!before.has_value()) return Fail(before.error());
+  fenced_before_ = before->fenced_writes;
+  rescued_before_ = before->rescued;
   if (Status s = Enqueue(); !s.ok()) return Fail(s);
 
   for (int i = 1; i <= 3; ++i) {
-    const std::string name = fmt::format("demo-{}", i);
-    workers_.push_back({name, SpawnWorker(db_, name, fmt::format("{}/{}.log", dir_, name))});
+    const std::string name = prefix + std::to_string(i);
+    workers_.push_back(
+        {name, SpawnWorker(db_, queue_, name, fmt::format("{}/{}.log", dir_, name))});
   }
   Say(fmt::format("started workers {} (pid {}), {} (pid {}), {} (pid {})", workers_[0].name,
                   workers_[0].pid, workers_[1].name, workers_[1].pid, workers_[2].name,
@@ -271,9 +304,7 @@ int Demo::Run() {
 }
 
 int Demo::Report() {
-  JobFilter all;
-  all.limit = flags_.jobs * 2;
-  auto list = client_->ListJobs(all);
+  auto list = OurJobs();
   if (!list.has_value()) return Fail(list.error());
   auto workers = client_->ListWorkers();
   if (!workers.has_value()) return Fail(workers.error());
@@ -364,7 +395,8 @@ int Demo::Report() {
   auto max_of = [](const std::vector<double>& v) {
     return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end());
   };
-  fmt::print("  completions and failures refused by fencing: {}\n", stats->fenced_writes);
+  fmt::print("  completions and failures refused by fencing: {}\n",
+             stats->fenced_writes - fenced_before_);
 
   // Invariant 5: proven death -> sweep interval + margin; otherwise
   // lease + sweep interval (+ margin for this loaded 2-core machine).
@@ -402,12 +434,17 @@ int Demo::Report() {
 void AddDemoCommand(CLI::App& app, Globals& g, Action* action) {
   auto f = std::make_shared<DemoFlags>();
   CLI::App* cmd = app.add_subcommand(
-      "demo", "crash-recovery demonstration on a fresh SQLite file (SIGKILL, SIGSTOP)");
+      "demo",
+      "crash-recovery demonstration (SIGKILL, SIGSTOP) on a fresh SQLite file, or with "
+      "--db postgresql://... on a queue of its own in that database");
   cmd->add_option("--jobs", f->jobs, "how many jobs (default 300)")->check(CLI::Range(20, 100000));
   cmd->add_flag("--keep", f->keep, "keep the temporary directory");
   cmd->callback([f, &g, action] {
-    (void)g;
-    *action = [f] { return Demo(*f).Run(); };
+    // Only a PostgreSQL URL is used: a SQLite --db (or the default
+    // ./warden.db) is never touched; the demo makes a fresh file.
+    const bool pg = g.db.rfind("postgres://", 0) == 0 || g.db.rfind("postgresql://", 0) == 0;
+    const std::string url = pg ? g.db : "";
+    *action = [f, url] { return Demo(*f, url).Run(); };
   });
 }
 

@@ -30,7 +30,8 @@ int main(int argc, char** argv) {
   Globals g;
   if (const char* env = std::getenv("WARDEN_DB"); env && *env) g.db = env;
   app.add_option("--db", g.db,
-                 "database URL: a path, or sqlite:PATH (env WARDEN_DB; default ./warden.db)")
+                 "database: a path, sqlite:PATH, or postgresql://USER@HOST:PORT/DB (env WARDEN_DB; "
+                 "default ./warden.db)")
       ->envname("WARDEN_DB");
   app.add_flag("--json", g.json, "print one machine-readable JSON document on stdout");
 
