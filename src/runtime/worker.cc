@@ -332,6 +332,7 @@ void Worker::Impl::Shutdown() {
   if (Status s = heartbeat_store_->WorkerStop(id_); !s.ok()) {
     log_("could not record the stop: " + s.ToString());
   }
+  session_.reset();  // only now: stopped, so its closing proves nothing
   log_("stopped: " + std::to_string(counters_.succeeded.load()) + " succeeded, " +
        std::to_string(counters_.failed.load()) + " failed, " +
        std::to_string(counters_.fenced.load()) + " fenced off");

@@ -97,6 +97,8 @@ class Worker::Impl {
   std::unique_ptr<Store> sweep_store_;
   std::unique_ptr<Store> finish_store_;
   std::unique_ptr<Completer> completer_;
+  // The session loop's; closed after WorkerStop (see Shutdown).
+  std::unique_ptr<WorkerSession> session_;
   std::string node_;
   int wake_fd_ = -1;  // eventfd: a slot freed, or stop
   int stop_fd_ = -1;  // eventfd: the background loops must end

@@ -175,7 +175,9 @@ void Worker::Impl::SweeperLoop() {
 }
 
 void Worker::Impl::SessionLoop() {
-  std::unique_ptr<WorkerSession> session;
+  // Kept in session_ (not a local) so it outlives this thread until the
+  // goodbye is written: a session closing first would look like a death.
+  std::unique_ptr<WorkerSession>& session = session_;
   WorkerId session_for = 0;
   bool reported_error = false;
   while (!threads_done_) {

@@ -269,9 +269,13 @@ Result<std::vector<JobInfo>> PgStore::JobClaim(const ClaimParams& p) {
   const TimeMs now = fake_clock_ ? fake_clock_->NowMs() : w.Int(0, 0);
   // Due scheduled and retryable jobs become available first, so a claim
   // never waits for the sweeper.
-  WARDEN_RETURN_IF_ERROR(PromoteDueLocked(now).status());
+  WARDEN_ASSIGN_OR_RETURN(int promoted, PromoteDueLocked(now));
   WARDEN_ASSIGN_OR_RETURN(auto ids, PickLocked(p, now));
-  if (ids.empty()) return std::vector<JobInfo>{};  // rolled back: nothing to write
+  if (ids.empty()) {
+    // Keep promotions (jobs for other workers' tasks); otherwise roll back.
+    if (promoted > 0) WARDEN_RETURN_IF_ERROR(tx->Commit());
+    return std::vector<JobInfo>{};
+  }
 
   Params params;
   params.Add(p.worker).Add(static_cast<int64_t>(p.default_lease.count())).Add(now).AddArray(ids);
