@@ -42,9 +42,12 @@ Result<std::vector<WorkerId>> ConfirmSessionsLost(Store& store,
 Result<SweepReport> DeclareProvenDead(Store& store, const std::vector<WorkerLiveness>& live) {
   SweepReport report;
   auto declare = [&](WorkerId id, const std::string& proof) -> Status {
-    WARDEN_ASSIGN_OR_RETURN(RescueReport r, store.WorkerDeclareDead(id, proof));
+    auto r = store.WorkerDeclareDead(id, proof);
+    // Busy (its row is held by a transaction in flight): the next sweep
+    // tries again; the rest of this pass goes on.
+    if (!r.has_value()) return r.error().transient() ? Status::Ok() : r.error();
     ++report.proven_dead;
-    report.rescued += r.rescued;
+    report.rescued += r->rescued;
     return Status::Ok();
   };
   std::vector<WorkerId> suspects;

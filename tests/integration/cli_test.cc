@@ -1,12 +1,14 @@
 // Bad input to the `warden` command: usage errors exit 2, other failures
 // exit 1, always with one line on stderr; a file that is not a warden
-// database is refused and left untouched.
+// database is refused and left untouched; a database that cannot be reached
+// is exit 1 too.
 #include <sqlite3.h>
 
 #include <fstream>
 #include <sstream>
 
 #include "harness.h"
+#include "store/postgres/pg_conn.h"
 
 namespace wt {
 namespace {
@@ -47,7 +49,7 @@ std::string ReadAll(const std::string& path) {
   return ::testing::AssertionSuccess();
 }
 
-TEST_F(CliTest, UsageErrorsExitTwoWithOneLine) {
+TEST_P(CliTest, UsageErrorsExitTwoWithOneLine) {
   const std::vector<std::vector<std::string>> cases = {
       {"add", "resize", "{not json"},                     // malformed payload
       {"add", "resize", "[1, 2"},                         //
@@ -79,7 +81,12 @@ TEST_F(CliTest, UsageErrorsExitTwoWithOneLine) {
   EXPECT_EQ(*n, 0);
 }
 
-TEST_F(CliTest, MissingDirectoryInDbPathExitsOne) {
+// About a database that is a file: a path whose directory is missing, a
+// file that is something else. A PostgreSQL database is named by a URL and
+// lives on a server (its counterpart: PostgresCliTest below).
+class SqliteFileCliTest : public CliTest {};
+
+TEST_P(SqliteFileCliTest, MissingDirectoryInDbPathExitsOne) {
   const std::string db = dir() + "/no/such/dir/jobs.db";
   CliResult r = RunWithDb(db, {"add", "--cmd", "true"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
@@ -92,7 +99,7 @@ TEST_F(CliTest, MissingDirectoryInDbPathExitsOne) {
   EXPECT_TRUE(OneLineError(r));
 }
 
-TEST_F(CliTest, FileThatIsNotADatabaseIsRefusedAndUntouched) {
+TEST_P(SqliteFileCliTest, FileThatIsNotADatabaseIsRefusedAndUntouched) {
   const std::string path = dir() + "/notes.txt";
   std::string content = "These are my notes, not a database.\n";
   for (int i = 0; i < 200; ++i) content += "line " + std::to_string(i) + ": lorem ipsum\n";
@@ -108,20 +115,30 @@ TEST_F(CliTest, FileThatIsNotADatabaseIsRefusedAndUntouched) {
   EXPECT_EQ(ReadAll(path), content) << "the file was modified";
 }
 
-TEST_F(CliTest, NewerSchemaIsRefused) {
+TEST_P(CliTest, NewerSchemaIsRefused) {
   ASSERT_EQ(Cli({"init"}).exit_code, 0);
-  sqlite3* raw = nullptr;
-  ASSERT_EQ(sqlite3_open(db().c_str(), &raw), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(raw, "INSERT INTO warden_schema VALUES (999)", nullptr, nullptr, nullptr),
-            SQLITE_OK);
-  sqlite3_close(raw);
+  // Each backend keeps its schema version in its own table.
+  if (postgres()) {
+    auto conn = warden::pg::Conn::Connect(db());
+    ASSERT_TRUE(conn.has_value()) << conn.error().ToString();
+    const warden::Status s =
+        (*conn)->ExecScript("INSERT INTO warden.schema_version (version) VALUES (999)");
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  } else {
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(db().c_str(), &raw), SQLITE_OK);
+    ASSERT_EQ(
+        sqlite3_exec(raw, "INSERT INTO warden_schema VALUES (999)", nullptr, nullptr, nullptr),
+        SQLITE_OK);
+    sqlite3_close(raw);
+  }
   CliResult r = RunWithDb(db(), {"stats"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(OneLineError(r));
   EXPECT_NE(r.err.find("upgrade warden"), std::string::npos) << r.err;
 }
 
-TEST_F(CliTest, NotFoundExitsOne) {
+TEST_P(CliTest, NotFoundExitsOne) {
   CliResult r = Cli({"jobs", "show", "12345"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(OneLineError(r));
@@ -130,7 +147,7 @@ TEST_F(CliTest, NotFoundExitsOne) {
   EXPECT_TRUE(OneLineError(r));
 }
 
-TEST_F(CliTest, AddPrintsIdAndCreated) {
+TEST_P(CliTest, AddPrintsIdAndCreated) {
   CliResult r = Cli({"add", "--cmd", "true", "--unique-key", "u1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ASSERT_TRUE(r.json.is_object()) << r.out;
@@ -144,6 +161,43 @@ TEST_F(CliTest, AddPrintsIdAndCreated) {
   EXPECT_EQ(r.exit_code, 1) << "nothing runs the job";
   EXPECT_TRUE(OneLineError(r));
 }
+
+// About a database on a server: one that does not exist there, a server
+// that does not answer. (SQLite's counterpart: SqliteFileCliTest above.)
+class PostgresCliTest : public CliTest {
+ protected:
+  // db() with its database name replaced.
+  std::string WithDatabase(const std::string& name) const {
+    const size_t path = db().find('/', db().find("://") + 3);
+    const size_t query = db().find('?', path);
+    return db().substr(0, path) + "/" + name +
+           (query == std::string::npos ? "" : db().substr(query));
+  }
+};
+
+TEST_P(PostgresCliTest, DatabaseThatCannotBeReachedExitsOne) {
+  // Each URL, and what the error must name.
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {WithDatabase("no_such_database"), "no_such_database"},
+      {"postgresql://postgres@127.0.0.1:1/warden", "port 1"},  // nothing listens there
+  };
+  for (const auto& [url, named] : cases) {
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"add", "--cmd", "true"}, {"stats"}, {"worker", "--allow-cmd"}}) {
+      CliResult r = RunWithDb(url, args);
+      EXPECT_EQ(r.exit_code, 1) << url << " " << args[0] << ": " << r.err;
+      EXPECT_TRUE(OneLineError(r)) << url << " " << args[0];
+      EXPECT_NE(r.err.find(named), std::string::npos) << url << " " << args[0] << ": " << r.err;
+      EXPECT_EQ(r.out, "") << url << " " << args[0];
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, CliTest, ::testing::ValuesIn(AllBackends()), BackendName);
+INSTANTIATE_TEST_SUITE_P(Backends, SqliteFileCliTest, ::testing::Values(Backend::kSqlite),
+                         BackendName);
+INSTANTIATE_TEST_SUITE_P(Backends, PostgresCliTest, ::testing::Values(Backend::kPostgres),
+                         BackendName);
 
 }  // namespace
 }  // namespace wt

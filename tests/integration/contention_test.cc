@@ -1,6 +1,6 @@
-// Many processes on one SQLite file: another process holding the write lock
-// for seconds loses nothing and crashes no one; three workers share 300
-// jobs with every job run and completed exactly once.
+// Many processes on one database: another process holding a lock against
+// every writer for seconds loses nothing and crashes no one; three workers
+// share 300 jobs with every job run and completed exactly once.
 #include <sqlite3.h>
 
 #include <atomic>
@@ -10,34 +10,35 @@
 #include <thread>
 
 #include "harness.h"
+#include "store/postgres/pg_conn.h"
 
 namespace wt {
 namespace {
 
 using warden::JobState;
 
-// Another process's write transaction (BEGIN IMMEDIATE) held for a while,
-// on a thread of the test with its own connection: SQLite locks between
-// connections, so the workers see what another process would cause.
-class WriteLock {
+// Another process's lock against every writer, held for a while on a thread
+// of the test with its own connection (locks are between connections, so
+// the workers see what another process would cause). Readers go on; every
+// write waits, and gives up after the backend's wait limit (5 s on both).
+//  - SQLite: a write transaction (BEGIN IMMEDIATE) holds the database's one
+//    write lock; writers wait up to the store's busy timeout.
+//  - PostgreSQL has no database-wide write lock; the nearest thing another
+//    session can hold is an EXCLUSIVE lock on every warden table (what a
+//    migration or an operator's maintenance takes); writers wait up to the
+//    session's lock_timeout, then fail with lock_not_available.
+class DatabaseLock {
  public:
-  WriteLock(const std::string& db, Millis hold) {
-    thread_ = std::thread([this, db, hold] {
-      sqlite3* conn = nullptr;
-      int rc = sqlite3_open_v2(db.c_str(), &conn, SQLITE_OPEN_READWRITE, nullptr);
-      if (rc == SQLITE_OK) sqlite3_busy_timeout(conn, 10'000);
-      if (rc == SQLITE_OK) rc = sqlite3_exec(conn, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr);
-      if (rc == SQLITE_OK) {
-        held_ = true;
-        std::this_thread::sleep_for(hold);  // the scenario: a lock held this long
-        sqlite3_exec(conn, "COMMIT", nullptr, nullptr, nullptr);
+  DatabaseLock(Backend backend, const std::string& db, Millis hold) {
+    thread_ = std::thread([this, backend, db, hold] {
+      if (backend == Backend::kPostgres) {
+        HoldPostgres(db, hold);
       } else {
-        failed_ = true;
+        HoldSqlite(db, hold);
       }
-      sqlite3_close(conn);
     });
   }
-  ~WriteLock() { Join(); }
+  ~DatabaseLock() { Join(); }
   bool WaitHeld() {
     return WaitFor([&] { return held_.load() || failed_.load(); }) && held_;
   }
@@ -46,6 +47,43 @@ class WriteLock {
   }
 
  private:
+  void HoldSqlite(const std::string& db, Millis hold) {
+    sqlite3* conn = nullptr;
+    int rc = sqlite3_open_v2(db.c_str(), &conn, SQLITE_OPEN_READWRITE, nullptr);
+    if (rc == SQLITE_OK) sqlite3_busy_timeout(conn, 10'000);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(conn, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr);
+    if (rc == SQLITE_OK) {
+      held_ = true;
+      std::this_thread::sleep_for(hold);  // the scenario: a lock held this long
+      sqlite3_exec(conn, "COMMIT", nullptr, nullptr, nullptr);
+    } else {
+      failed_ = true;
+    }
+    sqlite3_close(conn);
+  }
+  void HoldPostgres(const std::string& url, Millis hold) {
+    // The session ends a transaction idle for 10 s (pg::Conn's settings):
+    // the tests hold it for less.
+    auto conn = warden::pg::Conn::Connect(url);
+    warden::Status s = conn.has_value() ? warden::Status::Ok() : conn.error();
+    // Our own LOCK waits for the workers' short transactions (up to the
+    // session's 5 s lock_timeout).
+    if (s.ok()) {
+      s = (*conn)->ExecScript(
+          "BEGIN; LOCK TABLE warden.jobs, warden.attempts, warden.workers, warden.leaders, "
+          "warden.fenced_writes IN EXCLUSIVE MODE");
+    }
+    if (s.ok()) {
+      held_ = true;
+      std::this_thread::sleep_for(hold);
+      s = (*conn)->ExecScript("COMMIT");
+      if (!s.ok()) std::cerr << "[ lock     ] COMMIT failed: " << s.ToString() << "\n";
+    } else {
+      std::cerr << "[ lock     ] could not take the lock: " << s.ToString() << "\n";
+      failed_ = true;
+    }
+  }
+
   std::atomic<bool> held_{false}, failed_{false};
   std::thread thread_;
 };
@@ -85,9 +123,10 @@ class ContentionTest : public IntegrationTest {
     EXPECT_EQ(ids.size(), 60u);
     EXPECT_TRUE(WaitFor([&] { return Ledger().size() >= 6; }));
 
-    WriteLock lock(db(), hold);
+    DatabaseLock lock(backend(), db(), hold);
     EXPECT_TRUE(lock.WaitHeld());
-    // An enqueue meanwhile waits out the lock (up to its 5 s busy timeout).
+    // An enqueue meanwhile waits out the lock (up to its 5 s busy timeout or
+    // lock_timeout).
     const std::vector<std::string> add = {"add", "--cmd", Job("log start; log end")};
     const SteadyTime start = std::chrono::steady_clock::now();
     CliResult added = Cli(add);
@@ -95,7 +134,8 @@ class ContentionTest : public IntegrationTest {
     lock.Join();
     std::cout << "[ measure  ] `warden add` waited " << add_ms << " ms for the lock\n";
     EXPECT_GE(add_ms, hold.count() / 2) << "the lock did not hold";
-    if (added.exit_code == 1 && added.err.find("locked") != std::string::npos) {
+    if (added.exit_code == 1 && (added.err.find("locked") != std::string::npos ||
+                                 added.err.find("lock timeout") != std::string::npos)) {
       // Refused, not lost: on a saturated disk the workers' backlog can keep
       // the lock busy past the timeout after the release. Once more.
       std::cout << "[ note     ] add refused after its busy timeout: " << added.err;
@@ -116,7 +156,7 @@ class ContentionTest : public IntegrationTest {
   }
 };
 
-TEST_F(ContentionTest, WriteLockHeldForTwoSecondsLosesNothing) {
+TEST_P(ContentionTest, WriteLockHeldForTwoSecondsLosesNothing) {
   // Leases far longer than the lock: it is absorbed without a single retry.
   const auto flags =
       FastFlags({{"--heartbeat", "200ms"}, {"--lease", "20s"}, {"--keepalive-threshold", "20s"}});
@@ -129,7 +169,7 @@ TEST_F(ContentionTest, WriteLockHeldForTwoSecondsLosesNothing) {
   }
 }
 
-TEST_F(ContentionTest, WriteLockLongerThanTheLeaseEndsWithEveryJobSucceeded) {
+TEST_P(ContentionTest, WriteLockLongerThanTheLeaseEndsWithEveryJobSucceeded) {
   // The lock outlasts the 1 s lease: workers self-fence and may be declared
   // dead, jobs are retried, but every one of them still succeeds.
   const auto ids = RunWithDatabaseLocked(FastFlags(), Millis(2000));
@@ -147,10 +187,11 @@ TEST_F(ContentionTest, WriteLockLongerThanTheLeaseEndsWithEveryJobSucceeded) {
             << " jobs were stopped by self-fencing and ran again\n";
 }
 
-TEST_F(ContentionTest, OutcomeIsRecordedAfterALockLongerThanTheBusyTimeout) {
+TEST_P(ContentionTest, OutcomeIsRecordedAfterALockLongerThanTheBusyTimeout) {
   // The job ends while another process holds the write lock past the
-  // store's 5 s busy timeout (and past the job's 2 s lease), so recording
-  // its outcome fails at first. The worker must keep trying: once the lock
+  // store's 5 s busy timeout (PostgreSQL: lock_timeout) and past the job's
+  // 2 s lease, so recording its outcome fails at first. The worker must
+  // keep trying: once the lock
   // is gone its heartbeats extend the job's lease again, so an outcome given
   // up would leave the job `running` for good. (A 30 s sweep interval keeps
   // the sweeper from rescuing the job in between.)
@@ -160,7 +201,7 @@ TEST_F(ContentionTest, OutcomeIsRecordedAfterALockLongerThanTheBusyTimeout) {
   const int64_t id = Add(Job("log start; sleep 0.3; log end"));
   ASSERT_GT(id, 0);
   ASSERT_TRUE(WaitFor([&] { return LedgerHas(id, 1, "start"); }));
-  WriteLock lock(db(), Millis(6500));
+  DatabaseLock lock(backend(), db(), Millis(6500));
   ASSERT_TRUE(lock.WaitHeld());
   ASSERT_TRUE(WaitFor([&] { return LedgerHas(id, 1, "end"); }));
   lock.Join();
@@ -178,7 +219,7 @@ TEST_F(ContentionTest, OutcomeIsRecordedAfterALockLongerThanTheBusyTimeout) {
   EXPECT_FALSE(w.proc->Exited());
 }
 
-TEST_F(ContentionTest, ThreeWorkersRunThreeHundredJobsExactlyOnce) {
+TEST_P(ContentionTest, ThreeWorkersRunThreeHundredJobsExactlyOnce) {
   // Long leases: a starved heartbeat on a saturated disk must not turn into
   // a retry here (that is the lock tests' subject).
   const auto flags =
@@ -219,6 +260,9 @@ TEST_F(ContentionTest, ThreeWorkersRunThreeHundredJobsExactlyOnce) {
   EXPECT_EQ(stats["recovery"]["rescued_attempts"], 0);
   for (Worker* w : workers) EXPECT_FALSE(w->proc->Exited()) << w->Log();
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, ContentionTest, ::testing::ValuesIn(AllBackends()),
+                         BackendName);
 
 }  // namespace
 }  // namespace wt

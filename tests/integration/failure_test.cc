@@ -20,7 +20,7 @@ int64_t DurationMs(const warden::AttemptInfo& a) {
   return a.finished_at ? *a.finished_at - a.claimed_at : -1;
 }
 
-TEST_F(FailureTest, JobThatKillsItsWorkerIsQuarantinedAsCrashLoop) {
+TEST_P(FailureTest, JobThatKillsItsWorkerIsQuarantinedAsCrashLoop) {
   // The job's parent is the supervisor shim; the shim's parent is the worker.
   const std::string kill_worker =
       "log start $$; W=$(cut -d' ' -f4 /proc/$PPID/stat); log kill $W; kill -9 $W; sleep 30";
@@ -59,7 +59,7 @@ TEST_F(FailureTest, JobThatKillsItsWorkerIsQuarantinedAsCrashLoop) {
   EXPECT_EQ(LedgerFor(id, "start").size(), 2u);
 }
 
-TEST_F(FailureTest, JobKilledBySignalIsACrashAndHitsTheCrashBudget) {
+TEST_P(FailureTest, JobKilledBySignalIsACrashAndHitsTheCrashBudget) {
   Worker& w = StartWorker("w");
   const int64_t id = Add(Job("log start $$; kill -9 $$"), {"--max-crashes", "2"});
   ASSERT_GT(id, 0);
@@ -77,7 +77,7 @@ TEST_F(FailureTest, JobKilledBySignalIsACrashAndHitsTheCrashBudget) {
   EXPECT_EQ(LedgerFor(id, "start").size(), 2u);
 }
 
-TEST_F(FailureTest, TimeoutStopsTheJobWithTermThenKillAndRetriesPerPolicy) {
+TEST_P(FailureTest, TimeoutStopsTheJobWithTermThenKillAndRetriesPerPolicy) {
   Worker& w = StartWorker("w");
   // Ignores SIGTERM (and so does its `sleep`): needs the SIGKILL after the grace.
   const int64_t stubborn = Add(Job("log start $$; trap '' TERM; sleep 30"),
@@ -121,7 +121,7 @@ TEST_F(FailureTest, TimeoutStopsTheJobWithTermThenKillAndRetriesPerPolicy) {
   EXPECT_FALSE(w.proc->Exited());
 }
 
-TEST_F(FailureTest, CrashingJobsKeepTheirTranscriptAndSpareTheWorker) {
+TEST_P(FailureTest, CrashingJobsKeepTheirTranscriptAndSpareTheWorker) {
   Worker& w = StartWorker("w");
   const int64_t failing =
       Add(Job("log start; echo 'boom: disk on fire' >&2; exit 3"), {"--max-attempts", "2"});
@@ -165,6 +165,8 @@ TEST_F(FailureTest, CrashingJobsKeepTheirTranscriptAndSpareTheWorker) {
   }
   EXPECT_TRUE(active);
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, FailureTest, ::testing::ValuesIn(AllBackends()), BackendName);
 
 }  // namespace
 }  // namespace wt

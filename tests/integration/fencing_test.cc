@@ -15,7 +15,7 @@ using warden::JobState;
 
 class FencingTest : public IntegrationTest {};
 
-TEST_F(FencingTest, FrozenWorkersLateCompletionIsFencedOff) {
+TEST_P(FencingTest, FrozenWorkersLateCompletionIsFencedOff) {
   Worker& a = StartWorker("a");
   Worker& b = StartWorker("b");
   // Attempt 1 runs until stopped (exiting non-zero on its own terms if it
@@ -84,7 +84,7 @@ TEST_F(FencingTest, FrozenWorkersLateCompletionIsFencedOff) {
   ASSERT_TRUE(WaitFor([&] { return JobInState(after, JobState::kSucceeded); }));
 }
 
-TEST_F(FencingTest, LostJobFreesItsConcurrencyKeyAndRunsNeverOverlap) {
+TEST_P(FencingTest, LostJobFreesItsConcurrencyKeyAndRunsNeverOverlap) {
   Worker& a = StartWorker("a");
   Worker& b = StartWorker("b");
   // The first run of any job holds the key until its worker dies. Every run
@@ -163,6 +163,8 @@ TEST_F(FencingTest, LostJobFreesItsConcurrencyKeyAndRunsNeverOverlap) {
   EXPECT_EQ(lost["attempts"][0]["outcome"], "lost");
   EXPECT_EQ(lost["concurrency_key"], "K");
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, FencingTest, ::testing::ValuesIn(AllBackends()), BackendName);
 
 }  // namespace
 }  // namespace wt

@@ -1,20 +1,35 @@
 // Integration harness: drives the real `warden` binary as child processes.
 //
-// Every test gets a fresh directory (mkdtemp) holding its SQLite file, a
-// ledger the jobs append to, and one stderr log per spawned process. Workers
-// are started with explicit argv (fork + execve, no shell); conditions are
-// polled against a deadline, never slept for. The test process makes itself
-// a child subreaper, so every process a worker leaves behind (shims, jobs,
-// their background children) is re-parented to it and TearDown can find and
-// SIGKILL all of them.
+// Every test runs once per backend (the fixture's parameter): on SQLite its
+// database is a file in the test's directory; on PostgreSQL it is a fresh
+// database on the test server (PgTestDb: WARDEN_TEST_PG_URL, set by
+// scripts/pg-cluster.sh run), dropped at the end of the test; without a
+// server the postgres variants fail under CI=true and are skipped elsewhere.
+// db() is what every process gets as `--db`: the file's path or the URL.
+//
+// Every test also gets a fresh directory (mkdtemp) holding its SQLite file
+// (sqlite only), a ledger the jobs append to, and one stderr log per spawned
+// process; it is removed when the test passes and kept (its path printed)
+// when it fails. Workers are started with explicit argv (fork + execve, no
+// shell); conditions are polled against a deadline, never slept for. The
+// test process makes itself a child subreaper, so every process a worker
+// leaves behind (shims, jobs, their background children) is re-parented to
+// it and TearDown can find and SIGKILL all of them.
 //
 //   class MyTest : public wt::IntegrationTest {};
-//   TEST_F(MyTest, Recovers) {
+//   TEST_P(MyTest, Recovers) {
 //     wt::Worker& a = StartWorker("a");
 //     int64_t id = Add(Job("log start; sleep 30"));
 //     ASSERT_TRUE(WaitFor([&] { return LedgerHas(id, 1, "start"); }));
 //     a.proc->Kill();
 //   }
+//   // Names: Backends/MyTest.Recovers/sqlite, Backends/MyTest.Recovers/postgres
+//   INSTANTIATE_TEST_SUITE_P(Backends, MyTest, ::testing::ValuesIn(wt::AllBackends()),
+//                            wt::BackendName);
+//
+// A test that is inherently about one backend goes in its own fixture,
+// instantiated with ::testing::Values(wt::Backend::kSqlite) (or kPostgres),
+// with a comment saying which capability differs.
 //
 // Thread safety: none; one test thread drives everything.
 #pragma once
@@ -25,15 +40,24 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "child_process.h"
+#include "pg_test_db.h"
 #include "warden/client.h"
 
 namespace wt {
 
 using Json = nlohmann::json;
+
+enum class Backend { kSqlite, kPostgres };
+std::vector<Backend> AllBackends();
+const char* ToString(Backend b);
+// Test-name suffix: "sqlite", "postgres".
+std::string BackendName(const ::testing::TestParamInfo<Backend>& info);
+inline void PrintTo(Backend b, std::ostream* os) { *os << ToString(b); }
 
 struct CliResult {
   int exit_code = -1;
@@ -60,12 +84,15 @@ struct Worker {
   bool LogHas(const std::string& text) const;
 };
 
-class IntegrationTest : public ::testing::Test {
+class IntegrationTest : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override;
   void TearDown() override;
 
+  Backend backend() const { return GetParam(); }
+  bool postgres() const { return backend() == Backend::kPostgres; }
   const std::string& dir() const { return dir_; }
+  // What `--db` names: the SQLite file's path, or the PostgreSQL URL.
   const std::string& db() const { return db_; }
   const std::string& ledger_path() const { return ledger_; }
 
@@ -98,13 +125,22 @@ class IntegrationTest : public ::testing::Test {
   pid_t HolderPid(int64_t id);
 
   // Whether a write transaction on the database can begin within `timeout`
-  // (BEGIN IMMEDIATE, then rolled back).
+  // and be rolled back. SQLite: BEGIN IMMEDIATE takes the file's write lock.
+  // PostgreSQL: Client::CheckWritable. No database-wide write lock exists:
+  // this fails only if the server cannot be reached or is read-only, or if
+  // another session locks warden's tables against writers for longer than
+  // the session's lock_timeout (5 s; `timeout` does not apply).
   bool DatabaseWritable(Millis timeout);
-  // SIGSTOPs `w` while it holds no write transaction. SQLite's write lock is
-  // a file lock: a process frozen inside a transaction locks every other
-  // process out until it runs again (a limit of the SQLite backend, which no
-  // sweeper can break). So: stop it, wait until every thread is stopped,
-  // check that the database is writable, else SIGCONT and try again.
+  // SIGSTOPs `w` (and waits until every thread is stopped).
+  //  - SQLite: only between write transactions: stop it, check that the
+  //    database is writable, else SIGCONT and try again. The write lock is a
+  //    file lock: a process frozen inside a write transaction locks every
+  //    other process out until it runs again (a limit of the SQLite backend,
+  //    which no sweeper can break).
+  //  - PostgreSQL: anywhere, mid-transaction included. A frozen transaction
+  //    keeps only its own row locks, maintenance skips those rows, and the
+  //    server ends the session within 2 s (idle_in_transaction_session_
+  //    timeout), so the lease-based bounds hold wherever it froze.
   bool FreezeBetweenTransactions(Worker& w);
 
   // A job command: defines L (the ledger path) and `log EVENT...`, which
@@ -121,6 +157,7 @@ class IntegrationTest : public ::testing::Test {
  private:
   void DumpDiagnostics();
   std::string dir_, db_, ledger_;
+  std::unique_ptr<warden::testing::PgTestDb> pg_db_;  // postgres only
   std::vector<std::unique_ptr<Worker>> workers_;
   std::unique_ptr<warden::Client> client_;
   int cli_seq_ = 0;

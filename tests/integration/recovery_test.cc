@@ -37,7 +37,7 @@ std::string HangFirstAttempt() {
          "if [ \"$WARDEN_ATTEMPT\" = 1 ]; then wait; fi; log done";
 }
 
-TEST_F(RecoveryTest, SigkilledWorkersJobRunsAgainOnSurvivor) {
+TEST_P(RecoveryTest, SigkilledWorkersJobRunsAgainOnSurvivor) {
   Worker& a = StartWorker("a");
   Worker& b = StartWorker("b");
   const int64_t id = Add(Job(HangFirstAttempt()));
@@ -85,7 +85,7 @@ TEST_F(RecoveryTest, SigkilledWorkersJobRunsAgainOnSurvivor) {
   EXPECT_GE(Stats()["recovery"]["rescued_attempts"].get<int64_t>(), 1);
 }
 
-TEST_F(RecoveryTest, SigkilledMaintenanceLeaderIsReplacedAndItsJobRecovered) {
+TEST_P(RecoveryTest, SigkilledMaintenanceLeaderIsReplacedAndItsJobRecovered) {
   Worker& leader = StartWorker("leader");
   ASSERT_TRUE(WaitFor([&] { return leader.LogHas("now the maintenance leader"); }));
   const int64_t id = Add(Job(HangFirstAttempt()));
@@ -116,7 +116,7 @@ TEST_F(RecoveryTest, SigkilledMaintenanceLeaderIsReplacedAndItsJobRecovered) {
   EXPECT_EQ(job["attempts"][1]["worker"], follower_id);
 }
 
-TEST_F(RecoveryTest, StartedAtMostOnceJobOfKilledWorkerEndsDeadAndNeverRunsTwice) {
+TEST_P(RecoveryTest, StartedAtMostOnceJobOfKilledWorkerEndsDeadAndNeverRunsTwice) {
   Worker& a = StartWorker("a");
   Worker& b = StartWorker("b");
   const int64_t id = Add(Job("log start $$; sleep 30"), {"--at-most-once"});
@@ -143,7 +143,7 @@ TEST_F(RecoveryTest, StartedAtMostOnceJobOfKilledWorkerEndsDeadAndNeverRunsTwice
   EXPECT_EQ(LedgerFor(id, "start").size(), 1u);
 }
 
-TEST_F(RecoveryTest, RestartUnderSameNameRecoversAtOnceAndTwinIsRefused) {
+TEST_P(RecoveryTest, RestartUnderSameNameRecoversAtOnceAndTwinIsRefused) {
   // A 30 s lease: only startup recovery can make this fast.
   const std::vector<std::string> flags = FastFlags({{"--lease", "30s"}});
   Worker& first = StartWorker("w", flags);
@@ -182,7 +182,7 @@ TEST_F(RecoveryTest, RestartUnderSameNameRecoversAtOnceAndTwinIsRefused) {
   EXPECT_FALSE(second.proc->Exited());
 }
 
-TEST_F(RecoveryTest, CheckpointSurvivesSigkillOfWorkerAndJob) {
+TEST_P(RecoveryTest, CheckpointSurvivesSigkillOfWorkerAndJob) {
   Worker& first = StartWorker("cp");
   const int64_t id =
       Add(Job("log start $$ \"cp=$WARDEN_CHECKPOINT\"; "
@@ -209,6 +209,8 @@ TEST_F(RecoveryTest, CheckpointSurvivesSigkillOfWorkerAndJob) {
   EXPECT_EQ(job["checkpoint"], (Json{{"i", 3}}));
   EXPECT_EQ(job["attempts"][0]["outcome"], "lost");
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, RecoveryTest, ::testing::ValuesIn(AllBackends()), BackendName);
 
 }  // namespace
 }  // namespace wt

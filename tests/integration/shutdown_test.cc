@@ -28,7 +28,7 @@ std::string LongFirstAttempt(bool trap_term) {
          (trap_term ? "trap 'log term; exit 143' TERM; " : "") + "sleep 30 & wait; fi; log done";
 }
 
-TEST_F(ShutdownTest, SigtermLetsAShortJobFinish) {
+TEST_P(ShutdownTest, SigtermLetsAShortJobFinish) {
   Worker& w = StartWorker("w", FastFlags({{"--shutdown-timeout", "20s"}}));
   const int64_t id = Add(Job("log start; sleep 0.7; log done"));
   ASSERT_GT(id, 0);
@@ -44,7 +44,7 @@ TEST_F(ShutdownTest, SigtermLetsAShortJobFinish) {
   EXPECT_EQ(WorkerState(w.pid()), "stopped");
 }
 
-TEST_F(ShutdownTest, SigtermReleasesALongJobAfterTheShutdownTimeoutUncharged) {
+TEST_P(ShutdownTest, SigtermReleasesALongJobAfterTheShutdownTimeoutUncharged) {
   Worker& w = StartWorker("w", FastFlags({{"--shutdown-timeout", "300ms"}}), 2);
   const int64_t plain = Add(Job(LongFirstAttempt(false)));
   const int64_t trapping = Add(Job(LongFirstAttempt(true)));
@@ -82,7 +82,7 @@ TEST_F(ShutdownTest, SigtermReleasesALongJobAfterTheShutdownTimeoutUncharged) {
   }
 }
 
-TEST_F(ShutdownTest, SecondSigtermReleasesAtOnce) {
+TEST_P(ShutdownTest, SecondSigtermReleasesAtOnce) {
   Worker& w = StartWorker("w", FastFlags({{"--shutdown-timeout", "30s"}}));
   const int64_t id = Add(Job(LongFirstAttempt(false)));
   ASSERT_GT(id, 0);
@@ -105,7 +105,7 @@ TEST_F(ShutdownTest, SecondSigtermReleasesAtOnce) {
   EXPECT_EQ(WorkerState(w.pid()), "stopped");
 }
 
-TEST_F(ShutdownTest, SigintIsGracefulToo) {
+TEST_P(ShutdownTest, SigintIsGracefulToo) {
   Worker& w = StartWorker("w", FastFlags({{"--shutdown-timeout", "300ms"}}));
   const int64_t id = Add(Job(LongFirstAttempt(false)));
   ASSERT_GT(id, 0);
@@ -116,6 +116,8 @@ TEST_F(ShutdownTest, SigintIsGracefulToo) {
   EXPECT_EQ(Show(id)["attempts"][0]["outcome"], "released");
   EXPECT_EQ(WorkerState(w.pid()), "stopped");
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, ShutdownTest, ::testing::ValuesIn(AllBackends()), BackendName);
 
 }  // namespace
 }  // namespace wt

@@ -8,6 +8,7 @@
 
 #include <thread>
 
+#include "core/clock.h"
 #include "pg_test_db.h"
 #include "store/postgres/pg_conn.h"
 #include "store/store.h"
@@ -193,6 +194,42 @@ TEST_F(PostgresTest, ClaimsSkipRowsAnotherTransactionHolds) {
   auto later = Claim(*store_, w);
   ASSERT_EQ(later.size(), 1u);
   EXPECT_EQ(later[0].id, held);
+}
+
+TEST_F(PostgresTest, AFrozenWorkersTransactionStallsNoMaintenance) {
+  const JobId id = Add(*store_);
+  const WorkerId w = Register(*store_);
+  ASSERT_EQ(Claim(*store_, w).size(), 1u);
+  // A worker frozen (SIGSTOP) mid-transaction keeps the locks it took: its
+  // worker row (a claim holds it FOR SHARE) and a job row (a completion).
+  auto frozen = Sql();
+  ASSERT_TRUE(frozen->ExecScript("BEGIN").ok());
+  ASSERT_TRUE(frozen->Exec("SELECT 1 FROM warden.workers WHERE id = $1::bigint FOR SHARE",
+                           pg::Params().Add(w)).has_value());
+  ASSERT_TRUE(frozen->Exec("SELECT 1 FROM warden.jobs WHERE id = $1::bigint FOR UPDATE",
+                           pg::Params().Add(id)).has_value());
+
+  // A sweeper an hour later: the lease and the heartbeat are long expired.
+  FakeClock later(*store_->Now() + 3'600'000);
+  StoreOptions o;
+  o.database_clock = &later;
+  auto sweeper = Open(o);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(sweeper->JobRescueExpired().value().rescued, 0) << "the held row is skipped";
+  auto declared = sweeper->WorkerDeclareDead(w, "test");
+  ASSERT_FALSE(declared.has_value());
+  EXPECT_TRUE(declared.error().transient()) << declared.error().ToString();
+  EXPECT_EQ(sweeper->WorkerMarkStale(seconds(10)).value(), 0) << "the held row is skipped";
+  EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(2))
+      << "no maintenance step waits for the frozen transaction";
+
+  // The server ends the idle transaction (2 s); then the job is recovered.
+  // (Any statement would reset its idle timer: look only once, after it.)
+  std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+  EXPECT_FALSE(frozen->Exec("SELECT 1").has_value())
+      << "idle_in_transaction_session_timeout ends a frozen transaction";
+  EXPECT_EQ(sweeper->JobRescueExpired().value().rescued, 1);
+  EXPECT_EQ(sweeper->WorkerMarkStale(seconds(10)).value(), 1);
 }
 
 TEST_F(PostgresTest, HostsStartingAtOnceMigrateOnce) {

@@ -9,9 +9,21 @@ namespace {
 constexpr std::chrono::milliseconds kFirstBackoff{50};
 constexpr std::chrono::milliseconds kMaxBackoff{2000};
 
-std::string Trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
+// libpq's messages span lines ("...failed: Connection refused\n\tIs the
+// server running...?"); warden's errors are one line.
+std::string OneLine(const std::string& text) {
+  std::string out;
+  bool space = false;
+  for (char c : text) {
+    if (c == '\n' || c == '\t' || c == '\r' || c == ' ') {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out += ' ';
+    space = false;
+    out += c;
+  }
+  return out;
 }
 
 // Quotes one array element: "a\"b" (the array literal's own escaping).
@@ -135,7 +147,7 @@ Status Conn::Open() {
   const char* values[] = {"5", "10000", "5", "2", "3", "warden", url_.c_str(), nullptr};
   conn_ = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
   if (conn_ == nullptr || PQstatus(conn_) != CONNECTION_OK) {
-    last_error_ = conn_ ? Trim(PQerrorMessage(conn_)) : "out of memory";
+    last_error_ = conn_ ? OneLine(PQerrorMessage(conn_)) : "out of memory";
     Drop();
     backoff_ = backoff_.count() == 0 ? kFirstBackoff : std::min(backoff_ * 2, kMaxBackoff);
     next_attempt_ = std::chrono::steady_clock::now() + backoff_;
@@ -145,11 +157,14 @@ Status Conn::Open() {
   // Server-side bounds, so a frozen or cut-off worker cannot hold row locks
   // for long, and a blocked statement gives up instead of stalling a loop:
   //  - idle_in_transaction_session_timeout: a worker frozen mid-transaction
-  //    loses that session (and its locks) after 10 s;
+  //    loses that session (and its row locks) after 2 s. warden's own
+  //    transactions are a few statements sent back to back, never idle
+  //    that long unless the process is frozen; maintenance skips locked
+  //    rows meanwhile, so a frozen transaction delays only its own rows;
   //  - lock_timeout: no statement waits more than 5 s for a row lock;
   //  - tcp_keepalives_*: the server notices a vanished client in ~11 s.
   Status s = ExecScript(
-      "SET idle_in_transaction_session_timeout = '10s'; SET lock_timeout = '5s'; "
+      "SET idle_in_transaction_session_timeout = '2s'; SET lock_timeout = '5s'; "
       "SET tcp_keepalives_idle = 5; SET tcp_keepalives_interval = 2; "
       "SET tcp_keepalives_count = 3; SET client_min_messages = warning");
   if (s.ok() && setup_) s = setup_(*this);
@@ -175,9 +190,9 @@ Status Conn::EnsureConnected() {
 
 Status Conn::ErrorFrom(PGresult* r, const std::string& context) {
   const char* state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
-  std::string msg = r ? Trim(PQresultErrorMessage(r)) : "";
-  if (msg.empty()) msg = conn_ ? Trim(PQerrorMessage(conn_)) : "no connection";
-  if (msg.rfind("ERROR:  ", 0) == 0) msg = msg.substr(8);
+  std::string msg = r ? OneLine(PQresultErrorMessage(r)) : "";
+  if (msg.empty()) msg = conn_ ? OneLine(PQerrorMessage(conn_)) : "no connection";
+  if (msg.rfind("ERROR: ", 0) == 0) msg = msg.substr(7);
   if (!connected()) {
     // The server went away mid-statement; its transaction is rolled back.
     last_error_ = msg;

@@ -33,30 +33,34 @@ Result<WorkerId> PgStore::WorkerRegister(const WorkerRegistration& r) {
 
 Result<HeartbeatReply> PgStore::WorkerHeartbeat(WorkerId id) {
   std::lock_guard lock(mu_);
-  WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
-  WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
+  // One statement, so one transaction the server runs to its end: a worker
+  // frozen mid-heartbeat holds no lock. A dead worker's row is not updated,
+  // so it extends nothing. Job rows are locked in id order, as
+  // JobFinishMany and rescues lock them. Always one row: alive, then the
+  // held jobs (NULL id when none).
+  Params p;
+  if (fake_clock_) p.Add(fake_clock_->NowMs()); else p.Null();
+  p.Add(id);
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows r,
+      conn_->Exec("WITH t AS (SELECT coalesce($1::bigint, warden.now_ms()) AS now), w AS ("
+                  "UPDATE warden.workers SET last_heartbeat = (SELECT now FROM t) WHERE id = "
+                  "$2::bigint AND state IN ('active', 'draining') RETURNING id), mine AS ("
+                  "SELECT j.id FROM warden.jobs j WHERE j.worker_id = $2::bigint AND j.state "
+                  "= 'running' AND EXISTS (SELECT 1 FROM w) ORDER BY j.id FOR UPDATE), held "
+                  "AS (UPDATE warden.jobs j SET lease_expires_at = (SELECT now FROM t) + "
+                  "j.active_lease_ms FROM mine WHERE j.id = mine.id AND j.state = 'running' "
+                  "RETURNING j.id, j.lease_token, j.cancel_requested) SELECT EXISTS (SELECT 1 "
+                  "FROM w), held.id, held.lease_token, held.cancel_requested FROM (SELECT 1) "
+                  "one LEFT JOIN held ON true",
+                  p));
   HeartbeatReply reply;
-  WARDEN_ASSIGN_OR_RETURN(
-      Rows w, conn_->Exec("UPDATE warden.workers SET last_heartbeat = $1::bigint WHERE id = "
-                          "$2::bigint AND state IN ('active', 'draining')",
-                          Params().Add(now).Add(id)));
-  if (w.affected() == 0) {
-    reply.alive = false;
-    return reply;  // rolled back: a dead worker extends nothing
+  reply.alive = !r.empty() && r.Bool(0, 0);
+  for (int i = 0; i < r.size() && reply.alive; ++i) {
+    if (r.IsNull(i, 1)) continue;
+    reply.held.push_back(JobRef{r.Int(i, 1), r.Int(i, 2)});
+    if (r.Bool(i, 3)) reply.cancel.push_back(r.Int(i, 1));
   }
-  // Rows locked in id order, as JobFinishMany and rescues lock them.
-  WARDEN_ASSIGN_OR_RETURN(
-      Rows j, conn_->Exec("WITH mine AS (SELECT id FROM warden.jobs WHERE worker_id = "
-                          "$2::bigint AND state = 'running' ORDER BY id FOR UPDATE) UPDATE "
-                          "warden.jobs j SET lease_expires_at = $1::bigint + active_lease_ms "
-                          "FROM mine WHERE j.id = mine.id AND j.state = 'running' RETURNING "
-                          "j.id, j.lease_token, j.cancel_requested",
-                          Params().Add(now).Add(id)));
-  for (int i = 0; i < j.size(); ++i) {
-    reply.held.push_back(JobRef{j.Int(i, 0), j.Int(i, 1)});
-    if (j.Bool(i, 2)) reply.cancel.push_back(j.Int(i, 0));
-  }
-  WARDEN_RETURN_IF_ERROR(tx->Commit());
   return reply;
 }
 
@@ -123,12 +127,16 @@ Result<std::vector<WorkerLiveness>> PgStore::WorkerListLive(const std::string& n
 
 Result<RescueReport> PgStore::RescueLocked(WorkerId worker, const std::string& message,
                                            TimeMs now) {
-  // Locked in id order (see JobFinishMany); SKIP LOCKED is not used: a job
-  // being finished right now is waited for, then judged by its new state.
+  // Locked in id order (see JobFinishMany). SKIP LOCKED: a row another
+  // transaction holds is being finished right now (then nothing is left to
+  // rescue), or is held by a frozen process's transaction, which the server
+  // ends within 2 s; either way a later sweep sees it, and this one does not
+  // stall on it.
   WARDEN_ASSIGN_OR_RETURN(
       Rows q, conn_->Exec("SELECT id, lease_token, worker_id FROM warden.jobs WHERE state = "
                           "'running' AND CASE WHEN $1::bigint > 0 THEN worker_id = $1::bigint "
-                          "ELSE lease_expires_at < $2::bigint END ORDER BY id FOR UPDATE",
+                          "ELSE lease_expires_at < $2::bigint END ORDER BY id FOR UPDATE SKIP "
+                          "LOCKED",
                           Params().Add(worker).Add(now)));
   RescueReport report;
   for (int i = 0; i < q.size(); ++i) {
@@ -146,8 +154,23 @@ Result<RescueReport> PgStore::WorkerDeclareDead(WorkerId id, const std::string& 
   std::lock_guard lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
   WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
-  // Waits for a claim of this worker in flight (it holds the row FOR
-  // SHARE), so the rescue below sees what that claim took.
+  // A claim of this worker in flight holds its row FOR SHARE: declaring
+  // now could miss what that claim takes, and a frozen claimer would stall
+  // us. Skip it; the caller tries again (the server ends a frozen
+  // transaction within 2 s).
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows row, conn_->Exec("SELECT 1 FROM warden.workers WHERE id = $1::bigint FOR UPDATE "
+                            "SKIP LOCKED",
+                            Params().Add(id)));
+  if (row.empty()) {
+    WARDEN_ASSIGN_OR_RETURN(
+        Rows exists, conn_->Exec("SELECT 1 FROM warden.workers WHERE id = $1::bigint",
+                                 Params().Add(id)));
+    if (!exists.empty()) {
+      return Unavailable("worker " + std::to_string(id) +
+                         " is in the middle of a transaction; try again");
+    }
+  }
   WARDEN_RETURN_IF_ERROR(conn_
                              ->Exec("UPDATE warden.workers SET state = 'dead', stopped_at = "
                                     "$1::bigint, death_reason = $2 WHERE id = $3::bigint AND "
@@ -175,8 +198,9 @@ Result<int> PgStore::WorkerMarkStale(Millis keepalive) {
   WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
   WARDEN_ASSIGN_OR_RETURN(
       Rows r, conn_->Exec("UPDATE warden.workers SET state = 'dead', stopped_at = $1::bigint, "
-                          "death_reason = 'no heartbeat for ' || $2 WHERE state IN ('active', "
-                          "'draining') AND last_heartbeat < $1::bigint - $3::bigint",
+                          "death_reason = 'no heartbeat for ' || $2 WHERE id IN (SELECT id "
+                          "FROM warden.workers WHERE state IN ('active', 'draining') AND "
+                          "last_heartbeat < $1::bigint - $3::bigint FOR UPDATE SKIP LOCKED)",
                           Params().Add(now).Add(FormatDuration(keepalive))
                               .Add(static_cast<int64_t>(keepalive.count()))));
   return r.affected();
