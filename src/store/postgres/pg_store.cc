@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "core/json_text.h"
+#include "core/operator_rules.h"
 #include "core/retry.h"
 #include "store/postgres/pg_rows.h"
 #include "store/postgres/pg_schema.h"
@@ -509,19 +510,20 @@ Result<std::vector<JobInfo>> PgStore::JobList(const JobFilter& f) {
   return out;
 }
 
-Status PgStore::JobRetry(JobId id) {
-  std::lock_guard lock(mu_);
-  WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
-  WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
+Result<JobState> PgStore::LockJobStateLocked(JobId id) {
   WARDEN_ASSIGN_OR_RETURN(
       Rows q, conn_->Exec("SELECT state FROM warden.jobs WHERE id = $1::bigint FOR UPDATE",
                           Params().Add(id)));
   if (q.empty()) return NotFound("no job with id " + std::to_string(id));
-  const std::string state = q.Text(0, 0);
-  if (state == "running" || state == "succeeded") {
-    return FailedPrecondition("job " + std::to_string(id) + " is " + state +
-                              "; only dead, cancelled, expired or waiting jobs can be retried");
-  }
+  return ParseJobState(q.Text(0, 0)).value_or(JobState::kDead);
+}
+
+Status PgStore::JobRetry(JobId id) {
+  std::lock_guard lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
+  WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
+  WARDEN_ASSIGN_OR_RETURN(JobState state, LockJobStateLocked(id));
+  WARDEN_RETURN_IF_ERROR(CheckRetryAllowed(id, state));
   Status s = conn_
                  ->Exec("UPDATE warden.jobs SET state = 'available', run_at = $1::bigint, "
                         "charged = 0, crashes = 0, finished_at = NULL, start_deadline_at = NULL "
@@ -540,15 +542,8 @@ Result<JobState> PgStore::JobCancel(JobId id) {
   std::lock_guard lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
   WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
-  WARDEN_ASSIGN_OR_RETURN(
-      Rows q, conn_->Exec("SELECT state FROM warden.jobs WHERE id = $1::bigint FOR UPDATE",
-                          Params().Add(id)));
-  if (q.empty()) return NotFound("no job with id " + std::to_string(id));
-  const JobState state = ParseJobState(q.Text(0, 0)).value_or(JobState::kDead);
-  if (IsTerminal(state)) {
-    return FailedPrecondition("job " + std::to_string(id) + " is already " +
-                              JobStateName(state));
-  }
+  WARDEN_ASSIGN_OR_RETURN(JobState state, LockJobStateLocked(id));
+  WARDEN_RETURN_IF_ERROR(CheckCancelAllowed(id, state));
   if (state == JobState::kRunning) {
     WARDEN_RETURN_IF_ERROR(
         conn_->Exec("UPDATE warden.jobs SET cancel_requested = true WHERE id = $1::bigint",

@@ -81,6 +81,8 @@ class PgStore final : public Store {
   // lease) with kind `lost`.
   Result<RescueReport> RescueLocked(WorkerId worker, const std::string& message, TimeMs now);
   Result<std::vector<AttemptInfo>> AttemptsLocked(JobId id);
+  // The job's state, its row locked until the transaction ends.
+  Result<JobState> LockJobStateLocked(JobId id);
   double Jitter() { return std::uniform_real_distribution<double>(0, 1)(rng_); }
 
   std::mutex mu_;

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <unordered_set>
 
+#include "core/operator_rules.h"
 #include "core/retry.h"
 #include "env/system_clock.h"
 #include "core/json_text.h"
@@ -411,12 +412,9 @@ Status SqliteStore::JobRetry(JobId id) {
   WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("SELECT state FROM jobs WHERE id = ?"));
   WARDEN_ASSIGN_OR_RETURN(bool row, q.Bind(1, id).Step());
   if (!row) return NotFound("no job with id " + std::to_string(id));
-  const std::string state = q.Text(0);
+  const JobState state = ParseJobState(q.Text(0)).value_or(JobState::kDead);
   q.Reset();
-  if (state == "running" || state == "succeeded") {
-    return FailedPrecondition("job " + std::to_string(id) + " is " + state +
-                              "; only dead, cancelled, expired or waiting jobs can be retried");
-  }
+  WARDEN_RETURN_IF_ERROR(CheckRetryAllowed(id, state));
   WARDEN_ASSIGN_OR_RETURN(
       Stmt upd, db_->Prepare("UPDATE jobs SET state = 'available', run_at = ?, charged = 0, "
                              "crashes = 0, finished_at = NULL, start_deadline_at = NULL "
@@ -439,10 +437,7 @@ Result<JobState> SqliteStore::JobCancel(JobId id) {
   if (!row) return NotFound("no job with id " + std::to_string(id));
   const JobState state = ParseJobState(q.Text(0)).value_or(JobState::kDead);
   q.Reset();
-  if (IsTerminal(state)) {
-    return FailedPrecondition("job " + std::to_string(id) + " is already " +
-                              JobStateName(state));
-  }
+  WARDEN_RETURN_IF_ERROR(CheckCancelAllowed(id, state));
   if (state == JobState::kRunning) {
     WARDEN_ASSIGN_OR_RETURN(Stmt upd,
                             db_->Prepare("UPDATE jobs SET cancel_requested = 1 WHERE id = ?"));
