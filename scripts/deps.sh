@@ -8,6 +8,7 @@ PACKAGES=(
   libsqlite3-dev                     # embedded store (the default backend)
   libpq-dev                          # PostgreSQL store: the client library
   postgresql                         # a throwaway server for the tests
+  iproute2                           # ip netns/veth for the partition test
   nlohmann-json3-dev                 # payloads, results, --json output
   libfmt-dev                         # formatting (g++ 12 has no <format>)
   libcli11-dev                       # command-line parsing

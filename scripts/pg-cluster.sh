@@ -24,8 +24,23 @@
 # The server binaries come from Debian's postgresql package (scripts/deps.sh).
 # PostgreSQL will not run as root: as root the cluster belongs to the
 # `postgres` system user and its commands run through runuser. Authentication
-# is `trust` and the server listens on 127.0.0.1 only; fsync stays on, since
-# durable commits are part of what the tests and benchmarks measure.
+# is `trust` and the server listens on 127.0.0.1 only (plus the addresses
+# of PG_CLUSTER_LISTEN_EXTRA, below); fsync stays on, since durable commits
+# are part of what the tests and benchmarks measure.
+#
+# Environment (optional):
+#   PG_CLUSTER_LISTEN_EXTRA   for `start` (and `run`): more addresses to
+#                             listen on besides 127.0.0.1, each ADDR[/PREFIX],
+#                             separated by commas or spaces, e.g.
+#                             "10.213.0.1/24". Every ADDR must already be
+#                             configured on an interface of the network
+#                             namespace the server starts in (start fails,
+#                             and stops the server, if one cannot be bound).
+#                             pg_hba.conf gets `host all all ADDR/PREFIX
+#                             trust` (PREFIX defaults to the single address),
+#                             so clients on that network need no password.
+#                             `restart` keeps them; the URL still names
+#                             127.0.0.1.
 #
 # Messages go to stderr, prefixed "pg-cluster:"; stdout carries only results.
 set -euo pipefail
@@ -146,9 +161,41 @@ wait_ready() {
 
 log_size() { stat -c %s "$1/log" 2>/dev/null || echo 0; }
 
+# PG_CLUSTER_LISTEN_EXTRA, validated, into EXTRA_NETS: one ADDR/PREFIX
+# each (IPv4 or IPv6, the prefix made explicit). Only digits, hex letters,
+# dots, colons and one slash pass, so the values are safe in the server's
+# command line and in pg_hba.conf.
+EXTRA_NETS=()
+parse_extra_listen() {
+  local item addr prefix max
+  local -a items=()
+  EXTRA_NETS=()
+  IFS=$', \t\n' read -r -a items <<<"${PG_CLUSTER_LISTEN_EXTRA:-}" || true
+  for item in "${items[@]}"; do
+    addr=${item%%/*}
+    prefix=""
+    [ "$addr" = "$item" ] || prefix=${item#*/}
+    if [[ $addr =~ ^[0-9]{1,3}(\.[0-9]{1,3}){3}$ ]]; then
+      max=32
+    elif [[ $addr =~ ^[0-9a-fA-F:]+$ && $addr == *:*:* ]]; then
+      max=128
+    else
+      die "PG_CLUSTER_LISTEN_EXTRA: '$item' is not an IPv4 or IPv6 address[/prefix]"
+    fi
+    [ -n "$prefix" ] || prefix=$max
+    if ! [[ $prefix =~ ^[0-9]{1,3}$ ]] || [ "$prefix" -gt "$max" ]; then
+      die "PG_CLUSTER_LISTEN_EXTRA: bad prefix in '$item' (want 0-$max)"
+    fi
+    EXTRA_NETS+=("$addr/$prefix")
+  done
+}
+
 cmd_start() {
-  local dir bindir port opts before attempt url
+  local dir bindir port opts before attempt url listen net started_log
   dir=$(abs_dir "${1:-}")
+  parse_extra_listen
+  listen=127.0.0.1
+  for net in "${EXTRA_NETS[@]}"; do listen+=",${net%/*}"; done
   # The DIR goes, unquoted, into the server's command line (pg_ctl -o runs
   # through sh) and becomes the unix socket's directory, whose path is
   # limited to ~107 bytes.
@@ -178,13 +225,30 @@ cmd_start() {
     cat "$dir/initdb.log" >&2
     die "initdb failed in $dir/data"
   fi
+  for net in "${EXTRA_NETS[@]}"; do
+    echo "host all all $net trust" | as_owner tee -a "$dir/data/pg_hba.conf" >/dev/null
+  done
 
   for attempt in $(seq 1 10); do
     port=$(free_port)
-    opts="-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir -c max_connections=300 -c fsync=on"
+    opts="-c listen_addresses=$listen -p $port -c unix_socket_directories=$dir -c max_connections=300 -c fsync=on"
     before=$(log_size "$dir")
     if as_owner_no_fds "$bindir/pg_ctl" -w -t 30 -s -D "$dir/data" -l "$dir/log" -o "$opts" start >&2; then
-      break
+      # With several addresses the server starts if it can bind any one of
+      # them, and only logs the others: check that it has them all.
+      started_log=$(tail -c +"$((before + 1))" "$dir/log" 2>/dev/null || true)
+      if ! grep -q 'could not create listen socket' <<<"$started_log"; then
+        break
+      fi
+      cmd_stop "$dir" || true
+      if grep -q 'could not bind.*Address already in use' <<<"$started_log"; then
+        say "port $port was taken on one of $listen meanwhile; trying another (attempt $attempt)"
+        port=""
+        continue
+      fi
+      say "server could not listen on every address of $listen; log tail:"
+      tail -n 30 "$dir/log" >&2 || true
+      die "is each PG_CLUSTER_LISTEN_EXTRA address configured in this network namespace?"
     fi
     # Someone took the port between our check and the server's bind: retry.
     if tail -c +"$((before + 1))" "$dir/log" 2>/dev/null | grep -q 'could not create any TCP/IP sockets'; then
