@@ -25,15 +25,16 @@ std::string ProofOfDeath(const WorkerLiveness& w, const HostIdentity& self) {
 }
 
 Result<std::vector<WorkerId>> ConfirmSessionsLost(Store& store,
-                                                  const std::vector<WorkerId>& suspects,
+                                                  const std::vector<WorkerLiveness>& suspects,
                                                   const std::string& name) {
-  if (suspects.empty()) return suspects;
+  std::vector<WorkerId> lost;
+  if (suspects.empty()) return lost;
   std::this_thread::sleep_for(kSessionLossConfirm);
   WARDEN_ASSIGN_OR_RETURN(auto again, store.WorkerListLive(name));
-  std::vector<WorkerId> lost;
   for (const WorkerLiveness& w : again) {
-    if (w.session_lost && std::find(suspects.begin(), suspects.end(), w.id) != suspects.end()) {
-      lost.push_back(w.id);
+    if (!w.session_lost) continue;
+    for (const WorkerLiveness& s : suspects) {
+      if (s.id == w.id && s.session_epoch == w.session_epoch) lost.push_back(w.id);
     }
   }
   return lost;
@@ -50,13 +51,13 @@ Result<SweepReport> DeclareProvenDead(Store& store, const std::vector<WorkerLive
     report.rescued += r->rescued;
     return Status::Ok();
   };
-  std::vector<WorkerId> suspects;
+  std::vector<WorkerLiveness> suspects;
   for (const WorkerLiveness& w : live) {
     const std::string proof = ProofOfDeath(w, HostIdentity::Self());
     if (!proof.empty()) {
       WARDEN_RETURN_IF_ERROR(declare(w.id, proof));
     } else if (w.session_lost) {
-      suspects.push_back(w.id);
+      suspects.push_back(w);
     }
   }
   WARDEN_ASSIGN_OR_RETURN(auto lost, ConfirmSessionsLost(store, suspects, ""));

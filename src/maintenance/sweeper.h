@@ -50,12 +50,14 @@ Result<SweepReport> SweepOnce(Store& store, const SweepOptions& options);
 // is proof of death once it stays lost for kSessionLossConfirm: a live
 // worker whose connection was merely cut reconnects and locks again within
 // milliseconds. Returns the suspects (workers named `name`, or any if
-// empty) still lost after that wait.
+// empty) still lost after that wait without having locked again meanwhile
+// (same session epoch): two sightings of two different losses prove
+// nothing.
 inline constexpr Millis kSessionLossConfirm{250};
 inline constexpr const char* kSessionLostProof =
     "its database session ended (process gone, or its host cut off past its lease)";
 Result<std::vector<WorkerId>> ConfirmSessionsLost(Store& store,
-                                                  const std::vector<WorkerId>& suspects,
+                                                  const std::vector<WorkerLiveness>& suspects,
                                                   const std::string& name);
 
 // Declares dead every worker of `live` (live-registered workers) that is

@@ -80,7 +80,7 @@ Status Worker::Impl::RecoverPreviousIncarnation() {
   for (const WorkerLiveness& w : same_name) {
     std::string proof = ProofOfDeath(w, HostIdentity::Self());
     if (proof.empty() && w.session_lost) {
-      WARDEN_ASSIGN_OR_RETURN(auto lost, ConfirmSessionsLost(*claim_store_, {w.id}, opt_.name));
+      WARDEN_ASSIGN_OR_RETURN(auto lost, ConfirmSessionsLost(*claim_store_, {w}, opt_.name));
       if (!lost.empty()) proof = kSessionLostProof;
     }
     if (proof.empty()) {

@@ -192,7 +192,7 @@ void Worker::Impl::SessionLoop() {
       pollfd fds[2] = {{stop_fd_, POLLIN, 0}, {session->fd(), POLLIN, 0}};
       const bool connected = session->fd() >= 0;
       // Disconnected: try again soon (the connection paces its own backoff).
-      poll(fds, connected ? 2 : 1, connected ? static_cast<int>(opt_.poll_interval.count()) : 50);
+      poll(fds, connected ? 2 : 1, connected ? static_cast<int>(opt_.poll_interval.count()) : 20);
       if (threads_done_) return Status::Ok();
       WARDEN_ASSIGN_OR_RETURN(bool woken, session->Drain());
       if (woken) WakeClaimLoop();
@@ -201,7 +201,9 @@ void Worker::Impl::SessionLoop() {
     if (!status.ok()) {
       if (!reported_error) log_("worker session failed, reconnecting: " + status.ToString());
       reported_error = true;
-      SleepFor(Millis(100));
+      // Briefly: the lock must be back well within the sweepers' 250 ms
+      // confirmation; the connection paces its own reconnect backoff.
+      SleepFor(Millis(10));
       continue;
     }
     if (reported_error) log_("worker session restored");

@@ -75,6 +75,8 @@ struct WorkerLiveness {
   // restarted since it took it: its process died, or its connection was cut
   // (it reconnects within milliseconds if alive). SQLite: always false.
   bool session_lost = false;
+  // Changes each time the worker takes its session lock again.
+  int64_t session_epoch = 0;
 };
 
 struct HeartbeatReply {

@@ -41,10 +41,20 @@ void IntegrationTest::SetUp() {
   ledger_ = dir_ + "/ledger";
   if (postgres()) {
     WARDEN_REQUIRE_PG();
+    if (!given_pg_url_.empty()) {
+      db_ = given_pg_url_;
+      // postgresql://user@host:port/NAME?options
+      const size_t scheme = db_.find("://");
+      const size_t path = db_.find('/', scheme == std::string::npos ? 0 : scheme + 3);
+      pg_database_ = path == std::string::npos ? "" : db_.substr(path + 1);
+      pg_database_ = pg_database_.substr(0, pg_database_.find('?'));
+      return;
+    }
     auto pg = warden::testing::PgTestDb::Create();
     ASSERT_TRUE(pg.has_value()) << pg.error().ToString();
     pg_db_ = std::move(pg).value();
     db_ = pg_db_->url();
+    pg_database_ = pg_db_->name();
   } else {
     db_ = dir_ + "/jobs.db";
   }
@@ -111,11 +121,16 @@ std::vector<std::string> IntegrationTest::FastFlags(
 }
 
 Worker& IntegrationTest::StartWorker(const std::string& name, std::vector<std::string> flags,
-                                     int concurrency, bool wait_started) {
+                                     int concurrency, bool wait_started,
+                                     const std::vector<std::string>& wrapper) {
   if (flags.empty()) flags = FastFlags();
-  std::vector<std::string> argv = {WARDEN_BIN, "--db",          db_,
-                                   "worker",   "--allow-cmd",   "--name",
-                                   name,       "--concurrency", std::to_string(concurrency)};
+  std::vector<std::string> argv = wrapper;
+  for (const std::string& arg :
+       {std::string(WARDEN_BIN), std::string("--db"), db_, std::string("worker"),
+        std::string("--allow-cmd"), std::string("--name"), name, std::string("--concurrency"),
+        std::to_string(concurrency)}) {
+    argv.push_back(arg);
+  }
   argv.insert(argv.end(), flags.begin(), flags.end());
   auto w = std::make_unique<Worker>();
   w->name = name;

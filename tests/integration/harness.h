@@ -6,15 +6,21 @@
 // scripts/pg-cluster.sh run), dropped at the end of the test; without a
 // server the postgres variants fail under CI=true and are skipped elsewhere.
 // db() is what every process gets as `--db`: the file's path or the URL.
+// A postgres-only fixture may instead name a server of its own (say a
+// private cluster it restarts) with UsePostgresServer(URL) before calling
+// IntegrationTest::SetUp(): db() is then that URL, used as is (nothing is
+// created or dropped there).
 //
 // Every test also gets a fresh directory (mkdtemp) holding its SQLite file
 // (sqlite only), a ledger the jobs append to, and one stderr log per spawned
 // process; it is removed when the test passes and kept (its path printed)
 // when it fails. Workers are started with explicit argv (fork + execve, no
-// shell); conditions are polled against a deadline, never slept for. The
-// test process makes itself a child subreaper, so every process a worker
-// leaves behind (shims, jobs, their background children) is re-parented to
-// it and TearDown can find and SIGKILL all of them.
+// shell; optionally behind a wrapper command that execs the rest, e.g.
+// `unshare --uts sh -c '...; exec "$@"' sh`); conditions are polled against
+// a deadline, never slept for. The test process makes itself a child
+// subreaper, so every process a worker leaves behind (shims, jobs, their
+// background children) is re-parented to it and TearDown can find and
+// SIGKILL all of them.
 //
 //   class MyTest : public wt::IntegrationTest {};
 //   TEST_P(MyTest, Recovers) {
@@ -94,6 +100,12 @@ class IntegrationTest : public ::testing::TestWithParam<Backend> {
   const std::string& dir() const { return dir_; }
   // What `--db` names: the SQLite file's path, or the PostgreSQL URL.
   const std::string& db() const { return db_; }
+  // PostgreSQL: the name of db()'s database (for pg_stat_activity).
+  const std::string& pg_database() const { return pg_database_; }
+  // Call before IntegrationTest::SetUp() (postgres only): db() becomes
+  // `url`, a database the fixture provides, instead of a fresh database on
+  // the test server.
+  void UsePostgresServer(const std::string& url) { given_pg_url_ = url; }
   const std::string& ledger_path() const { return ledger_; }
 
   // The fast recovery settings of the test plan (heartbeat 100ms, lease 1s,
@@ -103,9 +115,12 @@ class IntegrationTest : public ::testing::TestWithParam<Backend> {
       const std::vector<std::pair<std::string, std::string>>& overrides = {});
   // Starts `warden worker --allow-cmd --name NAME --concurrency N` plus
   // `flags` (FastFlags() when empty) and waits for its "started as worker"
-  // line (unless wait_started is false).
+  // line (unless wait_started is false). With `wrapper`, runs
+  // `wrapper... warden worker ...` instead: wrapper[0] is a program path and
+  // the wrapper must exec its arguments (so pid() is the worker's pid).
   Worker& StartWorker(const std::string& name, std::vector<std::string> flags = {},
-                      int concurrency = 2, bool wait_started = true);
+                      int concurrency = 2, bool wait_started = true,
+                      const std::vector<std::string>& wrapper = {});
   Worker* WorkerByPid(pid_t pid);
 
   // `warden --db DB --json ARGS...` (no --json when json=false).
@@ -157,6 +172,7 @@ class IntegrationTest : public ::testing::TestWithParam<Backend> {
  private:
   void DumpDiagnostics();
   std::string dir_, db_, ledger_;
+  std::string pg_database_, given_pg_url_;
   std::unique_ptr<warden::testing::PgTestDb> pg_db_;  // postgres only
   std::vector<std::unique_ptr<Worker>> workers_;
   std::unique_ptr<warden::Client> client_;

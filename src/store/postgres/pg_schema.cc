@@ -102,7 +102,10 @@ CREATE TABLE warden.workers (
   death_reason     text,
   -- The server start time when the worker last took its session lock: a
   -- missing lock proves death only if the server has not restarted since.
-  lock_server_start text
+  lock_server_start text,
+  -- Bumped each time the worker takes its lock: two sightings of a lost
+  -- lock prove one continuous loss only if the epoch did not change.
+  lock_epoch        bigint  NOT NULL DEFAULT 0
 );
 CREATE UNIQUE INDEX workers_live_name ON warden.workers (name) WHERE state IN ('active', 'draining');
 

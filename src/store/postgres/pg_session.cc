@@ -33,7 +33,8 @@ Status PgSession::Setup(Conn& conn) {
     // server restarts (then the recorded start time no longer matches).
     WARDEN_RETURN_IF_ERROR(
         conn.Exec("UPDATE warden.workers SET lock_server_start = extract(epoch FROM "
-                  "pg_postmaster_start_time())::text WHERE id = $1::bigint",
+                  "pg_postmaster_start_time())::text, lock_epoch = lock_epoch + 1 WHERE id = "
+                  "$1::bigint",
                   Params().Add(id_))
             .status());
   }

@@ -112,7 +112,7 @@ Result<std::vector<WorkerLiveness>> PgStore::WorkerListLive(const std::string& n
                   "1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.database = (SELECT oid "
                   "FROM pg_database WHERE datname = current_database()) AND l.classid::bigint = "
                   "$2::bigint AND l.objid::bigint = w.id AND l.objsubid = 2 AND l.granted), "
-                  "false) FROM warden.workers w WHERE w.state IN ('active', 'draining') AND "
+                  "false), w.lock_epoch FROM warden.workers w WHERE w.state IN ('active', 'draining') AND "
                   "($1 = '' OR w.name = $1) ORDER BY w.id",
                   Params().Add(name).Add(kWorkerLockClass)));
   std::vector<WorkerLiveness> out;
@@ -120,6 +120,7 @@ Result<std::vector<WorkerLiveness>> PgStore::WorkerListLive(const std::string& n
     WorkerLiveness w{r.Int(i, 0), r.Text(i, 1), r.Text(i, 2), r.Text(i, 3), r.Text(i, 4),
                      static_cast<int>(r.Int(i, 5)), r.Int(i, 6), r.Int(i, 7)};
     w.session_lost = r.Bool(i, 8);
+    w.session_epoch = r.Int(i, 9);
     out.push_back(std::move(w));
   }
   return out;
