@@ -9,10 +9,13 @@ namespace warden::pg {
 
 inline constexpr int kSchemaVersion = 1;
 
-// The first key of every warden advisory lock ("ward"), so warden's locks
-// never collide with an application's single-key locks.
-inline constexpr int kLockClass = 0x77617264;
-// Second keys: 0 = migrations; worker sessions use kWorkerLockClass.
+// warden's advisory locks take two keys (class, key), so they never collide
+// with an application's single-key locks:
+//   (kLockClass, 0)                          migrations
+//   (kWorkerLockClass, worker id)            a worker's session lock
+//   (kConcurrencyLockClass, hashtext(key))   a claim of a concurrency key
+// Worker ids must fit in int4 (about 2 billion registrations).
+inline constexpr int kLockClass = 0x77617264;  // "ward"
 inline constexpr int kWorkerLockClass = 0x77617265;
 inline constexpr int kConcurrencyLockClass = 0x77617266;
 
