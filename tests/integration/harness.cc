@@ -199,6 +199,22 @@ Json IntegrationTest::Workers() {
   return r.json.is_array() ? r.json : Json::array();
 }
 
+int64_t IntegrationTest::WorkerIdOf(pid_t pid) {
+  for (const Json& w : Workers()) {
+    if (w["pid"] == pid && (w["state"] == "active" || w["state"] == "draining")) {
+      return w["id"].get<int64_t>();
+    }
+  }
+  return -1;
+}
+
+Json IntegrationTest::WorkerRow(int64_t id) {
+  for (const Json& w : Workers()) {
+    if (w["id"] == id) return w;
+  }
+  return Json::object();
+}
+
 Json IntegrationTest::Stats() {
   CliResult r = Cli({"stats"});
   EXPECT_EQ(r.exit_code, 0) << r.err;

@@ -130,6 +130,10 @@ class IntegrationTest : public ::testing::TestWithParam<Backend> {
   int64_t Add(const std::string& cmd, const std::vector<std::string>& flags = {});
   Json Show(int64_t id);  // `jobs show ID --json`
   Json Workers();         // `workers --json`
+  // The live worker id (as in `workers --json`) of a process we started;
+  // -1 if none.
+  int64_t WorkerIdOf(pid_t pid);
+  Json WorkerRow(int64_t id);  // its `workers --json` row; {} if none
   Json Stats();           // `stats --json`
 
   // The public C++ API on the same database (cheap polling).

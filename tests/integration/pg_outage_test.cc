@@ -242,20 +242,6 @@ class PgOutageTest : public IntegrationTest {
     return static_cast<int>(r->Int(0, 0));
   }
 
-  int64_t WorkerIdOf(pid_t pid) {
-    for (const Json& w : Workers()) {
-      if (w["pid"] == pid && (w["state"] == "active" || w["state"] == "draining")) {
-        return w["id"].get<int64_t>();
-      }
-    }
-    return -1;
-  }
-  Json WorkerRow(int64_t id) {
-    for (const Json& w : Workers()) {
-      if (w["id"] == id) return w;
-    }
-    return Json::object();
-  }
 
   // Every ledger line of `event`, over all jobs.
   size_t LedgerCount(const std::vector<int64_t>& ids, const std::string& event) {

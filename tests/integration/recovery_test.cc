@@ -12,24 +12,7 @@ namespace {
 
 using warden::JobState;
 
-class RecoveryTest : public IntegrationTest {
- protected:
-  // The worker id (as in `workers --json`) of a process we started.
-  int64_t WorkerIdOf(pid_t pid) {
-    for (const Json& w : Workers()) {
-      if (w["pid"] == pid && (w["state"] == "active" || w["state"] == "draining")) {
-        return w["id"].get<int64_t>();
-      }
-    }
-    return -1;
-  }
-  Json WorkerRow(int64_t id) {
-    for (const Json& w : Workers()) {
-      if (w["id"] == id) return w;
-    }
-    return Json::object();
-  }
-};
+class RecoveryTest : public IntegrationTest {};
 
 // Attempt 1 hangs (with a background grandchild); later attempts finish.
 std::string HangFirstAttempt() {

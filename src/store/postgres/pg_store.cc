@@ -61,27 +61,25 @@ Result<std::vector<EnqueueResult>> PgStore::JobInsertMany(std::span<const JobSpe
   // key needs its own look-up first.
   constexpr size_t kChunk = 5000;
   std::vector<size_t> plain;
+  auto flush = [&]() -> Status {
+    if (plain.empty()) return Status::Ok();
+    std::vector<JobSpec> chunk;
+    chunk.reserve(plain.size());
+    for (size_t k : plain) chunk.push_back(specs[k]);
+    WARDEN_ASSIGN_OR_RETURN(auto ids, InsertBatchLocked(chunk, now));
+    for (size_t k = 0; k < plain.size(); ++k) out[plain[k]] = ids[k];
+    plain.clear();
+    return Status::Ok();
+  };
   for (size_t i = 0; i < specs.size(); ++i) {
     if (!specs[i].unique_key.empty()) {
       WARDEN_ASSIGN_OR_RETURN(out[i], InsertUniqueLocked(specs[i], now));
       continue;
     }
     plain.push_back(i);
-    if (plain.size() == kChunk) {
-      std::vector<JobSpec> chunk;
-      chunk.reserve(plain.size());
-      for (size_t k : plain) chunk.push_back(specs[k]);
-      WARDEN_ASSIGN_OR_RETURN(auto ids, InsertBatchLocked(chunk, now));
-      for (size_t k = 0; k < plain.size(); ++k) out[plain[k]] = ids[k];
-      plain.clear();
-    }
+    if (plain.size() == kChunk) WARDEN_RETURN_IF_ERROR(flush());
   }
-  if (!plain.empty()) {
-    std::vector<JobSpec> chunk;
-    for (size_t k : plain) chunk.push_back(specs[k]);
-    WARDEN_ASSIGN_OR_RETURN(auto ids, InsertBatchLocked(chunk, now));
-    for (size_t k = 0; k < plain.size(); ++k) out[plain[k]] = ids[k];
-  }
+  WARDEN_RETURN_IF_ERROR(flush());
   WARDEN_RETURN_IF_ERROR(tx->Commit());
   return out;
 }
