@@ -375,7 +375,12 @@ int Demo::Report() {
     std::sort(spans.begin(), spans.end(),
               [](const Interval& a, const Interval& b) { return a.from < b.from; });
     for (size_t i = 1; i < spans.size(); ++i) {
-      if (spans[i].from < spans[i - 1].to) keys_ok = false;
+      if (spans[i].from < spans[i - 1].to) {
+        keys_ok = false;
+        fmt::print("  overlap on {}: job {} [{}, {}) and job {} [{}, {})\n", key,
+                   spans[i - 1].id, spans[i - 1].from - t0_, spans[i - 1].to - t0_, spans[i].id,
+                   spans[i].from - t0_, spans[i].to - t0_);
+      }
     }
   }
 

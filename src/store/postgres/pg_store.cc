@@ -276,23 +276,32 @@ Result<std::vector<JobInfo>> PgStore::JobClaim(const ClaimParams& p) {
     return std::vector<JobInfo>{};
   }
 
+  // The claim's times are read in the claim statement itself, not at the
+  // start of the transaction: its snapshot may include a completion of the
+  // same concurrency key that committed meanwhile, and the new attempt must
+  // not appear to start before that one finished.
   Params params;
-  params.Add(p.worker).Add(static_cast<int64_t>(p.default_lease.count())).Add(now).AddArray(ids);
+  params.Add(p.worker)
+      .Add(static_cast<int64_t>(p.default_lease.count()))
+      .Add(fake_clock_ ? std::optional<int64_t>(now) : std::nullopt)
+      .AddArray(ids);
   WARDEN_ASSIGN_OR_RETURN(
       Rows r,
-      conn_->Exec(std::string("WITH claimed AS (UPDATE warden.jobs j SET state = 'running', "
-                              "worker_id = $1::bigint, lease_token = lease_token + 1, attempt = "
-                              "attempt + 1, active_lease_ms = COALESCE(lease_ms, $2::bigint), "
-                              "lease_expires_at = $3::bigint + COALESCE(lease_ms, $2::bigint), "
-                              "started_mark = false, cancel_requested = false, started_at = "
-                              "$3::bigint WHERE id = ANY($4::bigint[]) AND state = 'available' "
-                              "AND (concurrency_key IS NULL OR NOT EXISTS (SELECT 1 FROM "
+      conn_->Exec(std::string("WITH t AS MATERIALIZED (SELECT coalesce($3::bigint, "
+                              "warden.now_ms()) AS now), claimed AS (UPDATE warden.jobs j SET "
+                              "state = 'running', worker_id = $1::bigint, lease_token = "
+                              "lease_token + 1, attempt = attempt + 1, active_lease_ms = "
+                              "COALESCE(lease_ms, $2::bigint), lease_expires_at = t.now + "
+                              "COALESCE(lease_ms, $2::bigint), started_mark = false, "
+                              "cancel_requested = false, started_at = t.now FROM t WHERE j.id = "
+                              "ANY($4::bigint[]) AND j.state = 'available' AND "
+                              "(j.concurrency_key IS NULL OR NOT EXISTS (SELECT 1 FROM "
                               "warden.jobs r WHERE r.state = 'running' AND r.concurrency_key = "
                               "j.concurrency_key)) RETURNING ") +
                       kJobColumns +
                       "), att AS (INSERT INTO warden.attempts (job_id, attempt, worker_id, "
                       "lease_token, claimed_at) SELECT id, attempt, $1::bigint, lease_token, "
-                      "$3::bigint FROM claimed) SELECT * FROM claimed",
+                      "started_at FROM claimed) SELECT * FROM claimed",
                   params));
   std::vector<JobInfo> claimed;
   claimed.reserve(r.size());
