@@ -6,7 +6,7 @@ CMAKE_ARGS ?=
 # a no-op wrapper when WARDEN_TEST_PG_URL is already set.
 PG_CLUSTER := $(CURDIR)/scripts/pg-cluster.sh
 
-.PHONY: deps build demo test test-all test-asan test-tsan clean
+.PHONY: deps build demo test test-all test-asan test-tsan bench clean
 
 deps:
 	@./scripts/deps.sh
@@ -57,6 +57,11 @@ test-tsan: deps
 	  $(PG_CLUSTER) run ctest --output-on-failure -j $(JOBS) --timeout 300
 	@if ls build-tsan/reports/tsan.* >/dev/null 2>&1; then \
 	  echo "ThreadSanitizer reports:"; cat build-tsan/reports/tsan.*; exit 1; fi
+
+# warden against graphile-worker, pg-boss and BullMQ (bench/README.md);
+# `bench/run.sh --quick` is the smoke run.
+bench: deps
+	bench/run.sh --build $(BUILD)
 
 clean:
 	rm -rf $(BUILD) build-asan build-tsan

@@ -14,12 +14,17 @@ PACKAGES=(
   libcli11-dev                       # command-line parsing
   libgtest-dev libgmock-dev          # tests
   libbenchmark-dev                   # micro-benchmarks
+  redis-server                       # BullMQ's store, for the benchmark
+  gnuplot-nox                        # the benchmark's plots
 )
 
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# npm installs the benchmark's peers. The machine's Node.js may come with its
+# own npm (NodeSource's nodejs), which Debian's npm would conflict with.
+command -v npm >/dev/null || missing+=(npm)
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
