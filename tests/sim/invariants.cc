@@ -1,0 +1,315 @@
+#include "invariants.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "sim_worker.h"
+#include "sim_world.h"
+
+namespace warden::sim {
+namespace {
+
+double Sec(SimUs t) { return static_cast<double>(t) / 1e6; }
+std::string WhenOrNever(SimUs t) { return t < 0 ? "never" : fmt::format("at {:.3f}s", Sec(t)); }
+
+}  // namespace
+
+SimUs Checker::Margin() const {
+  // Several store calls per sweep pass, each way on the network, and on
+  // PostgreSQL the 250 ms confirmation of a lost session (twice: the pass
+  // under way may be confirming another loss).
+  const Scenario& sc = w_.scenario();
+  const int64_t confirm = sc.backend == Backend::kPostgres ? 2 * 250 : 0;
+  return FromMs(100 + confirm + 20 * sc.t.max_net_delay.count());
+}
+
+SimUs Checker::KillLatency() const { return FromMs(w_.scenario().t.max_kill_latency.count() + 1); }
+
+SimUs Checker::ThawGrace() const {
+  // The watchdog's 50 ms tick (on a clock up to 1% slow) and the kill.
+  return FromMs(51 + w_.scenario().t.max_kill_latency.count() + 2);
+}
+
+void Checker::JobAdded() {
+  completions_.push_back(0);
+  amo_starts_.push_back(0);
+  orphan_since_.push_back(-1);
+  orphan_token_.push_back(0);
+}
+
+void Checker::OperatorRetried(JobId job) { amo_starts_[job - 1] = 0; }
+
+void Checker::HandlerStarted(const RunTruth& run) {
+  active_.push_back(static_cast<int>(w_.runs().size()) - 1);
+  if (run.at_most_once && ++amo_starts_[run.job - 1] > 1) {
+    w_.Fail(
+        fmt::format("(3) at-most-once job {} started a second time without an operator's "
+                    "retry (token {} on {})",
+                    run.job, run.token, w_.processes()[run.process]->info().name));
+  }
+}
+
+void Checker::AcceptedWrite(const char* what, JobId job, int64_t named, int64_t current) {
+  if (named != current) {
+    w_.Fail(
+        fmt::format("(2) fencing: a '{}' naming lease token {} was accepted for job {} "
+                    "whose current token is {}",
+                    what, named, job, current));
+  }
+  if (std::string_view(what) == "complete" && ++completions_[job - 1] > 1) {
+    w_.Fail(fmt::format("(2) job {} has {} committed completions", job, completions_[job - 1]));
+  }
+}
+
+bool Checker::HealthyThroughout(const SimWorker& p, SimUs since) const {
+  const size_t i = static_cast<size_t>(p.process());
+  return i < last_unhealthy_.size() && w_.Healthy(p) && last_unhealthy_[i] < since;
+}
+
+bool Checker::HelperThroughout(const SimWorker& dead, SimUs since, bool same_host_only) const {
+  for (const auto& p : w_.processes()) {
+    if (p.get() == &dead || !HealthyThroughout(*p, since)) continue;
+    if (same_host_only &&
+        (p->info().node != dead.info().node || p->info().pid_ns != dead.info().pid_ns)) {
+      continue;
+    }
+    return true;
+  }
+  return false;
+}
+
+void Checker::ExpectRecovery(const SimWorker& w, SimUs after_lease, SimUs fixed, SimUs fault_end,
+                             const std::string& what) {
+  if (!w.registered()) return;
+  for (const MemJob& j : w_.store().jobs()) {
+    if (j.state != JobState::kRunning || j.worker != w.id()) continue;
+    const SimUs due = fixed >= 0 ? fixed : w_.now() + FromMs(j.active_lease_ms) + after_lease;
+    deadlines_.push_back(Deadline{j.id, j.lease_token, w.process(), w_.now(), fault_end, due,
+                                  fixed >= 0, false, what});
+  }
+}
+
+void Checker::AfterStep() {
+  const SimUs now = w_.now();
+  const auto& procs = w_.processes();
+  // Health changes only at steps: what it was after the last step lasted
+  // until now.
+  if (!any_healthy_) last_no_healthy_ = now;
+  for (size_t i = 0; i < healthy_.size(); ++i) {
+    if (!healthy_[i]) last_unhealthy_[i] = now;
+  }
+  while (last_unhealthy_.size() < procs.size()) last_unhealthy_.push_back(now);
+  healthy_.resize(procs.size());
+  any_healthy_ = false;
+  for (const auto& p : procs) {
+    const bool healthy = w_.Healthy(*p);
+    healthy_[p->process()] = healthy;
+    if (healthy) {
+      any_healthy_ = true;
+    } else {
+      last_unhealthy_[p->process()] = now;
+    }
+  }
+  if (!any_healthy_) last_no_healthy_ = now;
+  if (auto holder = w_.store().leader()) {
+    const SimWorker* leader = w_.ProcessOfWorkerId(*holder);
+    if (leader && !healthy_[leader->process()]) last_leader_unhealthy_ = now;
+  }
+  CheckStore();
+  CheckRuns();
+  CheckDeadlines();
+}
+
+void Checker::CheckStore() {
+  const SimUs now = w_.now();
+  const Timings& t = w_.scenario().t;
+  const auto& jobs = w_.store().jobs();
+  // The leader may hang or freeze right after renewing its lease (3 sweep
+  // intervals); a follower takes over at its next pass after that.
+  const SimUs slack = FromMs(5 * t.sweep.count()) + Margin();
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const MemJob& j = jobs[i];
+    if (j.state != JobState::kRunning) {
+      orphan_since_[i] = -1;
+      continue;
+    }
+    if (!j.lease_expires_at || j.worker == 0) {
+      return w_.Fail(fmt::format("(1) job {} is running without a lease", j.id));
+    }
+    if (!j.concurrency_key.empty()) {
+      for (size_t k = 0; k < i; ++k) {
+        if (jobs[k].state == JobState::kRunning && jobs[k].concurrency_key == j.concurrency_key) {
+          return w_.Fail(fmt::format("(4) jobs {} and {} both running with concurrency key '{}'",
+                                     jobs[k].id, j.id, j.concurrency_key));
+        }
+      }
+    }
+    // A lease that ran out is recovered by the next sweep of a leader; a
+    // new leader takes over within 3 sweep intervals (its lease's ttl).
+    const SimUs expired = w_.ToSimUs(*j.lease_expires_at);
+    if (now > std::max(expired, last_no_healthy_) + slack) {
+      return w_.Fail(fmt::format(
+          "(1) stuck: job {}'s lease (token {}) expired at {:.3f}s and nobody recovered it by "
+          "{:.3f}s though a healthy worker was there since {:.3f}s",
+          j.id, j.lease_token, Sec(expired), Sec(now), Sec(last_no_healthy_)));
+    }
+    // Running in the store on a live worker that does not know it holds it
+    // (and no claim it sent before may still tell it): its heartbeats keep
+    // the job `running` for ever.
+    SimWorker* p = w_.ProcessOfWorkerId(j.worker);
+    const bool orphan = p && p->alive() && !p->Knows(j.id, j.lease_token) &&
+                        !p->ClaimInFlightSince(w_.ToSimUs(j.claimed_at));
+    if (orphan) {
+      if (orphan_since_[i] < 0 || orphan_token_[i] != j.lease_token) {
+        orphan_since_[i] = now;
+        orphan_token_[i] = j.lease_token;
+      }
+      const SimUs limit = FromMs(j.active_lease_ms + 5 * t.sweep.count()) + Margin();
+      if (now - orphan_since_[i] > limit && expired + limit > now) {
+        return w_.Fail(fmt::format(
+            "(1) stuck: job {} is running in the store on worker {} ({}), which has not known "
+            "it holds it since {:.3f}s; its heartbeats keep the lease alive (until {:.3f}s)",
+            j.id, j.worker, p->info().name, Sec(orphan_since_[i]), Sec(expired)));
+      }
+    } else {
+      orphan_since_[i] = -1;
+    }
+  }
+}
+
+void Checker::CheckRuns() {
+  const SimUs now = w_.now();
+  const auto& runs = w_.runs();
+  const auto& procs = w_.processes();
+  std::erase_if(active_, [&](int i) { return runs[i].ended >= 0; });
+  for (size_t a = 0; a < active_.size(); ++a) {
+    const RunTruth& run = runs[active_[a]];
+    const SimWorker& p = *procs[run.process];
+    if (!p.alive() || p.frozen()) continue;  // cannot act
+    if (run.superseded >= 0) {
+      // Its worker must have decided to kill it by then (the process group
+      // dies a moment later), or have been frozen then and decide the
+      // moment it thaws.
+      const bool killing = run.stop_requested >= 0 && run.stop_requested <= run.superseded &&
+                           now - run.stop_requested <= KillLatency();
+      // (The grace is for runs the freeze caught, not for starting new ones.)
+      const bool thawed_since = run.started < run.superseded && p.last_thaw() >= run.superseded &&
+                                now - p.last_thaw() <= ThawGrace();
+      if (!killing && !thawed_since) {
+        return w_.Fail(fmt::format(
+            "(6) job {}: its handler (token {}) still runs on {} at {:.3f}s, though the store "
+            "took the job from that token at {:.3f}s (worker last thawed {}, stop requested {})",
+            run.job, run.token, p.info().name, Sec(now), Sec(run.superseded),
+            WhenOrNever(p.last_thaw()), WhenOrNever(run.stop_requested)));
+      }
+      continue;
+    }
+    // Self-fencing stops a run before its lease expires in the store (not
+    // merely before the store hands the job on).
+    const MemJob& j = w_.store().job(run.job);
+    if (j.state == JobState::kRunning && j.lease_token == run.token && j.lease_expires_at) {
+      const SimUs expiry = w_.ToSimUs(*j.lease_expires_at);
+      if (now > expiry) {
+        const bool killing = run.stop_requested >= 0 && run.stop_requested <= expiry &&
+                             now - run.stop_requested <= KillLatency();
+        const bool thawed_since =
+            run.started <= expiry && p.last_thaw() >= expiry && now - p.last_thaw() <= ThawGrace();
+        if (!killing && !thawed_since) {
+          return w_.Fail(fmt::format(
+              "(6) job {}: its handler (token {}) still runs on {} at {:.3f}s, past the lease "
+              "the store gave it ({:.3f}s), and its worker could act (stop requested {})",
+              run.job, run.token, p.info().name, Sec(now), Sec(expiry),
+              WhenOrNever(run.stop_requested)));
+        }
+      }
+    }
+    for (size_t b = 0; b < a; ++b) {
+      const RunTruth& other = runs[active_[b]];
+      const SimWorker& q = *procs[other.process];
+      if (other.superseded >= 0 || !q.alive() || q.frozen()) continue;
+      if (other.job == run.job) {
+        return w_.Fail(fmt::format("(6) job {} runs on {} (token {}) and {} (token {}) at once",
+                                   run.job, q.info().name, other.token, p.info().name, run.token));
+      }
+      if (!run.concurrency_key.empty() && other.concurrency_key == run.concurrency_key) {
+        return w_.Fail(
+            fmt::format("(4) handlers of jobs {} and {} (concurrency key '{}') really run at once",
+                        other.job, run.job, run.concurrency_key));
+      }
+    }
+  }
+}
+
+void Checker::CheckDeadlines() {
+  const SimUs now = w_.now();
+  for (size_t i = 0; i < deadlines_.size();) {
+    const Deadline d = deadlines_[i];
+    if (now < d.due) {
+      ++i;
+      continue;
+    }
+    deadlines_.erase(deadlines_.begin() + static_cast<std::ptrdiff_t>(i));
+    const MemJob& j = w_.store().job(d.job);
+    if (j.state != JobState::kRunning || j.lease_token != d.token) continue;  // recovered
+    const SimWorker& p = *w_.processes()[d.process];
+    const MemWorker* row = w_.store().worker(j.worker);
+    if (d.by_proof && row && row->presumed_dead) {
+      // Presumed dead (stale heartbeat) before it died: not listed as live,
+      // so nobody proves its death; its leases free its jobs (README.md).
+      Deadline later = d;
+      later.by_proof = false;
+      later.due = d.fault_at + FromMs(j.active_lease_ms + w_.scenario().t.sweep.count()) + Margin();
+      deadlines_.push_back(later);
+      continue;
+    }
+    const bool still_out = d.fault_end < 0 || now < d.fault_end;
+    if (!still_out) continue;  // back in time to hold it legitimately
+    // A heartbeat its holder sent before the fault may land after it (a
+    // slow link) and extend the lease: the bound runs from the lease it left.
+    const SimUs after_expiry =
+        w_.ToSimUs(*j.lease_expires_at) + FromMs(w_.scenario().t.sweep.count()) + Margin();
+    if (!d.by_proof && after_expiry > d.due && j.extended_by == j.worker) {
+      Deadline later = d;
+      later.due = after_expiry;
+      deadlines_.push_back(later);
+      continue;
+    }
+    const bool same_host = d.by_proof && w_.scenario().backend == Backend::kSqlite;
+    if (!HelperThroughout(p, d.fault_at, same_host)) continue;  // nobody could recover it
+    // DESIGN.md promises lease + sweep interval. But if the maintenance
+    // leader could not sweep meanwhile (it was the one frozen, or cut off),
+    // nobody sweeps until its lease (3 sweep intervals) runs out. See
+    // README.md, known issue `strict_recovery_bound`.
+    const int64_t sweep = w_.scenario().t.sweep.count();
+    const SimUs handover = FromMs(4 * sweep);
+    if (!d.by_proof && !d.extended && !w_.options().issues.strict_recovery_bound &&
+        last_leader_unhealthy_ >= d.fault_at - FromMs(3 * sweep)) {
+      Deadline later = d;
+      later.extended = true;
+      later.due = std::max(d.due, d.fault_at + FromMs(j.active_lease_ms)) + handover;
+      deadlines_.push_back(later);
+      continue;
+    }
+    return w_.Fail(fmt::format(
+        "(5) job {} (token {}) held by {} when it suffered '{}' at {:.3f}s is still running at "
+        "{:.3f}s, past its recovery bound ({})",
+        d.job, d.token, p.info().name, d.what, Sec(d.fault_at), Sec(now),
+        d.by_proof ? "provable death: sweep interval + margin"
+                   : "lease + sweep interval + margin"));
+  }
+}
+
+void Checker::AtEnd() {
+  for (const MemJob& j : w_.store().jobs()) {
+    if (IsTerminal(j.state)) continue;
+    return w_.Fail(
+        fmt::format("(1) stuck: job {} is still {} at the end ({:.3f}s){}", j.id,
+                    JobStateName(j.state), Sec(w_.now()),
+                    j.state == JobState::kRunning
+                        ? fmt::format(" on worker {} with token {}", j.worker, j.lease_token)
+                        : std::string()));
+  }
+}
+
+}  // namespace warden::sim

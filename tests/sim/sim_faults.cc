@@ -1,0 +1,169 @@
+// World: starting worker processes, faults, operator actions and enqueues.
+#include <algorithm>
+
+#include "sim_worker.h"
+#include "sim_world.h"
+
+namespace warden::sim {
+
+void World::StartProcess(int plan) {
+  const int index = static_cast<int>(procs_.size());
+  procs_.push_back(std::make_unique<SimWorker>(*this, index, plan, sc_.workers[plan]));
+  current_[plan] = index;
+  trace_.Line(now_, "{}: process {} starts", sc_.workers[plan].name, index);
+  procs_.back()->Start();
+}
+
+void World::EnqueueJob(int plan) {
+  const JobId id = store_.JobInsert(sc_.jobs[plan].spec, StoreNow());
+  store_changed_ = true;
+  job_of_plan_[plan] = id;
+  plan_of_job_.push_back(plan);
+  ++enqueued_;
+  checker_.JobAdded();
+  trace_.Line(now_, "client: enqueued job {} (job#{})", id, plan);
+  NotifyWorkers();
+}
+
+void World::ApplyOperator(const OperatorPlan& op) {
+  const JobId id = job_of_plan_[op.job];
+  if (id == 0) return;  // not enqueued yet
+  store_changed_ = true;
+  if (op.kind == OperatorKind::kCancel) {
+    auto r = store_.JobCancel(id, StoreNow());
+    trace_.Line(now_, "operator: cancel job {}: {}", id,
+                r.has_value() ? JobStateName(*r) : r.error().ToString());
+    return;
+  }
+  Status s = store_.JobRetry(id, StoreNow());
+  trace_.Line(now_, "operator: retry job {}: {}", id, s.ok() ? "ok" : s.ToString());
+  if (s.ok()) {
+    checker_.OperatorRetried(id);
+    NotifyWorkers();
+  }
+}
+
+void World::KillProcess(SimWorker& w, bool session_lost_at_once, const char* why) {
+  trace_.Line(now_, "{}: process {} {}", w.info().name, w.process(), why);
+  w.Kill();
+  if (sc_.backend == Backend::kPostgres && w.registered()) {
+    const WorkerId id = w.id();
+    // Its connection closes: the server releases its session lock at once,
+    // or, for a host that vanished, after lease + TCP keepalive.
+    const SimUs after = session_lost_at_once
+                            ? FromMs(1)
+                            : FromMs(sc_.t.lease.count() + sc_.t.session_keepalive.count());
+    Post(now_ + after, kWorldOwner, [this, id] { store_.SessionLost(id); });
+  }
+  // pidfds on its host become readable.
+  for (const auto& p : procs_) {
+    if (p.get() == &w || !p->alive() || p->info().node != w.info().node) continue;
+    SimWorker* q = p.get();
+    const int dead = w.process();
+    Post(now_ + rng_.Range(0, FromMs(1)), q->process(), [q, dead] { q->WatchedProcessDied(dead); });
+  }
+}
+
+// A supervisor (systemd) starts the worker again once its old process is gone.
+void World::RestartWhenGone(int plan, int index) {
+  if (current_[plan] != index) return;
+  if (procs_[index]->alive()) {
+    Post(now_ + FromMs(100), kWorldOwner, [this, plan, index] { RestartWhenGone(plan, index); });
+    return;
+  }
+  StartProcess(plan);
+}
+
+void World::ApplyFault(const FaultPlan& f) {
+  const int index = current_[f.worker];
+  if (index < 0 || !procs_[index]->alive() || procs_[index]->frozen()) {
+    trace_.Line(now_, "fault {} on {}: nothing to hit", FaultName(f.kind),
+                sc_.workers[f.worker].name);
+    return;
+  }
+  SimWorker& w = *procs_[index];
+  SimWorker* wp = &w;
+  const Timings& t = sc_.t;
+  trace_.Line(now_, "FAULT {} on {} (process {}, worker {}) for {}ms", FaultName(f.kind),
+              w.info().name, w.process(), w.id(), f.duration / kUsPerMs);
+  // Recovery bounds (invariant 5): provable deaths within a sweep interval,
+  // the rest within lease + sweep interval (plus a margin for the network).
+  const SimUs by_proof = now_ + FromMs(t.sweep.count()) + checker_.Margin();
+  const SimUs by_lease = FromMs(t.sweep.count()) + checker_.Margin();  // + the job's lease
+  auto restart_later = [this, plan = f.worker, index](SimUs after) {
+    Post(now_ + after, kWorldOwner, [this, plan, index] { RestartWhenGone(plan, index); });
+  };
+
+  switch (f.kind) {
+    case FaultKind::kPause:
+    case FaultKind::kSuspend:
+      checker_.ExpectRecovery(w, by_lease, -1, now_ + f.duration, FaultName(f.kind));
+      w.Freeze(f.kind == FaultKind::kSuspend);
+      Post(now_ + f.duration, kWorldOwner, [this, wp] {
+        if (!wp->alive()) return;
+        trace_.Line(now_, "{}: thaws", wp->info().name);
+        wp->Thaw();
+        std::vector<Event> deferred = std::move(wp->deferred());
+        wp->deferred().clear();
+        for (Event& e : deferred) Post(now_, e.owner, std::move(e.fn));
+      });
+      break;
+    case FaultKind::kKill: {
+      // SQLite: proven by a worker on this host in the same pid namespace;
+      // PostgreSQL: by its session lock, gone at once, unless its host was
+      // cut off (then no FIN reaches the server: lease + keepalive).
+      // A worker already presumed dead (stale heartbeat) is not listed as
+      // live, so nobody proves its death: its leases free its jobs.
+      const bool cut_off = CutOff(w);
+      const MemWorker* row = store_.worker(w.id());
+      const bool live =
+          row && (row->state == WorkerState::kActive || row->state == WorkerState::kDraining);
+      bool provable = sc_.backend == Backend::kPostgres && !cut_off && live;
+      for (const WorkerPlan& other : sc_.workers) {
+        if (live && other.name != w.info().name && other.node == w.info().node &&
+            other.pid_ns == w.info().pid_ns) {
+          provable = true;
+        }
+      }
+      checker_.ExpectRecovery(w, by_lease, provable ? by_proof : -1, -1, FaultName(f.kind));
+      KillProcess(w, /*session_lost_at_once=*/!cut_off, "killed (SIGKILL)");
+      if (f.restart_after) restart_later(*f.restart_after);
+      break;
+    }
+    case FaultKind::kPowerLoss:
+      checker_.ExpectRecovery(w, by_lease, -1, -1, FaultName(f.kind));
+      KillProcess(w, /*session_lost_at_once=*/false, "lost with its host (power loss)");
+      if (f.restart_after) restart_later(*f.restart_after);
+      break;
+    case FaultKind::kPartition: {
+      checker_.ExpectRecovery(w, by_lease, -1, now_ + f.duration, FaultName(f.kind));
+      const SimUs end = now_ + f.duration;
+      const SimUs drop = now_ + FromMs(t.lease.count() + t.session_keepalive.count());
+      if (sc_.backend == Backend::kPostgres && drop < end) {
+        Post(drop, kWorldOwner, [this, wp] {
+          if (wp->alive() && wp->registered()) store_.SessionLost(wp->id());
+        });
+        Post(end + FromMs(50), kWorldOwner, [this, wp] {
+          if (wp->alive() && wp->registered()) store_.SessionRelocked(wp->id());
+        });
+      }
+      break;
+    }
+    case FaultKind::kFlaky:
+      break;  // the network consults its windows
+    case FaultKind::kDrain:
+      w.Terminate();
+      if (f.restart_after) restart_later(*f.restart_after);
+      break;
+    case FaultKind::kSessionCut: {
+      const WorkerId id = w.id();
+      store_.SessionLost(id);
+      Post(now_ + f.duration, kWorldOwner, [this, wp, id] {
+        if (wp->alive() && wp->id() == id) store_.SessionRelocked(id);
+      });
+      break;
+    }
+  }
+}
+
+}  // namespace warden::sim

@@ -1,0 +1,209 @@
+// SimWorker: one worker process (one incarnation) of the model, mirroring
+// src/runtime: the claim loop, one slot per claimed job running it as a
+// command under a supervisor, the completer (batched, fenced outcomes,
+// retried while the worker runs), the heartbeat loop (extends leases, stops
+// jobs taken from it, registers again when declared dead), the watchdog
+// (self-fencing at SelfFenceAfter from the start of the last successful
+// heartbeat, on the worker's own monotonic clock), the sweeper loop (proofs
+// of death on its host or by a lost session, the leader lease, the
+// maintenance pass) and graceful shutdown.
+//
+// Each real thread is a chain of events: a blocking store call becomes a
+// World::Call whose reply continues the chain, a sleep becomes a timer on
+// the worker's monotonic clock. That clock runs at (1 + drift_ppm/1e6)
+// times true time, and stops while the host is suspended.
+#pragma once
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "scenario.h"
+#include "sim_world.h"
+#include "store/store.h"
+
+namespace warden::sim {
+
+// runtime/subprocess.h's StopReason: why a job is being stopped.
+enum class Stop { kNone, kCancel, kFence, kShutdown };
+
+// runtime/worker_impl.h's RunningJob, plus the job's process.
+struct SimRun {
+  JobInfo job;
+  Millis lease{0};
+  int64_t claim_start_mono = 0;  // ms, before the claim was sent
+  bool finished = false;         // ran; its outcome is being recorded
+  Stop stop = Stop::kNone;       // first request wins
+  Millis mark_backoff{20};
+  // The job's process group, under its supervisor.
+  AttemptScript script;
+  int truth = -1;  // World's RunTruth once started
+  bool process_running = false;
+  SimUs work_left = 0;  // true time still to run (frozen with its host)
+  SimUs work_since = 0;
+  SimUs checkpoint_left = -1;  // writes its checkpoint when work_left reaches this
+  uint64_t work_gen = 0;
+  bool kill_scheduled = false;
+  bool kill_for_timeout = false;
+  bool kill_waiting = false;  // known issue: supervisor inside a checkpoint call
+  bool supervisor_busy = false;
+  bool timed_out = false;
+};
+
+class SimWorker {
+ public:
+  SimWorker(World& world, int process, int plan, const WorkerPlan& info);
+
+  // --- Process control, by the world's faults ---
+  void Start();                   // `warden worker`: recover, register, run
+  void Freeze(bool clock_stops);  // SIGSTOP / frozen VM; suspend stops the clock
+  void Thaw();
+  void Kill();                           // the process (and its jobs' processes) is gone
+  void Terminate();                      // SIGTERM: graceful shutdown
+  void Wake();                           // a wake-up datagram / NOTIFY
+  void WatchedProcessDied(int process);  // a pidfd this worker watches became readable
+
+  // --- State, for the world and the checks ---
+  int process() const { return process_; }
+  int plan() const { return plan_; }
+  const WorkerPlan& info() const { return info_; }
+  WorkerId id() const { return id_; }
+  bool alive() const { return started_ && !dead_ && !exited_; }  // the process exists
+  bool dead() const { return dead_; }
+  bool exited() const { return exited_; }
+  bool frozen() const { return frozen_; }
+  bool stopping() const { return stopping_; }
+  bool registered() const { return id_ != 0; }
+  SimUs last_thaw() const { return last_thaw_; }
+  // A claim sent at or before `t` still waits for its reply.
+  bool ClaimInFlightSince(SimUs t) const { return claim_in_flight_ && claim_sent_at_ <= t; }
+  // The worker knows it holds (job, token): running it or recording its outcome.
+  bool Knows(JobId job, int64_t token) const;
+  std::vector<Event>& deferred() { return deferred_; }
+  // Store calls this process waits for: their ids and when they were sent.
+  uint64_t CallBegin();
+  void CallEnd(uint64_t call);
+  SimUs OldestCall() const;  // -1 when none
+
+  int64_t MonoUs() const;
+  int64_t MonoMs() const { return MonoUs() / 1000; }
+  SimUs TrueWhenMono(int64_t mono_us) const;
+
+ private:
+  // Timers on this worker's clock; `fn` runs in this process.
+  void SleepMono(Millis d, std::function<void()> fn);
+  void Soon(std::function<void()> fn);  // this process, now
+  bool ShouldFence(int64_t now_ms, int64_t base_ms, Millis lease) const;
+
+  // worker.cc
+  void TimerAt(int64_t deadline_mono_us, std::function<void()> fn);
+  void Recover();
+  void RecoverNext(std::vector<WorkerLiveness> same_name, size_t i, int tries);
+  void StartupFailed(const std::string& why);
+  void Register(std::function<void(bool)> then);
+  void StartThreads();
+  void ClaimStep();
+  void ClaimWait(Millis d, bool poll);
+  void ClaimPoll(Millis wait);
+  void WakeClaimLoop();
+  void StopAll(Stop why);
+  void Shutdown();
+  void ShutdownWait(int64_t deadline_ms);
+  void ShutdownReleased();
+  void Exit();
+
+  // executor.cc: one slot running one job.
+  void Execute(std::shared_ptr<SimRun> r);
+  void MarkStarted(std::shared_ptr<SimRun> r);
+  void StartProcess(std::shared_ptr<SimRun> r);
+  void ScheduleWork(std::shared_ptr<SimRun> r);
+  void WorkStep(std::shared_ptr<SimRun> r, uint64_t gen);
+  void Checkpoint(std::shared_ptr<SimRun> r);
+  void RequestStop(const std::shared_ptr<SimRun>& r, Stop why);
+  void ScheduleKill(std::shared_ptr<SimRun> r);
+  void EndProcess(std::shared_ptr<SimRun> r, bool killed);
+  void FinishRun(std::shared_ptr<SimRun> r, JobOutcome outcome);
+
+  // completer.cc
+  struct Pending {
+    JobOutcome outcome;
+    int64_t give_up_at_ms = 0;
+    bool keyed = false;
+  };
+  void CompleterAdd(JobOutcome o, Millis give_up_after, bool keyed);
+  void CompleterKick();
+  void CompleterFlush();
+
+  // worker_loops.cc
+  void HeartbeatStep();
+  void WatchdogArm();
+  void WatchdogTick();
+  void SweepStep();
+  void SweepProofs(std::vector<WorkerLiveness> live);
+  void SweepDeclare(std::vector<WorkerId> ids, size_t i, std::function<void(bool)> then);
+  void SweepLeader();
+  void SweepMaintain();
+  void SweepWait();
+  void SweepFailed();
+
+  World& w_;
+  const int process_;
+  const int plan_;
+  const WorkerPlan info_;
+  const Timings& t_;
+
+  // Clock: mono_us = anchor_mono_ + (now - anchor_true_) * (1e6 + ppm) / 1e6.
+  SimUs anchor_true_ = 0;
+  int64_t anchor_mono_us_ = 0;
+  bool clock_stopped_ = false;
+
+  bool started_ = false, dead_ = false, exited_ = false, frozen_ = false;
+  SimUs last_thaw_ = -1;
+  std::vector<Event> deferred_;  // events that came while frozen
+  std::vector<std::pair<uint64_t, SimUs>> calls_;
+  uint64_t next_call_ = 0;
+
+  WorkerId id_ = 0;
+  int64_t last_heartbeat_start_ms_ = 0;
+  std::map<JobId, std::shared_ptr<SimRun>> running_;
+  std::vector<std::shared_ptr<SimRun>> slots_;          // claimed, outcome not yet produced
+  std::vector<std::shared_ptr<SimRun>> job_processes_;  // their processes still running
+  bool stopping_ = false;
+  bool threads_done_ = false;
+
+  // Claim loop.
+  Millis claim_backoff_{50};
+  bool gathered_ = false;
+  bool claim_in_flight_ = false;
+  SimUs claim_sent_at_ = 0;
+  bool waiting_ = false;       // in a wait Stop wakes
+  bool waiting_poll_ = false;  // ...which a wake-up datagram also ends
+  bool pending_wake_ = false;  // the eventfd holds a wake-up
+  uint64_t wait_gen_ = 0;
+
+  // Completer.
+  std::deque<Pending> pending_;
+  std::vector<Pending> in_flight_;
+  bool completer_busy_ = false;
+  bool completer_stop_ = false;
+  Millis completer_backoff_{10};
+
+  // Watchdog.
+  bool watchdog_armed_ = false;
+  int64_t watchdog_origin_us_ = 0;
+
+  // Sweeper.
+  bool leader_ = false;
+  int64_t renew_at_ms_ = 0;
+  std::set<int> watched_;  // processes whose pidfd this worker holds
+  bool already_gone_ = false;
+  bool sweep_waiting_ = false;
+  uint64_t sweep_gen_ = 0;
+};
+
+}  // namespace warden::sim
+
+// World::Call needs SimWorker's clock: defined here, where both are complete.
+#include "sim_world_call.h"

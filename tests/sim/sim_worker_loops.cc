@@ -1,0 +1,273 @@
+// SimWorker: the heartbeat, the watchdog (self-fencing) and the sweeper
+// (runtime/worker_loops.cc, maintenance/sweeper.cc).
+#include <algorithm>
+#include <map>
+
+#include "core/lease.h"
+#include "sim_worker.h"
+
+namespace warden::sim {
+
+// --- Heartbeat ---
+
+void SimWorker::HeartbeatStep() {
+  if (threads_done_) return;
+  // Only jobs this worker knew it held before the heartbeat are judged by
+  // its reply.
+  auto known = std::make_shared<std::map<JobId, int64_t>>();
+  for (const auto& [id, r] : running_) (*known)[id] = r->job.lease_token;
+  const int64_t start = MonoMs();
+  const WorkerId id = id_;
+  w_.Call<HeartbeatReply>(
+      *this, "heartbeat",
+      [id](MemStore& s, TimeMs now) -> Result<HeartbeatReply> {
+        return s.WorkerHeartbeat(id, now);
+      },
+      [this, known, start](Result<HeartbeatReply> hb) {
+        if (!hb.has_value()) {
+          return SleepMono(std::max(Millis(50), t_.heartbeat / 4), [this] { HeartbeatStep(); });
+        }
+        if (!hb->alive) {
+          // Declared dead meanwhile: stop everything, register afresh.
+          w_.trace().Line(w_.now(),
+                          "{}: heartbeat says worker {} was declared dead; stopping "
+                          "its jobs, registering again",
+                          info_.name, id_);
+          StopAll(Stop::kFence);
+          return Register([this](bool ok) {
+            if (!ok) return SleepMono(t_.heartbeat, [this] { HeartbeatStep(); });
+            HeartbeatStep();
+          });
+        }
+        last_heartbeat_start_ms_ = start;
+        std::map<JobId, int64_t> held;
+        for (const JobRef& ref : hb->held) held[ref.id] = ref.lease_token;
+        for (JobId cancelled : hb->cancel) {
+          auto it = running_.find(cancelled);
+          if (it != running_.end()) RequestStop(it->second, Stop::kCancel);
+        }
+        // A job we run that the store no longer gives us was taken over.
+        for (auto& [jid, r] : running_) {
+          auto k = known->find(jid);
+          if (k == known->end() || k->second != r->job.lease_token) continue;
+          if (r->stop != Stop::kNone || r->finished) continue;
+          auto h = held.find(jid);
+          if (h == held.end() || h->second != r->job.lease_token) {
+            w_.trace().Line(w_.now(), "{}: job {} was taken from this worker; stopping it",
+                            info_.name, jid);
+            RequestStop(r, Stop::kFence);
+          }
+        }
+        Millis interval = t_.heartbeat;
+        for (const auto& [jid, r] : running_) interval = HeartbeatFor(r->lease, interval);
+        SleepMono(interval, [this] { HeartbeatStep(); });
+      });
+}
+
+// --- Watchdog: ticks every 50 ms while there is something to watch ---
+
+void SimWorker::WatchdogArm() {
+  if (watchdog_armed_ || running_.empty() || threads_done_) return;
+  watchdog_armed_ = true;
+  constexpr int64_t kTick = 50 * kUsPerMs;
+  const int64_t since = MonoUs() - watchdog_origin_us_;
+  TimerAt(watchdog_origin_us_ + (since / kTick + 1) * kTick, [this] { WatchdogTick(); });
+}
+
+void SimWorker::WatchdogTick() {
+  watchdog_armed_ = false;
+  if (threads_done_) return;
+  const int64_t now = MonoMs();
+  const int64_t last = last_heartbeat_start_ms_;
+  for (auto& [id, r] : running_) {
+    const int64_t base = std::max(last, r->claim_start_mono);
+    if (r->stop == Stop::kNone && !r->finished && ShouldFence(now, base, r->lease)) {
+      w_.trace().Line(w_.now(), "{}: no heartbeat for {}ms (lease {}ms): self-fences job {}",
+                      info_.name, now - base, r->lease.count(), id);
+      RequestStop(r, Stop::kFence);
+      w_.CountSelfFence(*this, id, r->lease);
+    }
+  }
+  WatchdogArm();
+}
+
+// --- Sweeper ---
+
+void SimWorker::SweepFailed() {
+  SleepMono(t_.sweep, [this] { SweepStep(); });
+}
+
+void SimWorker::SweepStep() {
+  if (threads_done_) return;
+  w_.Call<std::vector<WorkerLiveness>>(
+      *this, "list live",
+      [](MemStore& s, TimeMs) -> Result<std::vector<WorkerLiveness>> {
+        return s.WorkerListLive("");
+      },
+      [this](Result<std::vector<WorkerLiveness>> live) {
+        if (!live.has_value()) return SweepFailed();
+        // DeathWatch::Set: pidfds of the other workers on this host. (The
+        // real one also watches other pid namespaces; see README.md.)
+        watched_.clear();
+        for (const WorkerLiveness& l : *live) {
+          if (l.node != std::to_string(info_.node) || l.pid == process_ ||
+              l.pid_ns != std::to_string(info_.pid_ns)) {
+            continue;
+          }
+          watched_.insert(l.pid);
+          if (w_.ProcessGone(l.pid)) already_gone_ = true;
+        }
+        SweepProofs(std::move(live).value());
+      });
+}
+
+// DeclareProvenDead: the process gone on this host, or (PostgreSQL) the
+// session lock lost and still lost 250 ms later without a new lock.
+void SimWorker::SweepProofs(std::vector<WorkerLiveness> live) {
+  std::vector<WorkerId> proven;
+  std::vector<WorkerLiveness> suspects;
+  for (const WorkerLiveness& l : live) {
+    const bool gone = l.node == std::to_string(info_.node) &&
+                      l.pid_ns == std::to_string(info_.pid_ns) && l.pid != process_ &&
+                      w_.ProcessGone(l.pid);
+    if (gone) {
+      proven.push_back(l.id);
+    } else if (l.session_lost) {
+      suspects.push_back(l);
+    }
+  }
+  SweepDeclare(std::move(proven), 0, [this, suspects](bool ok) {
+    if (!ok) return SweepFailed();
+    if (suspects.empty()) return SweepLeader();
+    SleepMono(Millis(250), [this, suspects] {
+      w_.Call<std::vector<WorkerLiveness>>(
+          *this, "list live",
+          [](MemStore& s, TimeMs) -> Result<std::vector<WorkerLiveness>> {
+            return s.WorkerListLive("");
+          },
+          [this, suspects](Result<std::vector<WorkerLiveness>> again) {
+            if (!again.has_value()) return SweepFailed();
+            std::vector<WorkerId> lost;
+            for (const WorkerLiveness& l : *again) {
+              if (!l.session_lost) continue;
+              for (const WorkerLiveness& s : suspects) {
+                if (s.id == l.id && s.session_epoch == l.session_epoch) lost.push_back(l.id);
+              }
+            }
+            SweepDeclare(std::move(lost), 0, [this](bool ok) {
+              if (!ok) return SweepFailed();
+              SweepLeader();
+            });
+          });
+    });
+  });
+}
+
+void SimWorker::SweepDeclare(std::vector<WorkerId> ids, size_t i, std::function<void(bool)> then) {
+  if (i == ids.size()) return then(true);
+  const WorkerId id = ids[i];
+  w_.trace().Line(w_.now(), "{}: proves worker {} dead", info_.name, id);
+  w_.Call<RescueReport>(
+      *this, "declare dead",
+      [id](MemStore& s, TimeMs now) -> Result<RescueReport> {
+        return s.WorkerDeclareDead(id, "proven dead", now);
+      },
+      [this, ids = std::move(ids), i, then = std::move(then)](Result<RescueReport> r) mutable {
+        // Busy: the next sweep tries again; the rest of this pass goes on.
+        if (!r.has_value() && !r.error().transient()) return then(false);
+        if (r.has_value()) {
+          w_.NotifyWorkers();
+          WakeClaimLoop();
+        }
+        SweepDeclare(std::move(ids), i + 1, std::move(then));
+      });
+}
+
+void SimWorker::SweepLeader() {
+  if (leader_ && MonoMs() < renew_at_ms_) return SweepMaintain();
+  const Millis ttl = t_.sweep * 3;
+  const int64_t start = MonoMs();
+  const WorkerId id = id_;
+  w_.Call<bool>(
+      *this, "leader",
+      [id, ttl](MemStore& s, TimeMs now) -> Result<bool> {
+        return s.LeaderTryAcquire(id, ttl, now);
+      },
+      [this, start, ttl](Result<bool> acquired) {
+        if (!acquired.has_value()) return SweepFailed();
+        if (*acquired) renew_at_ms_ = start + ttl.count() / 3;
+        if (*acquired != leader_) {
+          w_.trace().Line(w_.now(), "{}: {} the maintenance leader", info_.name,
+                          *acquired ? "now" : "no longer");
+        }
+        leader_ = *acquired;
+        if (leader_) return SweepMaintain();
+        SweepWait();
+      });
+}
+
+// SweepOnce without the proofs: presumed deaths, expired leases, start
+// deadlines, promotions; each one statement.
+void SimWorker::SweepMaintain() {
+  const Millis keepalive = t_.keepalive;
+  w_.Call<int>(
+      *this, "mark stale",
+      [keepalive](MemStore& s, TimeMs now) -> Result<int> {
+        return s.WorkerMarkStale(keepalive, now);
+      },
+      [this](Result<int> stale) {
+        if (!stale.has_value()) return SweepFailed();
+        w_.Call<RescueReport>(
+            *this, "rescue expired",
+            [](MemStore& s, TimeMs now) -> Result<RescueReport> { return s.JobRescueExpired(now); },
+            [this](Result<RescueReport> rescued) {
+              if (!rescued.has_value()) return SweepFailed();
+              const int n = rescued->rescued;
+              w_.Call<int>(
+                  *this, "expire",
+                  [](MemStore& s, TimeMs now) -> Result<int> { return s.JobExpire(now); },
+                  [this, n](Result<int> expired) {
+                    if (!expired.has_value()) return SweepFailed();
+                    w_.Call<int>(
+                        *this, "promote",
+                        [](MemStore& s, TimeMs now) -> Result<int> { return s.JobPromote(now); },
+                        [this, n](Result<int> promoted) {
+                          if (!promoted.has_value()) return SweepFailed();
+                          if (n > 0 || *promoted > 0) {
+                            w_.NotifyWorkers();
+                            WakeClaimLoop();
+                          }
+                          SweepWait();
+                        });
+                  });
+            });
+      });
+}
+
+// DeathWatch::Wait: a sweep interval, or less when a watched process exits.
+void SimWorker::SweepWait() {
+  if (already_gone_) {
+    already_gone_ = false;
+    return SleepMono(Millis(5), [this] { SweepStep(); });
+  }
+  sweep_waiting_ = true;
+  const uint64_t gen = ++sweep_gen_;
+  SleepMono(t_.sweep, [this, gen] {
+    if (gen != sweep_gen_) return;
+    sweep_waiting_ = false;
+    SweepStep();
+  });
+}
+
+void SimWorker::WatchedProcessDied(int process) {
+  if (!watched_.count(process)) return;
+  if (!sweep_waiting_) {
+    already_gone_ = true;  // its pidfd stays readable: the next wait ends at once
+    return;
+  }
+  sweep_waiting_ = false;
+  ++sweep_gen_;
+  SleepMono(Millis(5), [this] { SweepStep(); });  // let it finish closing its files
+}
+
+}  // namespace warden::sim
