@@ -1,5 +1,7 @@
 #include "env/system_clock.h"
 
+#include <time.h>
+
 #include <chrono>
 
 namespace warden {
@@ -9,9 +11,13 @@ TimeMs SystemClock::NowMs() const {
   return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
 }
 
+// CLOCK_BOOTTIME, not steady_clock's CLOCK_MONOTONIC: the latter stops while
+// the host is suspended, so a worker resumed after its leases passed would
+// not see how long it was away and would not fence itself.
 int64_t SystemClock::MonotonicMs() const {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(steady_clock::now().time_since_epoch()).count();
+  timespec ts{};
+  clock_gettime(CLOCK_BOOTTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
 }
 
 SystemClock& SystemClock::Get() {

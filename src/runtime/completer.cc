@@ -21,8 +21,20 @@ void Completer::Add(JobOutcome outcome, Millis give_up_after, bool keyed) {
     pending_.push_back(
         Item{std::move(outcome), clock_.MonotonicMs() + give_up_after.count(), keyed});
     ++added_;
+    ++unsettled_[pending_.back().outcome.ref.id];
   }
   cv_.notify_all();
+}
+
+bool Completer::Unsettled(JobId id) {
+  std::lock_guard lock(mu_);
+  return unsettled_.count(id) > 0;
+}
+
+void Completer::SettleLocked(const Item& item) {
+  ++settled_;
+  auto it = unsettled_.find(item.outcome.ref.id);
+  if (it != unsettled_.end() && --it->second == 0) unsettled_.erase(it);
 }
 
 void Completer::Flush() {
@@ -82,7 +94,7 @@ void Completer::Loop() {
           keyed = keyed || batch[i].keyed;
         }
       }
-      settled_ += static_cast<int64_t>(batch.size());
+      for (const Item& item : batch) SettleLocked(item);
       lock.unlock();
       if (cb_.on_batch) cb_.on_batch(accepted, static_cast<int>(batch.size()) - accepted, keyed);
       lock.lock();
@@ -108,9 +120,9 @@ void Completer::Loop() {
         pending_.push_front(std::move(*it));
       } else {
         ++dropped;
+        SettleLocked(*it);
       }
     }
-    settled_ += dropped;
     lock.unlock();
     if (cb_.log) {
       cb_.log("recording " + std::to_string(batch.size()) +
@@ -159,7 +171,7 @@ void Completer::WriteOneByOne(std::vector<Item> batch, const Status& why) {
   }
   {
     std::lock_guard lock(mu_);
-    settled_ += static_cast<int64_t>(batch.size());
+    for (const Item& item : batch) SettleLocked(item);
   }
   if (cb_.on_batch) cb_.on_batch(accepted, fenced, keyed);
 }

@@ -17,6 +17,7 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "store/store.h"
@@ -43,6 +44,9 @@ class Completer {
   void Flush();
   void Stop();  // flushes, then ends the writer thread
   bool idle();
+  // Whether an outcome for this job was added and is not yet written (or
+  // dropped).
+  bool Unsettled(JobId id);
 
  private:
   struct Item {
@@ -52,6 +56,7 @@ class Completer {
   };
   void Loop();
   void WriteOneByOne(std::vector<Item> batch, const Status& why);
+  void SettleLocked(const Item& item);
 
   Store& store_;
   const Clock& clock_;
@@ -62,6 +67,7 @@ class Completer {
   std::deque<Item> pending_;
   int64_t added_ = 0;    // guarded by mu_
   int64_t settled_ = 0;  // guarded by mu_
+  std::unordered_map<JobId, int> unsettled_;  // guarded by mu_
   bool stop_ = false;
   std::thread thread_;
 };

@@ -5,6 +5,7 @@
 
 #include "core/duration.h"
 #include "core/lease.h"
+#include "runtime/checkpoint_writer.h"
 #include "runtime/worker_impl.h"
 
 namespace warden {
@@ -83,13 +84,17 @@ Result<bool> Worker::Impl::MarkStarted(RunningJob& r) {
   }
 }
 
+bool Worker::Impl::LeaseMayBeGone(const RunningJob& r) {
+  // Claimed under a registration the store has since declared dead; or its
+  // lease not known to be extended for long enough that it may have passed.
+  return r.worker != id_.load() ||
+         ShouldSelfFence(clock_.MonotonicMs(), r.lease_base_mono(), r.lease, opt_.heartbeat);
+}
+
 JobOutcome Worker::Impl::Execute(RunningJob& r) {
   // A worker that has just woken from a freeze must not start a job whose
   // lease may already be someone else's (the watchdog may not have run yet).
-  const int64_t base = std::max(last_heartbeat_start_mono_.load(), r.claim_start_mono);
-  if (ShouldSelfFence(clock_.MonotonicMs(), base, r.lease, opt_.heartbeat)) {
-    r.stop.Request(StopReason::kFence);
-  }
+  if (LeaseMayBeGone(r)) r.stop.Request(StopReason::kFence);
   if (r.stop.requested()) {
     return Failure(r, KindFor(r.stop.reason()), StopWhy(r.stop.reason()));
   }
@@ -110,6 +115,10 @@ JobOutcome Worker::Impl::Execute(RunningJob& r) {
       return Failure(r, ErrorKind::kCancelled, "cancelled before it started");
     }
   }
+  // Checked again: the worker may have been frozen while the mark was in
+  // flight, and the store may have given the job away since (a started
+  // at-most-once job is then `lost`, never run twice).
+  if (LeaseMayBeGone(r)) r.stop.Request(StopReason::kFence);
   if (r.stop.requested()) {  // stopped while its start was being recorded
     return Failure(r, KindFor(r.stop.reason()), StopWhy(r.stop.reason()));
   }
@@ -142,6 +151,11 @@ JobOutcome Worker::Impl::ExecuteCommand(RunningJob& r,
       {"WARDEN_WORKER_ID", std::to_string(id_.load())},
   };
 
+  CheckpointWriter checkpoints(
+      [this, ref = JobRef{r.job.id, r.job.lease_token}](const Json& checkpoint) {
+        return claim_store_->JobCheckpoint(ref, checkpoint);
+      },
+      [&r] { r.stop.Request(StopReason::kFence); });
   Json explicit_result;
   bool has_result = false;
   std::string control_errors;
@@ -164,14 +178,10 @@ JobOutcome Worker::Impl::ExecuteCommand(RunningJob& r,
       has_result = true;
       return;
     }
-    auto saved = claim_store_->JobCheckpoint(JobRef{r.job.id, r.job.lease_token}, value);
-    if (!saved.has_value()) {
-      note("warden: checkpoint not saved: " + saved.error().ToString() + "\n");
-    } else if (!*saved) {
-      r.stop.Request(StopReason::kFence);
-    }
+    checkpoints.Submit(std::move(value));
   };
   SubprocessResult res = RunSubprocess(spec, r.stop, on_line);
+  note(checkpoints.Finish());
 
   // We stopped it (cancel, fence, shutdown): that is the outcome whether our
   // signal killed it or it caught SIGTERM and exited non-zero by itself

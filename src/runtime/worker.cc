@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "core/duration.h"
+#include "core/lease.h"
 #include "env/process.h"
 #include "env/system_clock.h"
 #include "maintenance/sweeper.h"
@@ -117,9 +118,7 @@ Status Worker::Impl::Register() {
   for (const auto& [task, handler] : handlers_) reg.tasks.push_back(task);
   for (const auto& [task, command] : opt_.task_commands) reg.tasks.push_back(task);
   reg.concurrency = opt_.concurrency;
-  const int64_t start = clock_.MonotonicMs();
   WARDEN_ASSIGN_OR_RETURN(WorkerId id, heartbeat_store_->WorkerRegister(reg));
-  last_heartbeat_start_mono_ = start;
   id_ = id;
   return Status::Ok();
 }
@@ -206,8 +205,16 @@ void Worker::Impl::ClaimLoop() {
       params.worker = id_;
       params.limit = free;
       const int64_t start = clock_.MonotonicMs();
+      {
+        std::lock_guard lock(mu_);
+        ++claims_in_flight_;
+      }
       auto claimed = claim_store_->JobClaim(params);
       if (!claimed.has_value()) {
+        {
+          std::lock_guard lock(mu_);
+          --claims_in_flight_;
+        }
         if (!reported_error) log_("claim failed, retrying: " + claimed.error().ToString());
         reported_error = true;
         {
@@ -221,17 +228,22 @@ void Worker::Impl::ClaimLoop() {
       reported_error = false;
       backoff = Millis(50);
       got = claimed->size();
+      bool shorter_lease = false;
       {
         std::lock_guard lock(mu_);
+        --claims_in_flight_;
         for (JobInfo& job : *claimed) {
           auto r = std::make_shared<RunningJob>();
           r->lease = job.lease.value_or(opt_.lease);
+          r->worker = params.worker;
           r->claim_start_mono = start;
           r->job = std::move(job);
+          shorter_lease |= HeartbeatFor(r->lease, opt_.heartbeat) < opt_.heartbeat;
           running_[r->job.id] = r;
           queue_.push_back(std::move(r));
         }
       }
+      if (shorter_lease) heartbeat_cv_.notify_all();
       // One wake per job: notify_all would wake every idle slot per claim.
       for (size_t i = 0; i < got; ++i) slot_cv_.notify_one();
       if (static_cast<int>(got) == free) continue;  // there may be more waiting
@@ -330,6 +342,7 @@ void Worker::Impl::Shutdown() {
     threads_done_ = true;
   }
   sleep_cv_.notify_all();
+  heartbeat_cv_.notify_all();
   const uint64_t one = 1;
   (void)!write(stop_fd_, &one, sizeof one);
   for (auto& t : threads_) t.join();

@@ -19,6 +19,7 @@
 // claim never delays a heartbeat.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -27,6 +28,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "core/clock.h"
@@ -42,11 +44,21 @@ namespace warden {
 struct RunningJob {
   JobInfo job;
   Millis lease{0};
+  WorkerId worker = 0;           // the registration it was claimed under
   int64_t claim_start_mono = 0;  // before the claim statement was sent
+  // Start of the last heartbeat whose reply listed this job with its token:
+  // the store extended the lease at a time no earlier than that. Only such
+  // a heartbeat counts; one that did not cover the job (its claim reply came
+  // late, or the worker registered again meanwhile) proves nothing about it.
+  std::atomic<int64_t> confirmed_mono{0};
   std::atomic<int64_t> started_mono{0};  // 0 until a slot starts it
   std::atomic<bool> timed_out{false};    // in-process handlers only
   std::atomic<bool> finished{false};     // ran; its outcome is being recorded
   StopSignal stop;
+
+  // What self-fencing measures from: the last time the store is known to
+  // have extended this job's lease.
+  int64_t lease_base_mono() const { return std::max(claim_start_mono, confirmed_mono.load()); }
 };
 
 class Worker::Impl {
@@ -73,6 +85,14 @@ class Worker::Impl {
   void SweeperLoop();
   void SessionLoop();
   void Shutdown();
+  // Until `start` + the heartbeat interval, which shrinks when a job with a
+  // shorter lease is claimed meanwhile.
+  void SleepUntilNextHeartbeat(int64_t start);
+  // A job that must not (or no longer) run: its lease may be someone else's.
+  bool LeaseMayBeGone(const RunningJob& r);
+  // Hands back, unrun, jobs the store says this worker holds but that it
+  // never heard of (a claim that committed but whose reply was lost).
+  void ReleaseUnknownJobs(const std::unordered_map<JobId, int64_t>& held);
 
   // Runs one job and says how its attempt ended. There is always an outcome:
   // the heartbeats keep a held job's lease alive, so a job left without one
@@ -106,14 +126,15 @@ class Worker::Impl {
   std::mutex mu_;
   std::condition_variable slot_cv_;
   std::condition_variable sleep_cv_;
+  std::condition_variable heartbeat_cv_;  // a job with a shorter lease came in
   std::map<JobId, std::shared_ptr<RunningJob>> running_;  // guarded by mu_
   std::deque<std::shared_ptr<RunningJob>> queue_;         // guarded by mu_
   bool slots_exit_ = false;                               // guarded by mu_
+  int claims_in_flight_ = 0;                              // guarded by mu_
 
   std::atomic<bool> stopping_{false};
   std::atomic<bool> release_now_{false};
   std::atomic<bool> threads_done_{false};
-  std::atomic<int64_t> last_heartbeat_start_mono_{0};
   std::vector<std::thread> threads_;
 };
 

@@ -47,7 +47,6 @@ void Worker::Impl::HeartbeatLoop() {
            std::to_string(old) + ")");
       continue;
     }
-    last_heartbeat_start_mono_ = start;
     std::unordered_map<JobId, int64_t> held;
     for (const JobRef& ref : hb->held) held[ref.id] = ref.lease_token;
     {
@@ -60,33 +59,69 @@ void Worker::Impl::HeartbeatLoop() {
       // lease expired): stop it. Jobs claimed after this heartbeat began
       // are not judged by it.
       for (auto& [id, r] : running_) {
+        auto h = held.find(id);
+        if (h != held.end() && h->second == r->job.lease_token && r->worker == id_) {
+          r->confirmed_mono = std::max(r->confirmed_mono.load(), start);
+        }
         auto k = known.find(id);
         if (k == known.end() || k->second != r->job.lease_token) continue;
         if (r->stop.requested() || r->finished) continue;
-        auto h = held.find(id);
         if (h == held.end() || h->second != r->job.lease_token) {
           log_("job " + std::to_string(id) + " was taken from this worker; stopping it");
           r->stop.Request(StopReason::kFence);
         }
       }
     }
-    Millis interval = opt_.heartbeat;
-    {
-      std::lock_guard lock(mu_);
-      for (const auto& [id, r] : running_) interval = HeartbeatFor(r->lease, interval);
+    ReleaseUnknownJobs(held);
+    SleepUntilNextHeartbeat(start);
+  }
+}
+
+void Worker::Impl::ReleaseUnknownJobs(const std::unordered_map<JobId, int64_t>& held) {
+  std::vector<JobRef> unknown;
+  {
+    std::lock_guard lock(mu_);
+    // A claim in flight may have committed before this heartbeat: its jobs
+    // are in the reply but not yet in running_.
+    if (claims_in_flight_ > 0) return;
+    for (const auto& [id, token] : held) {
+      if (running_.count(id) == 0) unknown.push_back(JobRef{id, token});
     }
-    SleepFor(interval);
+  }
+  for (const JobRef& ref : unknown) {
+    // A slot adds a job's outcome before it forgets the job; one that is
+    // neither running nor unsettled was written after this heartbeat (and
+    // the write below is then fenced off: harmless) or was never ours.
+    if (completer_->Unsettled(ref.id)) continue;
+    log_("job " + std::to_string(ref.id) +
+         " is held by this worker but its claim's reply never came; handing it back unrun");
+    JobOutcome o;
+    o.ref = ref;
+    o.success = false;
+    o.error.kind = ErrorKind::kLost;
+    o.error.message = "claimed, but the claim's reply never reached the worker; not run";
+    completer_->Add(std::move(o), opt_.lease, /*has_concurrency_key=*/true);
+  }
+}
+
+void Worker::Impl::SleepUntilNextHeartbeat(int64_t start) {
+  std::unique_lock lock(mu_);
+  while (!threads_done_) {
+    Millis interval = opt_.heartbeat;
+    for (const auto& [id, r] : running_) interval = HeartbeatFor(r->lease, interval);
+    const int64_t left = start + interval.count() - clock_.MonotonicMs();
+    if (left <= 0) return;
+    heartbeat_cv_.wait_for(lock, Millis(left));
   }
 }
 
 void Worker::Impl::WatchdogLoop() {
   while (!threads_done_) {
     const int64_t now = clock_.MonotonicMs();
-    const int64_t last = last_heartbeat_start_mono_;
     {
       std::lock_guard lock(mu_);
       for (auto& [id, r] : running_) {
-        const int64_t base = std::max(last, r->claim_start_mono);
+        const int64_t base = r->lease_base_mono();
         if (!r->stop.requested() && !r->finished &&
             ShouldSelfFence(now, base, r->lease, opt_.heartbeat)) {
           r->stop.Request(StopReason::kFence);

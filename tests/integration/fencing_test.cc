@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "harness.h"
+#include "store/store.h"
 
 namespace wt {
 namespace {
@@ -162,6 +163,40 @@ TEST_P(FencingTest, LostJobFreesItsConcurrencyKeyAndRunsNeverOverlap) {
   ASSERT_EQ(lost["attempts"].size(), 2u) << lost.dump(2);
   EXPECT_EQ(lost["attempts"][0]["outcome"], "lost");
   EXPECT_EQ(lost["concurrency_key"], "K");
+}
+
+// A claim can commit and still fail in the worker (PostgreSQL: the
+// connection dies after COMMIT). The store then says the worker holds jobs
+// it never heard of, and its heartbeats would extend their leases for as
+// long as it lives. Staged here by claiming in the worker's name from
+// another connection, for a queue the worker does not serve (so it cannot
+// simply claim the job back and hide the hand-back).
+TEST_P(FencingTest, JobsOfAClaimWhoseReplyWasLostAreHandedBackUnrun) {
+  Worker& w = StartWorker("a");
+  const int64_t worker = WorkerIdOf(w.pid());
+  ASSERT_GT(worker, 0);
+  const int64_t id = Add(Job("log ran"), {"--queue", "elsewhere"});
+  ASSERT_GT(id, 0);
+  auto store = warden::OpenStore(db());
+  ASSERT_TRUE(store.has_value()) << store.error().ToString();
+  warden::ClaimParams params;
+  params.worker = worker;
+  params.queues = {"elsewhere"};
+  params.allow_commands = true;
+  params.default_lease = Millis(1000);
+  auto claimed = (*store)->JobClaim(params);
+  ASSERT_TRUE(claimed.has_value()) << claimed.error().ToString();
+  ASSERT_EQ(claimed->size(), 1u);
+  // Well past the 1 s lease: without the hand-back the job stays `running`.
+  ASSERT_TRUE(WaitFor([&] { return !JobInState(id, JobState::kRunning); }))
+      << "the worker keeps a job it does not know it holds\n"
+      << w.Log();
+  EXPECT_TRUE(w.LogHas("its claim's reply never came")) << w.Log();
+  const Json job = Show(id);
+  ASSERT_GE(job["attempts"].size(), 1u) << job.dump(2);
+  EXPECT_EQ(job["attempts"][0]["outcome"], "lost");
+  EXPECT_FALSE(LedgerHas(id, 1, "ran")) << "handed back unrun";
+  EXPECT_FALSE(w.proc->Exited());
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, FencingTest, ::testing::ValuesIn(AllBackends()), BackendName);

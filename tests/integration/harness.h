@@ -158,7 +158,7 @@ class IntegrationTest : public ::testing::TestWithParam<Backend> {
   //    which no sweeper can break).
   //  - PostgreSQL: anywhere, mid-transaction included. A frozen transaction
   //    keeps only its own row locks, maintenance skips those rows, and the
-  //    server ends the session within 2 s (idle_in_transaction_session_
+  //    server ends the session within 1 s (idle_in_transaction_session_
   //    timeout), so the lease-based bounds hold wherever it froze.
   bool FreezeBetweenTransactions(Worker& w);
 

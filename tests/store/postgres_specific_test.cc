@@ -223,7 +223,7 @@ TEST_F(PostgresTest, AFrozenWorkersTransactionStallsNoMaintenance) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(2))
       << "no maintenance step waits for the frozen transaction";
 
-  // The server ends the idle transaction (2 s); then the job is recovered.
+  // The server ends the idle transaction (1 s); then the job is recovered.
   // (Any statement would reset its idle timer: look only once, after it.)
   std::this_thread::sleep_for(std::chrono::milliseconds(3000));
   EXPECT_FALSE(frozen->Exec("SELECT 1").has_value())

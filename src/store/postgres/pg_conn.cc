@@ -157,14 +157,17 @@ Status Conn::Open() {
   // Server-side bounds, so a frozen or cut-off worker cannot hold row locks
   // for long, and a blocked statement gives up instead of stalling a loop:
   //  - idle_in_transaction_session_timeout: a worker frozen mid-transaction
-  //    loses that session (and its row locks) after 2 s. warden's own
+  //    loses that session (and its row locks) after 1 s. warden's own
   //    transactions are a few statements sent back to back, never idle
   //    that long unless the process is frozen; maintenance skips locked
-  //    rows meanwhile, so a frozen transaction delays only its own rows;
+  //    rows meanwhile, so a frozen transaction delays only its own rows.
+  //    Those can be jobs a frozen leader was rescuing: their recovery waits
+  //    for this timeout, so it is kept short (2 s overran the chaos runner's
+  //    bound of lease + sweep + 1.5 s);
   //  - lock_timeout: no statement waits more than 5 s for a row lock;
   //  - tcp_keepalives_*: the server notices a vanished client in ~11 s.
   Status s = ExecScript(
-      "SET idle_in_transaction_session_timeout = '2s'; SET lock_timeout = '5s'; "
+      "SET idle_in_transaction_session_timeout = '1s'; SET lock_timeout = '5s'; "
       "SET tcp_keepalives_idle = 5; SET tcp_keepalives_interval = 2; "
       "SET tcp_keepalives_count = 3; SET client_min_messages = warning");
   if (s.ok() && setup_) s = setup_(*this);

@@ -128,17 +128,27 @@ Result<std::vector<WorkerLiveness>> PgStore::WorkerListLive(const std::string& n
 
 Result<RescueReport> PgStore::RescueLocked(WorkerId worker, const std::string& message,
                                            TimeMs now) {
-  // Locked in id order (see JobFinishMany). SKIP LOCKED: a row another
-  // transaction holds is being finished right now (then nothing is left to
-  // rescue), or is held by a frozen process's transaction, which the server
-  // ends within 2 s; either way a later sweep sees it, and this one does not
-  // stall on it.
-  WARDEN_ASSIGN_OR_RETURN(
-      Rows q, conn_->Exec("SELECT id, lease_token, worker_id FROM warden.jobs WHERE state = "
-                          "'running' AND CASE WHEN $1::bigint > 0 THEN worker_id = $1::bigint "
-                          "ELSE lease_expires_at < $2::bigint END ORDER BY id FOR UPDATE SKIP "
-                          "LOCKED",
-                          Params().Add(worker).Add(now)));
+  // Locked in id order (see JobFinishMany).
+  //
+  // Expired leases (worker 0): SKIP LOCKED. A row another transaction holds
+  // is being finished right now (then nothing is left to rescue), or is held
+  // by a frozen process's transaction, which the server ends within 1 s;
+  // either way a later sweep sees it, and this one does not stall on it.
+  //
+  // A dead worker's jobs: wait for the lock. The row is most often held by
+  // that worker's own last transaction (a completion cut short by the
+  // kill), which the server aborts as soon as the connection drops; no later
+  // sweep would look at it again (the worker is no longer live) and skipping
+  // it would leave the job to its lease. lock_timeout (5 s) bounds the wait.
+  auto held = worker > 0 ? conn_->Exec("SELECT id, lease_token FROM warden.jobs WHERE state = "
+                                       "'running' AND worker_id = $1::bigint ORDER BY id FOR "
+                                       "UPDATE",
+                                       Params().Add(worker))
+                         : conn_->Exec("SELECT id, lease_token FROM warden.jobs WHERE state = "
+                                       "'running' AND lease_expires_at < $1::bigint ORDER BY id "
+                                       "FOR UPDATE SKIP LOCKED",
+                                       Params().Add(now));
+  WARDEN_ASSIGN_OR_RETURN(Rows q, std::move(held));
   RescueReport report;
   for (int i = 0; i < q.size(); ++i) {
     JobOutcome o;
@@ -158,7 +168,7 @@ Result<RescueReport> PgStore::WorkerDeclareDead(WorkerId id, const std::string& 
   // A claim of this worker in flight holds its row FOR SHARE: declaring
   // now could miss what that claim takes, and a frozen claimer would stall
   // us. Skip it; the caller tries again (the server ends a frozen
-  // transaction within 2 s).
+  // transaction within 1 s).
   WARDEN_ASSIGN_OR_RETURN(
       Rows row, conn_->Exec("SELECT 1 FROM warden.workers WHERE id = $1::bigint FOR UPDATE "
                             "SKIP LOCKED",
