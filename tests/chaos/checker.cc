@@ -1,0 +1,386 @@
+#include "checker.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <set>
+
+#include "core/duration.h"
+#include "timeline.h"
+
+namespace chaos {
+
+using warden::AttemptInfo;
+using warden::JobInfo;
+
+namespace {
+
+constexpr size_t kMaxEvidence = 12;
+
+void Flag(Invariant& inv, const std::string& line) {
+  inv.ok = false;
+  ++inv.violations;
+  if (inv.evidence.size() < kMaxEvidence) inv.evidence.push_back(line);
+}
+
+std::string Clock(int64_t ms) {
+  return warden::FormatTime(ms).substr(11);
+}  // HH:MM:SS.mmmZ
+
+const AttemptInfo* AttemptByToken(const JobInfo& j, int64_t token) {
+  for (const AttemptInfo& a : j.attempts) {
+    if (a.lease_token == token) return &a;
+  }
+  return nullptr;
+}
+
+std::string DescribeRun(const Run& r, const Timeline& tl) {
+  return fmt::format("attempt {} token {} on {} (worker {}, pid {}) {}..{}{}",
+                     r.attempt, r.token, tl.WorkerName(r.worker), r.worker,
+                     r.pid, Clock(r.start), Clock(r.last),
+                     r.end.empty() ? " (no end line)" : " end " + r.end);
+}
+
+std::string DescribeAttempt(const AttemptInfo& a, const Timeline& tl) {
+  return fmt::format(
+      "attempt {} token {} on {} (worker {}) claimed {} finished {} {}",
+      a.attempt, a.lease_token, tl.WorkerName(a.worker), a.worker,
+      Clock(a.claimed_at), a.finished_at ? Clock(*a.finished_at) : "-",
+      a.outcome);
+}
+
+}  // namespace
+
+bool CheckResult::ok() const {
+  return std::all_of(invariants.begin(), invariants.end(),
+                     [](const Invariant& i) { return i.ok; });
+}
+
+CheckResult Check(const CheckInput& in) {
+  CheckResult out;
+  const std::vector<PlannedJob>& workload = *in.workload;
+  const Timeline tl(in);
+  std::map<int64_t, const JobInfo*> job_by_id;
+  std::map<int64_t, int> index_of_job;  // job id -> workload index
+  std::map<int, std::vector<int64_t>> jobs_of_index;
+  for (const JobInfo& j : in.jobs) {
+    job_by_id[j.id] = &j;
+    const int n = j.payload.is_object() ? j.payload.value("n", -1) : -1;
+    if (n >= 0 && n < static_cast<int>(workload.size())) {
+      index_of_job[j.id] = n;
+      jobs_of_index[n].push_back(j.id);
+    }
+    ++out.by_state[warden::JobStateName(j.state)];
+    if (j.state == warden::JobState::kDead && j.last_error) {
+      ++out.dead_by_kind[warden::ErrorKindName(*j.last_error)];
+    }
+  }
+  const std::map<RunKey, Run> runs =
+      BuildRuns(in.ledger, workload, index_of_job);
+  out.runs = static_cast<int>(runs.size());
+  std::map<int64_t, std::vector<const Run*>> runs_of_job;
+  for (const auto& [key, r] : runs) runs_of_job[r.job].push_back(&r);
+
+  // 1. None lost, none stuck.
+  Invariant lost{
+      "1. every job reached one terminal state: none lost, none stuck"};
+  int acknowledged = 0;
+  for (size_t n = 0; n < workload.size(); ++n) {
+    const int64_t id = in.ids[n];
+    if (id == 0) continue;
+    ++acknowledged;
+    auto it = job_by_id.find(id);
+    if (it == job_by_id.end()) {
+      Flag(lost,
+           fmt::format(
+               "job {} (workload #{}) was acknowledged but is not in the store",
+               id, n));
+      continue;
+    }
+    const JobInfo& j = *it->second;
+    if (!warden::IsTerminal(j.state)) {
+      Flag(lost,
+           fmt::format("job {} is still {} after the drain (attempt {}, worker "
+                       "{}, lease "
+                       "until {})",
+                       j.id, warden::JobStateName(j.state), j.attempt,
+                       j.worker ? tl.WorkerName(*j.worker) : "-",
+                       j.lease_expires_at ? Clock(*j.lease_expires_at) : "-"));
+    }
+  }
+  int duplicates = 0;
+  for (const auto& [n, ids] : jobs_of_index)
+    duplicates += static_cast<int>(ids.size()) - 1;
+  lost.note = fmt::format(
+      "{} of {} jobs acknowledged; drained: {}{}", acknowledged,
+      workload.size(), in.drained ? "yes" : "NO",
+      duplicates ? fmt::format("; {} stored twice (an enqueue retried after "
+                               "an unknown commit outcome)",
+                               duplicates)
+                 : "");
+  if (acknowledged < static_cast<int>(workload.size())) {
+    Flag(lost,
+         fmt::format("{} jobs were never acknowledged (the feeder gave up)",
+                     workload.size() - static_cast<size_t>(acknowledged)));
+  }
+  out.invariants.push_back(lost);
+
+  // 2. At most one committed completion, and it ran.
+  Invariant once{
+      "2. at most one committed completion per job, each a run that finished "
+      "ok"};
+  int completions = 0;
+  for (const JobInfo& j : in.jobs) {
+    std::vector<const AttemptInfo*> ok;
+    for (const AttemptInfo& a : j.attempts) {
+      if (a.outcome == "succeeded") ok.push_back(&a);
+    }
+    completions += static_cast<int>(ok.size());
+    const bool succeeded = j.state == warden::JobState::kSucceeded;
+    if (ok.size() > 1 || (succeeded && ok.size() != 1) ||
+        (!succeeded && !ok.empty())) {
+      std::string line =
+          fmt::format("job {} ({}) has {} committed completions:", j.id,
+                      warden::JobStateName(j.state), ok.size());
+      for (const AttemptInfo* a : ok)
+        line += " [" + DescribeAttempt(*a, tl) + "]";
+      Flag(once, line);
+    }
+    for (const AttemptInfo* a : ok) {
+      auto r = runs.find({j.id, a->lease_token});
+      if (r == runs.end() || r->second.end != "ok") {
+        Flag(once,
+             fmt::format(
+                 "job {}: the store says {} succeeded, but the ledger has {}",
+                 j.id, DescribeAttempt(*a, tl),
+                 r == runs.end() ? "no run with that token"
+                                 : "that run end as '" + r->second.end + "'"));
+      }
+    }
+  }
+  once.note = fmt::format("{} completions committed", completions);
+  out.invariants.push_back(once);
+
+  // 3. At-most-once: started at most once.
+  Invariant amo{"3. no at-most-once job started twice (ledger)"};
+  int amo_jobs = 0;
+  for (const JobInfo& j : in.jobs) {
+    if (j.delivery != warden::Delivery::kAtMostOnce) continue;
+    ++amo_jobs;
+    const auto& rs = runs_of_job[j.id];
+    int marked = 0;
+    for (const AttemptInfo& a : j.attempts) marked += a.started_at ? 1 : 0;
+    if (rs.size() > 1 || marked > 1) {
+      std::string line = fmt::format(
+          "job {} ({}): {} runs in the ledger, {} start marks:", j.id,
+          warden::JobStateName(j.state), rs.size(), marked);
+      for (const Run* r : rs) line += " [" + DescribeRun(*r, tl) + "]";
+      Flag(amo, line);
+    }
+  }
+  amo.note = fmt::format("{} at-most-once jobs", amo_jobs);
+  out.invariants.push_back(amo);
+
+  // 6 (before 4: key overlaps are judged with its excuses). Runs never
+  // outlive their attempt, except as excused.
+  Invariant stale{
+      "6. no run outlived its attempt (ledger activity after the store ended "
+      "it)"};
+  Invariant belongs{
+      "+  every ledger run is a store attempt, run by the worker the store "
+      "gave it to"};
+  std::set<RunKey> excused_runs;
+  for (const auto& [key, r] : runs) {
+    auto j = job_by_id.find(r.job);
+    const AttemptInfo* a =
+        j == job_by_id.end() ? nullptr : AttemptByToken(*j->second, r.token);
+    if (a == nullptr || a->attempt != r.attempt) {
+      Flag(belongs,
+           fmt::format("job {}: ledger run {} matches no store attempt{}",
+                       r.job, DescribeRun(r, tl),
+                       a ? " (store: " + DescribeAttempt(*a, tl) + ")" : ""));
+      continue;
+    }
+    if (a->worker != r.worker) {
+      // Run by another incarnation (worker id) than the one the store gave
+      // the attempt to: e.g. a worker that registered again after being
+      // declared dead must not run what its previous id had claimed.
+      Flag(belongs,
+           fmt::format(
+               "job {}: ledger run {} was run by worker {} but the store gave "
+               "that "
+               "attempt to worker {}{} ({})",
+               r.job, DescribeRun(r, tl), r.worker, a->worker,
+               a->finished_at && r.start > *a->finished_at
+                   ? fmt::format(
+                         ", and it started {} ms after the store had ended the "
+                         "attempt",
+                         r.start - *a->finished_at)
+                   : "",
+               DescribeAttempt(*a, tl)));
+    }
+    if (!a->finished_at) continue;
+    const int64_t ended = *a->finished_at;
+    bool excused = false;
+    for (int64_t t : r.times) {
+      if (t <= ended) continue;
+      int64_t late = 0;
+      const std::string why = tl.StaleExcuse(r.worker, t, &late);
+      if (why.empty()) {
+        Flag(stale,
+             fmt::format(
+                 "job {}: run {} was active at {}, {} ms after the store ended "
+                 "its attempt ({}), with no freeze or death of its worker to "
+                 "explain it",
+                 r.job, DescribeRun(r, tl), Clock(t), t - ended,
+                 DescribeAttempt(*a, tl)));
+        break;
+      }
+      excused = true;
+      out.stale_late_max_ms = std::max(out.stale_late_max_ms, late);
+      out.stale_after_end_max_ms =
+          std::max(out.stale_after_end_max_ms, t - ended);
+    }
+    if (excused) excused_runs.insert(key);
+  }
+  out.stale_runs = static_cast<int>(excused_runs.size());
+  stale.note = fmt::format(
+      "{} stale runs of frozen or killed workers, all stopped within "
+      "--stale-margin {} of the "
+      "thaw or death (latest {} ms after it, {} ms after the store ended the "
+      "attempt)",
+      out.stale_runs, warden::FormatDuration(in.options->stale_margin),
+      out.stale_late_max_ms, out.stale_after_end_max_ms);
+  belongs.note = fmt::format("{} runs in the ledger", runs.size());
+
+  // 4. Concurrency keys: the store's intervals, then the ledger's.
+  Invariant keys{
+      "4. at most one running job per concurrency key (store attempts and "
+      "ledger runs)"};
+  std::map<std::string,
+           std::vector<std::pair<const JobInfo*, const AttemptInfo*>>>
+      by_key;
+  std::map<std::string, std::vector<const Run*>> runs_by_key;
+  for (const JobInfo& j : in.jobs) {
+    if (j.concurrency_key.empty()) continue;
+    for (const AttemptInfo& a : j.attempts)
+      by_key[j.concurrency_key].push_back({&j, &a});
+    for (const Run* r : runs_of_job[j.id])
+      runs_by_key[j.concurrency_key].push_back(r);
+  }
+  for (auto& [key, list] : by_key) {
+    std::sort(list.begin(), list.end(), [](const auto& x, const auto& y) {
+      return x.second->claimed_at < y.second->claimed_at;
+    });
+    int64_t busy_until = INT64_MIN;
+    const std::pair<const JobInfo*, const AttemptInfo*>* holder = nullptr;
+    for (const auto& entry : list) {
+      const AttemptInfo& a = *entry.second;
+      if (holder != nullptr && a.claimed_at < busy_until) {
+        Flag(keys, fmt::format("key {} (store): job {} {} overlaps job {} {}",
+                               key, holder->first->id,
+                               DescribeAttempt(*holder->second, tl),
+                               entry.first->id, DescribeAttempt(a, tl)));
+      }
+      const int64_t until = a.finished_at.value_or(INT64_MAX);
+      if (until > busy_until) {
+        busy_until = until;
+        holder = &entry;
+      }
+    }
+  }
+  for (auto& [key, list] : runs_by_key) {
+    std::sort(list.begin(), list.end(),
+              [](const Run* x, const Run* y) { return x->start < y->start; });
+    for (size_t i = 0; i < list.size(); ++i) {
+      for (size_t k = i + 1; k < list.size() && list[k]->start < list[i]->last;
+           ++k) {
+        if (excused_runs.count({list[i]->job, list[i]->token})) {
+          ++out.key_overlaps_excused;
+          continue;
+        }
+        Flag(keys, fmt::format(
+                       "key {} (ledger): job {} run {} overlaps job {} run {}",
+                       key, list[i]->job, DescribeRun(*list[i], tl),
+                       list[k]->job, DescribeRun(*list[k], tl)));
+      }
+    }
+  }
+  keys.note =
+      fmt::format("{} keys; {} ledger overlaps excused as stale runs (6)",
+                  by_key.size(), out.key_overlaps_excused);
+  out.invariants.push_back(keys);
+
+  // 5. Recovery times.
+  Invariant recovery{
+      "5. killed / frozen / cut-off workers' jobs recovered within DESIGN.md's "
+      "bounds"};
+  CheckRecoveryTimes(in, tl, &out.recovery, &recovery);
+  out.invariants.push_back(recovery);
+  out.invariants.push_back(stale);
+  out.invariants.push_back(belongs);
+
+  // Checkpoints: resumed only from a step an earlier attempt reached and
+  // saved, never from an older one than the last committed.
+  Invariant ckpt{
+      "+  checkpoints never go backwards and come from earlier attempts"};
+  int ckpt_jobs = 0;
+  for (const auto& [id, list] : runs_of_job) {
+    auto n = index_of_job.find(id);
+    if (n == index_of_job.end()) continue;
+    const JobPlan& plan = workload[static_cast<size_t>(n->second)].plan;
+    if (plan.ckpt_every <= 0) continue;
+    ++ckpt_jobs;
+    std::vector<const Run*> by_attempt = list;
+    std::sort(
+        by_attempt.begin(), by_attempt.end(),
+        [](const Run* x, const Run* y) { return x->attempt < y->attempt; });
+    for (size_t k = 0; k < by_attempt.size(); ++k) {
+      const Run& r = *by_attempt[k];
+      bool reached = r.start_step == 0;
+      int floor = 0;
+      for (size_t i = 0; i < k; ++i) {
+        const Run& e = *by_attempt[i];
+        reached = reached || (r.start_step % plan.ckpt_every == 0 &&
+                              std::count(e.ticks.begin(), e.ticks.end(),
+                                         r.start_step) > 0);
+        floor = std::max(floor, e.start_step);
+        for (int c : e.committed_ckpts) floor = std::max(floor, c);
+      }
+      if (!reached || r.start_step < floor) {
+        Flag(ckpt, fmt::format("job {}: {} resumed from step {} ({}; earlier "
+                               "attempts committed "
+                               "or resumed from step {})",
+                               id, DescribeRun(r, tl), r.start_step,
+                               reached ? "reached before"
+                                       : "no earlier attempt reached it",
+                               floor));
+      }
+    }
+  }
+  ckpt.note = fmt::format("{} checkpointing jobs", ckpt_jobs);
+  out.invariants.push_back(ckpt);
+
+  Invariant procs{
+      "+  no worker process died on its own or ignored SIGTERM; no job "
+      "outlived the workers"};
+  for (const std::string& e : in.unexpected_exits) Flag(procs, e);
+  for (const std::string& name : in.late_stoppers) {
+    Flag(procs, name + " did not stop within 15 s of SIGTERM");
+  }
+  for (const ProcRecord& p : in.procs) {
+    if (p.stopped_by_us && p.exit_code != 0) {
+      Flag(procs, fmt::format(
+                      "{} (pid {}) exited with status {} after SIGTERM; log {}",
+                      p.name, p.pid, p.exit_code, p.log_path));
+    }
+  }
+  for (const std::string& l : in.leftovers) {
+    Flag(procs, l + " still ran 2 s after every worker had stopped");
+  }
+  procs.note = fmt::format("{} worker processes", in.procs.size());
+  out.invariants.push_back(procs);
+  return out;
+}
+
+}  // namespace chaos

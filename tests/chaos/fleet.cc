@@ -1,0 +1,396 @@
+#include "fleet.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "core/duration.h"
+#include "ledger.h"
+
+namespace chaos {
+namespace {
+
+std::map<pid_t, pid_t> ParentsOfAll() {
+  std::map<pid_t, pid_t> out;
+  DIR* d = opendir("/proc");
+  if (d == nullptr) return out;
+  while (dirent* e = readdir(d)) {
+    char* end = nullptr;
+    const long pid = std::strtol(e->d_name, &end, 10);
+    if (end == e->d_name || *end != '\0') continue;
+    const std::string stat =
+        pt::ReadFile("/proc/" + std::string(e->d_name) + "/stat");
+    const size_t paren = stat.rfind(')');
+    if (paren == std::string::npos) continue;
+    std::istringstream rest(stat.substr(paren + 1));
+    std::string state;
+    long ppid = 0;
+    if (rest >> state >> ppid)
+      out[static_cast<pid_t>(pid)] = static_cast<pid_t>(ppid);
+  }
+  closedir(d);
+  return out;
+}
+
+// NAME=VALUE from /proc/PID/environ ("" if absent or unreadable).
+std::string EnvOf(pid_t pid, const std::string& name) {
+  const std::string env =
+      pt::ReadFile("/proc/" + std::to_string(pid) + "/environ");
+  const std::string key = name + "=";
+  size_t pos = 0;
+  while (pos < env.size()) {
+    const size_t end = env.find('\0', pos);
+    const std::string entry =
+        env.substr(pos, end == std::string::npos ? end : end - pos);
+    if (entry.rfind(key, 0) == 0) return entry.substr(key.size());
+    if (end == std::string::npos) break;
+    pos = end + 1;
+  }
+  return "";
+}
+
+char StateOf(pid_t pid) {
+  const std::string stat =
+      pt::ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  const size_t paren = stat.rfind(')');
+  return paren == std::string::npos || paren + 2 >= stat.size()
+             ? 'X'
+             : stat[paren + 2];
+}
+
+}  // namespace
+
+bool AllThreadsStopped(pid_t pid) {
+  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return false;
+  bool all = true;
+  int n = 0;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    ++n;
+    const std::string stat = pt::ReadFile(dir + "/" + e->d_name + "/stat");
+    const size_t paren = stat.rfind(')');
+    if (paren == std::string::npos || paren + 2 >= stat.size() ||
+        (stat[paren + 2] != 'T' && stat[paren + 2] != 't')) {
+      all = false;
+    }
+  }
+  closedir(d);
+  return all && n > 0;
+}
+
+std::vector<std::pair<pid_t, std::string>> LeftoverProcesses() {
+  std::vector<std::pair<pid_t, std::string>> out;
+  for (pid_t p : DescendantsOf(getpid())) {
+    const char st = StateOf(p);
+    if (st == 'Z' || st == 'X') continue;
+    char exe[512] = {};
+    const ssize_t n = readlink(("/proc/" + std::to_string(p) + "/exe").c_str(),
+                               exe, sizeof exe - 1);
+    std::string path(exe, n > 0 ? static_cast<size_t>(n) : 0);
+    const std::string base = path.substr(path.rfind('/') + 1);
+    if (base == "postgres") continue;
+    std::string what =
+        "pid " + std::to_string(p) + " " + (base.empty() ? "?" : base);
+    if (const std::string job = EnvOf(p, "WARDEN_JOB_ID"); !job.empty()) {
+      what += " (job " + job + " attempt " + EnvOf(p, "WARDEN_ATTEMPT") + ")";
+    }
+    out.emplace_back(p, what);
+  }
+  return out;
+}
+
+std::vector<pid_t> DescendantsOf(pid_t root) {
+  std::multimap<pid_t, pid_t> children;
+  for (const auto& [pid, ppid] : ParentsOfAll()) children.emplace(ppid, pid);
+  std::vector<pid_t> out;
+  std::vector<pid_t> todo = {root};
+  while (!todo.empty()) {
+    const pid_t p = todo.back();
+    todo.pop_back();
+    auto [lo, hi] = children.equal_range(p);
+    for (auto it = lo; it != hi; ++it) {
+      out.push_back(it->second);
+      todo.push_back(it->second);
+    }
+  }
+  return out;
+}
+
+Fleet::Fleet(FleetConfig config) : cfg_(std::move(config)) {
+  const int n = cfg_.command_workers + cfg_.inproc_workers;
+  slots_.resize(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    Slot& s = slots_[static_cast<size_t>(i)];
+    s.command = i < cfg_.command_workers;
+    s.base = (s.command ? "cmd-" : "inproc-") +
+             std::to_string(s.command ? i + 1 : i - cfg_.command_workers + 1);
+    s.name = s.base;
+  }
+}
+
+Fleet::~Fleet() {
+  for (Slot& s : slots_) {
+    if (s.proc && !s.proc->Exited()) {
+      for (pid_t p : s.frozen_under) kill(p, SIGCONT);
+      s.proc->Kill();
+    }
+  }
+}
+
+bool Fleet::command_slot(int slot) const {
+  return slots_.at(static_cast<size_t>(slot)).command;
+}
+
+void Fleet::StartAll() {
+  for (int i = 0; i < slots(); ++i) Spawn(i, false);
+}
+
+bool Fleet::Up(int slot) const {
+  const Slot& s = slots_.at(static_cast<size_t>(slot));
+  return s.proc && records_[s.record].end_ms < 0;
+}
+
+bool Fleet::Frozen(int slot) const {
+  return Up(slot) && slots_.at(static_cast<size_t>(slot)).frozen;
+}
+
+pid_t Fleet::Pid(int slot) const {
+  const Slot& s = slots_.at(static_cast<size_t>(slot));
+  return s.proc ? s.proc->pid() : -1;
+}
+
+const std::string& Fleet::Name(int slot) const {
+  return slots_.at(static_cast<size_t>(slot)).name;
+}
+
+void Fleet::Spawn(int slot, bool new_name) {
+  Slot& s = slots_.at(static_cast<size_t>(slot));
+  if (new_name) s.name = s.base + ".g" + std::to_string(++s.generation);
+  const auto d = [](Millis m) { return warden::FormatDuration(m); };
+  std::vector<std::string> argv;
+  if (s.command) {
+    argv = {cfg_.warden_bin,
+            "--db",
+            cfg_.db_url,
+            "worker",
+            "--allow-cmd",
+            "--queues",
+            cfg_.queue,
+            "--name",
+            s.name,
+            "--concurrency",
+            std::to_string(cfg_.concurrency),
+            "--kill-grace",
+            "300ms"};
+  } else {
+    argv = {cfg_.worker_bin,
+            "--db",
+            cfg_.db_url,
+            "--name",
+            s.name,
+            "--ledger",
+            cfg_.ledger,
+            "--queues",
+            cfg_.queue,
+            "--concurrency",
+            std::to_string(cfg_.concurrency)};
+  }
+  for (const auto& flag : std::vector<std::pair<std::string, std::string>>{
+           {"--heartbeat", d(cfg_.heartbeat)},
+           {"--lease", d(cfg_.lease)},
+           {"--keepalive-threshold", d(cfg_.lease)},
+           {"--sweep-interval", d(cfg_.sweep)},
+           {"--shutdown-timeout", "5s"}}) {
+    argv.push_back(flag.first);
+    argv.push_back(flag.second);
+  }
+  ProcRecord r;
+  r.slot = slot;
+  r.name = s.name;
+  r.command_worker = s.command;
+  r.log_path =
+      cfg_.dir + "/" + s.name + "." + std::to_string(records_.size()) + ".log";
+  const auto& host = cfg_.hosts.empty()
+                         ? std::nullopt
+                         : cfg_.hosts.at(static_cast<size_t>(slot));
+  if (host) r.host = host->hostname;
+  r.spawn_ms = WallMs();
+  s.proc = pt::Child::Spawn(argv, r.log_path, r.log_path + ".err", host);
+  s.frozen = false;
+  s.frozen_under.clear();
+  r.pid = s.proc->pid();
+  s.record = records_.size();
+  records_.push_back(r);
+}
+
+void Fleet::Finish(Slot& s, int64_t at) {
+  ProcRecord& r = records_[s.record];
+  if (r.end_ms >= 0) return;
+  r.end_ms = at;
+  r.exit_code = s.proc->ExitCode();
+  s.frozen = false;
+}
+
+int64_t Fleet::Kill(int slot) {
+  if (!Up(slot)) return -1;
+  Slot& s = slots_.at(static_cast<size_t>(slot));
+  kill(s.proc->pid(), SIGKILL);
+  const int64_t at = WallMs();
+  // A host freeze left its supervisors stopped: they must run to see the
+  // worker gone and kill their jobs.
+  for (pid_t p : s.frozen_under) kill(p, SIGCONT);
+  s.frozen_under.clear();
+  records_[s.record].killed_by_us = true;
+  s.proc->Kill();  // reaps
+  Finish(s, at);
+  return at;
+}
+
+int64_t Fleet::Freeze(int slot, bool host,
+                      const std::function<bool()>& between_transactions) {
+  if (!Up(slot) || Frozen(slot)) return -1;
+  Slot& s = slots_.at(static_cast<size_t>(slot));
+  const pid_t pid = s.proc->pid();
+  int64_t at = -1;
+  for (int attempt = 0; attempt < 20 && at < 0; ++attempt) {
+    kill(pid, SIGSTOP);
+    const int64_t sent = WallMs();
+    if (!pt::WaitFor([&] { return AllThreadsStopped(pid) || s.proc->Exited(); },
+                     Millis(5000), Millis(2)) ||
+        s.proc->Exited()) {
+      kill(pid, SIGCONT);
+      return -1;
+    }
+    if (!between_transactions || between_transactions()) {
+      at = sent;
+      break;
+    }
+    kill(pid, SIGCONT);
+    std::this_thread::sleep_for(Millis(20 + 10 * attempt));
+  }
+  if (at < 0) return -1;
+  s.frozen = true;
+  if (host) {
+    // Processes may appear under it while we look (a supervisor forking its
+    // job): look again until nothing new turns up.
+    std::set<pid_t> stopped;
+    for (int round = 0; round < 10; ++round) {
+      bool fresh = false;
+      for (pid_t p : DescendantsOf(pid)) {
+        if (stopped.insert(p).second) {
+          kill(p, SIGSTOP);
+          s.frozen_under.push_back(p);
+          fresh = true;
+        }
+      }
+      if (!fresh) break;
+    }
+  }
+  return at;
+}
+
+int64_t Fleet::Thaw(int slot) {
+  Slot& s = slots_.at(static_cast<size_t>(slot));
+  if (!s.proc || !s.frozen) return -1;
+  kill(s.proc->pid(), SIGCONT);
+  const int64_t at = WallMs();
+  for (pid_t p : s.frozen_under) kill(p, SIGCONT);
+  s.frozen_under.clear();
+  s.frozen = false;
+  return at;
+}
+
+std::vector<JobProcess> Fleet::JobProcesses() const {
+  std::vector<JobProcess> out;
+  for (int i = 0; i < slots(); ++i) {
+    const Slot& s = slots_[static_cast<size_t>(i)];
+    if (!s.command || !Up(i)) continue;
+    for (pid_t p : DescendantsOf(s.proc->pid())) {
+      char exe[512] = {};
+      const ssize_t n = readlink(
+          ("/proc/" + std::to_string(p) + "/exe").c_str(), exe, sizeof exe - 1);
+      const std::string path(exe, n > 0 ? static_cast<size_t>(n) : 0);
+      if (path.size() < 16 ||
+          path.compare(path.size() - 16, 16, "warden_chaos_job") != 0) {
+        continue;
+      }
+      const char st = StateOf(p);
+      if (st == 'T' || st == 't' || st == 'Z' || st == 'X' || getpgid(p) != p)
+        continue;
+      JobProcess j;
+      j.pid = p;
+      j.job = std::atoll(EnvOf(p, "WARDEN_JOB_ID").c_str());
+      j.attempt = std::atoi(EnvOf(p, "WARDEN_ATTEMPT").c_str());
+      j.worker_pid = s.proc->pid();
+      out.push_back(j);
+    }
+  }
+  return out;
+}
+
+std::vector<ProcRecord> Fleet::Poll() {
+  pt::ReapChildren();
+  std::vector<ProcRecord> out;
+  for (int i = 0; i < slots(); ++i) {
+    Slot& s = slots_[static_cast<size_t>(i)];
+    if (!s.proc || records_[s.record].end_ms >= 0 || !s.proc->Exited())
+      continue;
+    Finish(s, WallMs());
+    out.push_back(records_[s.record]);
+  }
+  return out;
+}
+
+std::vector<std::string> Fleet::StopAll(Millis timeout) {
+  // A worker respawned a moment ago may not have blocked SIGTERM yet (it
+  // would die of it, which says nothing about warden): wait until it runs.
+  pt::WaitFor(
+      [&] {
+        for (int i = 0; i < slots(); ++i) {
+          const ProcRecord& r = records_[slots_[static_cast<size_t>(i)].record];
+          if (Up(i) &&
+              pt::ReadFile(r.log_path + ".err").find("started as worker") ==
+                  std::string::npos) {
+            return false;
+          }
+        }
+        return true;
+      },
+      Millis(10'000), Millis(20));
+  for (int i = 0; i < slots(); ++i) {
+    if (!Up(i)) continue;
+    Thaw(i);
+    records_[slots_[static_cast<size_t>(i)].record].stopped_by_us = true;
+    kill(Pid(i), SIGTERM);
+  }
+  pt::WaitFor(
+      [&] {
+        pt::ReapChildren();
+        for (int i = 0; i < slots(); ++i) {
+          Slot& s = slots_[static_cast<size_t>(i)];
+          if (Up(i) && s.proc->Exited()) Finish(s, WallMs());
+          if (Up(i)) return false;
+        }
+        return true;
+      },
+      timeout, Millis(20));
+  std::vector<std::string> late;
+  for (int i = 0; i < slots(); ++i) {
+    if (!Up(i)) continue;
+    Slot& s = slots_[static_cast<size_t>(i)];
+    late.push_back(s.name);
+    s.proc->Kill();
+    Finish(s, WallMs());
+  }
+  return late;
+}
+
+}  // namespace chaos

@@ -1,0 +1,110 @@
+// Invariant 5: how long a worker fault kept its jobs from running again.
+//
+// For each kill, freeze or cut, every attempt its worker held at that moment
+// (claimed before, not finished before) gives one sample: when the store
+// ended that attempt (recovered it, or the worker's own outcome landed)
+// minus the fault's time. Bounds (DESIGN.md, invariant 5):
+//   killed worker (death provable: same host, or PostgreSQL session gone):
+//     sweep interval + --kill-margin
+//   frozen worker or host, cut-off host (unprovable): lease + sweep interval
+//     + --freeze-margin
+// A sample whose window meets a store outage (lock, restart, terminated
+// sessions) is measured from the end of the outage, and allowed 2 s more:
+// the workers' store reconnect backoff is capped at 2 s.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <set>
+
+#include "checker.h"
+#include "core/duration.h"
+#include "timeline.h"
+
+namespace chaos {
+
+void CheckRecoveryTimes(const CheckInput& in, const Timeline& tl,
+                        std::vector<RecoveryRow>* rows, Invariant* inv) {
+  const Options& o = *in.options;
+  const int64_t kill_bound = o.sweep.count() + o.kill_margin.count();
+  const int64_t freeze_bound =
+      o.lease.count() + o.sweep.count() + o.freeze_margin.count();
+  constexpr int64_t kOutageSlack = 2000;
+  struct Kind {
+    FaultKind kind;
+    const char* what;
+    int64_t bound;
+  };
+  const Kind kinds[] = {
+      {FaultKind::kKillWorker, "killed workers (death provable)", kill_bound},
+      {FaultKind::kFreezeWorker, "frozen worker processes", freeze_bound},
+      {FaultKind::kFreezeHost, "frozen hosts (worker + jobs)", freeze_bound},
+      {FaultKind::kPartition, "cut-off hosts (partition)", freeze_bound},
+  };
+  for (const Kind& k : kinds) {
+    if (!o.faults.count(k.kind)) continue;
+    RecoveryRow row;
+    row.what = k.what;
+    row.bound = static_cast<double>(k.bound) / 1000.0;
+    for (const FaultRecord& f : in.faults) {
+      if (f.kind != k.kind || f.skipped || f.start_ms < 0) continue;
+      const int64_t at = f.start_ms;
+      std::set<int64_t> ids;
+      for (pid_t pid : f.pids) {
+        for (int64_t id : tl.WorkerIdsOf(pid, at)) ids.insert(id);
+      }
+      for (const warden::JobInfo& j : in.jobs) {
+        for (const warden::AttemptInfo& a : j.attempts) {
+          if (!ids.count(a.worker) || a.claimed_at > at) continue;
+          if (a.finished_at && *a.finished_at < at) continue;
+          if (!a.finished_at) {
+            ++row.unrecovered;
+            inv->ok = false;
+            ++inv->violations;
+            inv->evidence.push_back(
+                fmt::format("job {} attempt {}: held by {} at its {} and never "
+                            "ended",
+                            j.id, a.attempt, f.target, FaultName(k.kind)));
+            continue;
+          }
+          int64_t from = at, bound = k.bound;
+          for (const auto& [start, end] : tl.outages()) {
+            if (start <= at + k.bound && end >= at) {
+              from = std::max(from, end);
+              bound = k.bound + kOutageSlack;
+            }
+          }
+          const int64_t took = std::max<int64_t>(0, *a.finished_at - from);
+          (bound != k.bound ? row.disturbed : row.samples)
+              .push_back(static_cast<double>(took) / 1000.0);
+          if (took > bound) {
+            ++row.over;
+            inv->ok = false;
+            ++inv->violations;
+            if (inv->evidence.size() < 12) {
+              inv->evidence.push_back(fmt::format(
+                  "job {} attempt {} (token {}): {} of {} at {}; the store "
+                  "ended the attempt "
+                  "({}) {:.3f}s later{}, bound {:.3f}s",
+                  j.id, a.attempt, a.lease_token, FaultName(k.kind), f.target,
+                  warden::FormatTime(at).substr(11), a.outcome, took / 1000.0,
+                  from != at ? " (counted from the end of a store outage)" : "",
+                  bound / 1000.0));
+            }
+          }
+        }
+      }
+    }
+    std::sort(row.samples.begin(), row.samples.end());
+    std::sort(row.disturbed.begin(), row.disturbed.end());
+    rows->push_back(std::move(row));
+  }
+  int samples = 0;
+  for (const RecoveryRow& r : *rows) {
+    samples += static_cast<int>(r.samples.size() + r.disturbed.size());
+  }
+  inv->note = fmt::format("{} samples; bounds: killed {}, frozen/cut {}",
+                          samples, warden::FormatDuration(Millis(kill_bound)),
+                          warden::FormatDuration(Millis(freeze_bound)));
+}
+
+}  // namespace chaos

@@ -1,0 +1,110 @@
+#include "timeline.h"
+
+#include <algorithm>
+
+namespace chaos {
+
+std::map<RunKey, Run> BuildRuns(const std::vector<LedgerEvent>& ledger,
+                                const std::vector<PlannedJob>& workload,
+                                const std::map<int64_t, int>& index_of_job) {
+  std::map<RunKey, Run> runs;
+  for (const LedgerEvent& e : ledger) {
+    Run& r = runs[{e.job, e.token}];
+    r.job = e.job;
+    r.token = e.token;
+    r.attempt = e.attempt;
+    r.worker = e.worker;
+    r.pid = e.pid;
+    // Start, tick and ckpt lines are what the job did; an end line only
+    // says how it ended (a handler returning from a refused checkpoint
+    // after a long wait for the store writes one, having done nothing).
+    if (e.event != "end") {
+      r.times.push_back(e.ms);
+      r.last = std::max(r.last, e.ms);
+    }
+    if (e.event == "start") {
+      r.start = e.ms;
+      r.start_step = e.step;
+    } else if (e.event == "tick") {
+      r.ticks.push_back(e.step);
+      r.max_tick = std::max(r.max_tick, e.step);
+    } else if (e.event == "ckpt") {
+      auto it = index_of_job.find(e.job);
+      const bool inproc = it != index_of_job.end() &&
+                          !workload.at(static_cast<size_t>(it->second)).command;
+      if (inproc) r.committed_ckpts.push_back(e.step);
+    } else if (e.event == "end") {
+      r.end = e.detail;
+    }
+  }
+  return runs;
+}
+
+Timeline::Timeline(const CheckInput& in) : in_(in) {
+  for (const warden::WorkerInfo& w : in.workers) workers_[w.id] = &w;
+  for (const FaultRecord& f : in.faults) {
+    if (f.skipped || f.start_ms < 0 || !IsStoreFault(f.kind)) continue;
+    int64_t end = f.end_ms < 0 ? f.start_ms : f.end_ms;
+    // Sessions come back within a few hundred ms of being terminated.
+    if (f.kind == FaultKind::kPgKillBackends) end = f.start_ms + 500;
+    outages_.emplace_back(f.start_ms, end);
+  }
+}
+
+const std::string& Timeline::WorkerName(int64_t worker_id) const {
+  static const std::string unknown = "?";
+  auto it = workers_.find(worker_id);
+  return it == workers_.end() ? unknown : it->second->name;
+}
+
+const ProcRecord* Timeline::ProcOfWorker(int64_t worker_id) const {
+  auto it = workers_.find(worker_id);
+  if (it == workers_.end()) return nullptr;
+  const warden::WorkerInfo& w = *it->second;
+  const ProcRecord* best = nullptr;
+  for (const ProcRecord& p : in_.procs) {
+    if (p.pid != w.pid || p.spawn_ms > w.started_at + 2000) continue;
+    if (p.end_ms >= 0 && p.end_ms < w.started_at - 2000) continue;
+    if (best == nullptr || p.spawn_ms > best->spawn_ms) best = &p;
+  }
+  return best;
+}
+
+std::vector<int64_t> Timeline::WorkerIdsOf(pid_t pid, int64_t at) const {
+  std::vector<int64_t> ids;
+  for (const auto& [id, w] : workers_) {
+    const ProcRecord* p = ProcOfWorker(id);
+    if (p == nullptr || p->pid != pid || p->spawn_ms > at) continue;
+    if (p->end_ms >= 0 && p->end_ms < at) continue;
+    if (w->started_at <= at + 50) ids.push_back(id);
+  }
+  return ids;
+}
+
+std::string Timeline::StaleExcuse(int64_t worker_id, int64_t t,
+                                  int64_t* late_ms) const {
+  const ProcRecord* p = ProcOfWorker(worker_id);
+  if (p == nullptr) return "";
+  const int64_t margin = in_.options->stale_margin.count();
+  for (const FaultRecord& f : in_.faults) {
+    if (f.skipped || f.start_ms < 0) continue;
+    if (std::find(f.pids.begin(), f.pids.end(), p->pid) == f.pids.end())
+      continue;
+    if (f.start_ms < p->spawn_ms || (p->end_ms >= 0 && f.start_ms > p->end_ms))
+      continue;
+    const bool freeze =
+        f.kind == FaultKind::kFreezeWorker || f.kind == FaultKind::kFreezeHost;
+    const int64_t end = f.end_ms < 0 ? INT64_MAX - margin : f.end_ms;
+    if (freeze && f.start_ms <= t && t <= end + margin) {
+      *late_ms = std::max<int64_t>(0, t - end);
+      return std::string(FaultName(f.kind)) + " of " + p->name;
+    }
+  }
+  if (p->end_ms >= 0 && p->end_ms <= t && t <= p->end_ms + margin) {
+    *late_ms = t - p->end_ms;
+    return "death of " + p->name;
+  }
+  return "";
+}
+
+}  // namespace chaos

@@ -1,0 +1,67 @@
+// The checker's internals: the ledger's runs, which process each store
+// worker id was, which faults hit it when, and the recovery-time check.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "checker.h"
+
+namespace chaos {
+
+// One run of one attempt as the ledger saw it.
+struct Run {
+  int64_t job = 0;
+  int attempt = 0;
+  int64_t token = 0;
+  int64_t worker = 0;
+  int pid = 0;
+  int64_t start = -1;  // -1: no start line (should not happen)
+  int64_t last = -1;   // its last side effect: the latest start/tick/ckpt
+  int start_step = 0;
+  int max_tick = 0;
+  std::string end;  // end detail, "" if it never wrote one (killed)
+  std::vector<int> ticks;
+  std::vector<int> committed_ckpts;  // in-process runs: saved for sure
+  std::vector<int64_t> times;        // every start, tick and ckpt
+};
+using RunKey = std::pair<int64_t, int64_t>;  // job, lease token
+
+std::map<RunKey, Run> BuildRuns(const std::vector<LedgerEvent>& ledger,
+                                const std::vector<PlannedJob>& workload,
+                                const std::map<int64_t, int>& index_of_job);
+
+class Timeline {
+ public:
+  explicit Timeline(const CheckInput& in);
+
+  // The process a store worker id ran in; nullptr if none matches.
+  const ProcRecord* ProcOfWorker(int64_t worker_id) const;
+  // Store worker ids that process `pid` had registered at `at` (wall ms).
+  std::vector<int64_t> WorkerIdsOf(pid_t pid, int64_t at) const;
+  // Why activity at `t` of a run on `worker_id` may come after its attempt
+  // ended (its worker was frozen then, or had just died); "" if nothing
+  // excuses it. *late_ms: how long after the thaw or death it was.
+  std::string StaleExcuse(int64_t worker_id, int64_t t, int64_t* late_ms) const;
+  // The store was unavailable during these (wall ms) windows.
+  const std::vector<std::pair<int64_t, int64_t>>& outages() const {
+    return outages_;
+  }
+  const std::string& WorkerName(int64_t worker_id) const;
+
+ private:
+  const CheckInput& in_;
+  std::map<int64_t, const warden::WorkerInfo*> workers_;
+  std::vector<std::pair<int64_t, int64_t>> outages_;
+};
+
+// Invariant 5 (recovery_times.cc): one row per worker fault kind.
+void CheckRecoveryTimes(const CheckInput& in, const Timeline& tl,
+                        std::vector<RecoveryRow>* rows, Invariant* inv);
+
+}  // namespace chaos
