@@ -67,10 +67,11 @@ class PgStore final : public Store {
       : url_(std::move(url)), conn_(std::move(conn)), fake_clock_(fake_clock),
         rng_(std::random_device{}()) {}
 
-  // Each REQUIRES mu_ held and, for writes, an open transaction.
+  // Each REQUIRES mu_ held and, for writes, an open transaction (but
+  // InsertBatchLocked, a single statement, which needs none).
   Result<TimeMs> NowLocked();
   Result<std::vector<EnqueueResult>> InsertBatchLocked(std::span<const JobSpec> specs,
-                                                       TimeMs now);
+                                                       std::optional<TimeMs> now);
   Result<EnqueueResult> InsertUniqueLocked(const JobSpec& spec, TimeMs now);
   Result<std::vector<JobId>> PickLocked(const ClaimParams& p, TimeMs now);
   Result<int> PromoteDueLocked(TimeMs now);
