@@ -14,10 +14,13 @@ DeathWatch::~DeathWatch() {
   for (auto& [id, fd] : fds_) close(fd);
 }
 
-void DeathWatch::Set(const std::vector<WorkerLiveness>& workers, const std::string& node) {
+void DeathWatch::Set(const std::vector<WorkerLiveness>& workers, const std::string& node,
+                     const std::string& pid_ns) {
   std::set<WorkerId> wanted;
   for (const WorkerLiveness& w : workers) {
-    if (w.node != node || w.pid == getpid()) continue;
+    // Another namespace's pid would look gone (or be someone else) here:
+    // already_gone_ on every pass would make the sweeper spin.
+    if (w.node != node || w.pid_ns != pid_ns || w.pid == getpid()) continue;
     wanted.insert(w.id);
     if (fds_.count(w.id)) continue;
     const int fd = static_cast<int>(syscall(SYS_pidfd_open, w.pid, 0));

@@ -23,8 +23,11 @@ class DeathWatch {
   DeathWatch(const DeathWatch&) = delete;
   DeathWatch& operator=(const DeathWatch&) = delete;
 
-  // Watches exactly these workers (those on other hosts are ignored).
-  void Set(const std::vector<WorkerLiveness>& workers, const std::string& node);
+  // Watches exactly these workers, but for those on other hosts or in
+  // another pid namespace of this one (a container sharing the host name):
+  // their pids mean nothing here.
+  void Set(const std::vector<WorkerLiveness>& workers, const std::string& node,
+           const std::string& pid_ns);
   // Waits up to `timeout` or until `wake_fd` is readable. true: a watched
   // process exited (or was already gone).
   bool Wait(Millis timeout, int wake_fd);

@@ -155,7 +155,7 @@ void Worker::Impl::SweeperLoop() {
       // killed worker's jobs never wait for a leader that may itself be
       // frozen or dead. Each declaration is one conditional statement.
       WARDEN_ASSIGN_OR_RETURN(auto live, sweep_store_->WorkerListLive(""));
-      watch.Set(live, node_);
+      watch.Set(live, node_, HostIdentity::Self().pid_ns);
       WARDEN_ASSIGN_OR_RETURN(SweepReport proven, DeclareProvenDead(*sweep_store_, live));
       if (proven.proven_dead > 0) {
         counters_.rescued += proven.rescued;
