@@ -146,8 +146,11 @@ void Worker::Impl::SweeperLoop() {
   bool reported_error = false;
   int64_t last_prune = 0;
   // Short, so a frozen leader delays the lease-based part of maintenance
-  // by little; renewals are cheap (one write per few sweeps).
-  const Millis ttl = opt_.sweep_interval * 3;
+  // by little; renewals are cheap (one write per few sweeps). Never longer
+  // than a job lease: a frozen leader's role then passes on by the time the
+  // leases it would have rescued expire, and recovery stays within lease +
+  // sweep interval however the two are set.
+  const Millis ttl = std::min(opt_.sweep_interval * 3, opt_.lease);
   int64_t renew_at_mono = 0;
   while (!threads_done_) {
     Status status = [&]() -> Status {
