@@ -69,11 +69,13 @@ Worker::Impl::Impl(std::string url, WorkerOptions options,
   node_ = HostName();
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   stop_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  longer_lease_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 }
 
 Worker::Impl::~Impl() {
   if (wake_fd_ >= 0) close(wake_fd_);
   if (stop_fd_ >= 0) close(stop_fd_);
+  if (longer_lease_fd_ >= 0) close(longer_lease_fd_);
 }
 
 Status Worker::Impl::RecoverPreviousIncarnation() {
@@ -228,7 +230,7 @@ void Worker::Impl::ClaimLoop() {
       reported_error = false;
       backoff = Millis(50);
       got = claimed->size();
-      bool shorter_lease = false;
+      bool shorter_lease = false, longer_lease = false;
       {
         std::lock_guard lock(mu_);
         --claims_in_flight_;
@@ -239,11 +241,16 @@ void Worker::Impl::ClaimLoop() {
           r->claim_start_mono = start;
           r->job = std::move(job);
           shorter_lease |= HeartbeatFor(r->lease, opt_.heartbeat) < opt_.heartbeat;
+          longer_lease |= r->lease > opt_.lease;
           running_[r->job.id] = r;
           queue_.push_back(std::move(r));
         }
       }
       if (shorter_lease) heartbeat_cv_.notify_all();
+      if (longer_lease) {
+        const uint64_t one = 1;
+        (void)!write(longer_lease_fd_, &one, sizeof one);
+      }
       // One wake per job: notify_all would wake every idle slot per claim.
       for (size_t i = 0; i < got; ++i) slot_cv_.notify_one();
       if (static_cast<int>(got) == free) continue;  // there may be more waiting

@@ -122,6 +122,7 @@ class Worker::Impl {
   std::string node_;
   int wake_fd_ = -1;  // eventfd: a slot freed, or stop
   int stop_fd_ = -1;  // eventfd: the background loops must end
+  int longer_lease_fd_ = -1;  // eventfd: a job with a longer lease was claimed
 
   std::mutex mu_;
   std::condition_variable slot_cv_;

@@ -1,5 +1,6 @@
 // Worker background loops: heartbeat, watchdog (self-fencing) and sweeper.
 #include <poll.h>
+#include <unistd.h>
 
 #include <set>
 #include <unordered_map>
@@ -227,11 +228,25 @@ void Worker::Impl::SessionLoop() {
         session_for = id_;
         WARDEN_ASSIGN_OR_RETURN(session, heartbeat_store_->OpenSession(session_for, opt_.lease));
       }
-      pollfd fds[2] = {{stop_fd_, POLLIN, 0}, {session->fd(), POLLIN, 0}};
+      // The server must not end the session (a proof of death) while a job
+      // of a longer lease than the worker's may still run unfenced.
+      Millis longest = opt_.lease;
+      {
+        std::lock_guard lock(mu_);
+        for (const auto& [id, r] : running_) longest = std::max(longest, r->lease);
+      }
+      WARDEN_RETURN_IF_ERROR(session->KeepAliveFor(longest));
+      pollfd fds[3] = {{stop_fd_, POLLIN, 0}, {longer_lease_fd_, POLLIN, 0},
+                       {session->fd(), POLLIN, 0}};
       const bool connected = session->fd() >= 0;
       // Disconnected: try again soon (the connection paces its own backoff).
-      poll(fds, connected ? 2 : 1, connected ? static_cast<int>(opt_.poll_interval.count()) : 20);
+      poll(fds, connected ? 3 : 2, connected ? static_cast<int>(opt_.poll_interval.count()) : 20);
       if (threads_done_) return Status::Ok();
+      if (fds[1].revents) {
+        uint64_t drained;
+        (void)!read(longer_lease_fd_, &drained, sizeof drained);
+        return Status::Ok();  // applied at the top of the next pass
+      }
       WARDEN_ASSIGN_OR_RETURN(bool woken, session->Drain());
       if (woken) WakeClaimLoop();
       return Status::Ok();

@@ -101,6 +101,13 @@ class WorkerSession {
   // Consumes what arrived and restores a lost connection (lock and LISTEN
   // included). true: woken.
   virtual Result<bool> Drain() = 0;
+  // The worker now holds a job whose lease is `lease`: the session must not
+  // be ended as dead (its lock lost) before that long a silence, when the
+  // job may still run, not yet fenced by its worker. Never shortens.
+  virtual Status KeepAliveFor(Millis lease) {
+    (void)lease;
+    return Status::Ok();
+  }
 };
 
 class Store {

@@ -3,8 +3,13 @@
 // that prove a worker's death across hosts (SQLite proves it from the
 // process itself), lost connections (SQLite has none), SKIP LOCKED claims,
 // concurrent migrations by several hosts, and enqueueing from SQL.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <poll.h>
+#include <sys/socket.h>
+
+#include <cstdio>
 
 #include <thread>
 
@@ -157,6 +162,67 @@ TEST_F(PostgresTest, ALostSessionLockIsVisibleAndARestoredOneIsNot) {
     if (gone != true) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   EXPECT_EQ(gone, true) << "a closed session is proof of death";
+}
+
+// The server's keepalive on a worker's session, in seconds, as the
+// server-side socket shows it (`ss -o`: time left before the first probe of
+// an idle connection); -1 if not found.
+int KeepAliveSecondsLeft(int session_fd) {
+  sockaddr_in local{}, peer{};
+  socklen_t len = sizeof local;
+  if (getsockname(session_fd, reinterpret_cast<sockaddr*>(&local), &len) != 0) return -1;
+  len = sizeof peer;
+  if (getpeername(session_fd, reinterpret_cast<sockaddr*>(&peer), &len) != 0) return -1;
+  // The server's end: from the server's port to ours.
+  const std::string cmd = "ss -tnoH state established '( sport = :" +
+                          std::to_string(ntohs(peer.sin_port)) + " and dport = :" +
+                          std::to_string(ntohs(local.sin_port)) + " )' 2>&1";
+  std::string out;
+  if (FILE* p = popen(cmd.c_str(), "r")) {
+    char buf[512];
+    while (fgets(buf, sizeof buf, p)) out += buf;
+    pclose(p);
+  }
+  const size_t at = out.find("timer:(keepalive,");
+  if (at == std::string::npos) return -1;
+  const std::string left = out.substr(at + 17);  // "29sec,0)" "4.8sec,0)" "1min29sec,0)"
+  int minutes = 0;
+  double secs = 0;
+  if (sscanf(left.c_str(), "%dmin%lfsec", &minutes, &secs) == 2) return minutes * 60 + int(secs);
+  if (sscanf(left.c_str(), "%lfsec", &secs) == 1) return static_cast<int>(secs);
+  if (sscanf(left.c_str(), "%dmin", &minutes) == 1) return minutes * 60;
+  return left.find("ms,") != std::string::npos ? 0 : -1;
+}
+
+// Right after a round trip the socket may still wait for an ACK (then ss
+// shows the retransmit timer instead): ask until it is idle.
+int IdleKeepAliveSecondsLeft(int session_fd) {
+  for (int i = 0; i < 50; ++i) {
+    const int left = KeepAliveSecondsLeft(session_fd);
+    if (left >= 0) return left;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return -1;
+}
+
+// A cut-off worker's session must outlive every job it may still be
+// running: the server ends a silent session after its keepalive, and a
+// lost session proves the worker dead. A job with a longer lease than the
+// worker's raises it (and nothing lowers it again).
+TEST_F(PostgresTest, SessionKeepAliveCoversTheLongestLeaseHeld) {
+  const WorkerId w = Register(*store_);
+  auto session = store_->OpenSession(w, seconds(10));
+  ASSERT_TRUE(session.has_value()) << session.error().ToString();
+  const int fd = (*session)->fd();
+  ASSERT_GE(fd, 0);
+  const int initial = IdleKeepAliveSecondsLeft(fd);
+  ASSERT_GE(initial, 0) << "no keepalive timer on the server's socket (ss -o)";
+  EXPECT_LE(initial, 10) << "sized from the worker's 10 s lease";
+
+  ASSERT_TRUE((*session)->KeepAliveFor(seconds(120)).ok());
+  EXPECT_GT(IdleKeepAliveSecondsLeft(fd), 100) << "raised for a job with a 120 s lease";
+  ASSERT_TRUE((*session)->KeepAliveFor(seconds(20)).ok());
+  EXPECT_GT(IdleKeepAliveSecondsLeft(fd), 100) << "never lowered";
 }
 
 TEST_F(PostgresTest, LostConnectionsFailTransientlyThenReconnect) {

@@ -15,13 +15,26 @@ Result<std::unique_ptr<WorkerSession>> PgSession::Open(const std::string& url, W
   return std::unique_ptr<WorkerSession>(std::move(s));
 }
 
-Status PgSession::Setup(Conn& conn) {
-  locked_ = false;
+Status PgSession::SetKeepAlive(Conn& conn) {
   // The server gives up on a silent client after idle + 3 probes 2 s apart:
   // at least the lease, so the lock outlives the worker's own self-fence.
   const int64_t idle_s = std::max<int64_t>(5, (lease_.count() + 999) / 1000);
-  WARDEN_RETURN_IF_ERROR(
-      conn.ExecScript("SET tcp_keepalives_idle = " + std::to_string(idle_s) + "; LISTEN warden_jobs"));
+  return conn.Exec("SELECT set_config('tcp_keepalives_idle', $1, false)",
+                   Params().Add(std::to_string(idle_s)))
+      .status();
+}
+
+Status PgSession::KeepAliveFor(Millis lease) {
+  if (lease <= lease_) return Status::Ok();
+  lease_ = lease;
+  // Disconnected: Setup applies it on reconnecting.
+  return conn_->socket() < 0 ? Status::Ok() : SetKeepAlive(*conn_);
+}
+
+Status PgSession::Setup(Conn& conn) {
+  locked_ = false;
+  WARDEN_RETURN_IF_ERROR(SetKeepAlive(conn));
+  WARDEN_RETURN_IF_ERROR(conn.ExecScript("LISTEN warden_jobs"));
   // try: a previous session of ours that the server has not reaped yet may
   // still hold it; Drain() tries again until it is ours.
   WARDEN_ASSIGN_OR_RETURN(Rows r,

@@ -9,7 +9,8 @@
 // session before acting on it. The server drops a silent client's session
 // only after `lease` plus the keepalive probes, so a worker cut off by a
 // partition has fenced itself (at 3/4 of its lease) before its lock can
-// be taken as proof of death.
+// be taken as proof of death. That lease grows (KeepAliveFor) when the
+// worker claims a job whose own lease is longer.
 //
 // Thread safety: one thread (the worker's session loop).
 #pragma once
@@ -28,10 +29,12 @@ class PgSession final : public WorkerSession {
                                                      Millis lease);
   int fd() override { return conn_->socket(); }
   Result<bool> Drain() override;
+  Status KeepAliveFor(Millis lease) override;
 
  private:
   PgSession(WorkerId id, Millis lease) : id_(id), lease_(lease) {}
   Status Setup(Conn& conn);
+  Status SetKeepAlive(Conn& conn);
 
   WorkerId id_;
   Millis lease_;
