@@ -93,6 +93,8 @@ class Worker::Impl {
   // Hands back, unrun, jobs the store says this worker holds but that it
   // never heard of (a claim that committed but whose reply was lost).
   void ReleaseUnknownJobs(const std::unordered_map<JobId, int64_t>& held);
+  // Heartbeat thread only: the jobs the last heartbeat found unknown.
+  std::unordered_map<JobId, int64_t> unknown_last_;
 
   // Runs one job and says how its attempt ended. There is always an outcome:
   // the heartbeats keep a held job's lease alive, so a job left without one

@@ -79,21 +79,32 @@ void Worker::Impl::HeartbeatLoop() {
 }
 
 void Worker::Impl::ReleaseUnknownJobs(const std::unordered_map<JobId, int64_t>& held) {
-  std::vector<JobRef> unknown;
+  std::unordered_map<JobId, int64_t> unknown;
   {
     std::lock_guard lock(mu_);
     // A claim in flight may have committed before this heartbeat: its jobs
     // are in the reply but not yet in running_.
     if (claims_in_flight_ > 0) return;
     for (const auto& [id, token] : held) {
-      if (running_.count(id) == 0) unknown.push_back(JobRef{id, token});
+      if (running_.count(id) == 0) unknown[id] = token;
     }
   }
-  for (const JobRef& ref : unknown) {
-    // A slot adds a job's outcome before it forgets the job; one that is
-    // neither running nor unsettled was written after this heartbeat (and
-    // the write below is then fenced off: harmless) or was never ours.
-    if (completer_->Unsettled(ref.id)) continue;
+  // A slot adds a job's outcome before it forgets the job, so a job of ours
+  // is running or unsettled, or its outcome was written after this
+  // heartbeat read the store (a job claimed and finished in between looks
+  // the same). Such a job is gone from the next heartbeat's reply; a job
+  // whose claim's reply was lost is still there: only two sightings count.
+  for (auto it = unknown.begin(); it != unknown.end();) {
+    it = completer_->Unsettled(it->first) ? unknown.erase(it) : std::next(it);
+  }
+  std::vector<JobRef> lost;
+  for (const auto& [id, token] : unknown) {
+    auto last = unknown_last_.find(id);
+    if (last != unknown_last_.end() && last->second == token) lost.push_back(JobRef{id, token});
+  }
+  unknown_last_ = std::move(unknown);
+  for (const JobRef& ref : lost) {
+    unknown_last_.erase(ref.id);
     log_("job " + std::to_string(ref.id) +
          " is held by this worker but its claim's reply never came; handing it back unrun");
     JobOutcome o;
