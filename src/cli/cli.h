@@ -9,8 +9,10 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "warden/warden.h"
 
@@ -39,5 +41,11 @@ Result<std::unique_ptr<Client>> OpenClient(const Globals& g);
 // For CLI11 options that take a duration.
 Result<Millis> Duration(const std::string& flag, const std::string& text);
 void PrintJson(const Json& j);
+
+// The JobSpec that `warden add ARGS...` would enqueue (ARGS: what follows
+// "add"), through the same flags and checks, without opening a database
+// (for tests and fuzzing). A payload of "-" is read from `in`. Every error,
+// a usage error included, is InvalidArgument with a one-line message.
+Result<JobSpec> ParseAddArgs(const std::vector<std::string>& args, std::istream& in = std::cin);
 
 }  // namespace warden::cli

@@ -1,9 +1,11 @@
-// warden add TASK [PAYLOAD_JSON | -]   and   warden add --cmd 'COMMAND'
+// warden add TASK [PAYLOAD_JSON | -]  and  warden add --cmd 'COMMAND' [TASK] [PAYLOAD_JSON | -]
+#include <algorithm>
 #include <iostream>
 #include <iterator>
 
 #include "cli/cli.h"
 #include "core/duration.h"
+#include "core/json_text.h"
 
 namespace warden::cli {
 namespace {
@@ -17,12 +19,52 @@ struct AddFlags {
   bool at_most_once = false;
 };
 
-Result<JobSpec> BuildSpec(const AddFlags& f) {
+// For CLI11 integer options, which would read 010 as octal 8 and 0x10 as 16:
+// decimal only, leading zeros dropped.
+CLI::Validator Decimal() {
+  auto op = [](std::string& text) -> std::string {
+    const size_t sign = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+    if (sign == text.size() || text.find_first_not_of("0123456789", sign) != std::string::npos) {
+      return "'" + OneLine(text, 40) + "' is not a decimal integer";
+    }
+    const size_t first = std::min(text.find_first_not_of('0', sign), text.size() - 1);
+    text.erase(sign, first - sign);
+    return "";
+  };
+  return CLI::Validator(op, "");
+}
+
+Result<Json> ParsePayload(const std::string& text) {
+  auto payload = ParseJsonText(text);
+  if (!payload.has_value()) return InvalidArgument("the payload " + payload.error().message());
+  return payload;
+}
+
+// A TASK argument that is `-` or starts like a JSON object or array: a
+// payload given where the task name goes.
+bool LooksLikePayload(const std::string& arg) {
+  const size_t first = arg.find_first_not_of(" \t\r\n");
+  return arg == "-" || (first != std::string::npos && (arg[first] == '{' || arg[first] == '['));
+}
+
+Result<JobSpec> BuildSpec(const AddFlags& f, std::istream& in) {
   JobSpec spec;
   if (f.task.empty() && f.command.empty()) {
     return InvalidArgument("give a TASK, or --cmd 'SHELL COMMAND'");
   }
-  spec.task = f.task.empty() ? "command" : f.task;
+  // `add --cmd 'SHELL' [TASK] [PAYLOAD]`: a lone argument that is `-` or a
+  // JSON object or array is the command's payload (its stdin), not its task.
+  std::string task = f.task, payload_arg = f.payload;
+  if (!f.command.empty() && payload_arg.empty() && LooksLikePayload(task)) {
+    payload_arg = std::move(task);
+    task.clear();
+  }
+  if (LooksLikePayload(task)) {
+    return InvalidArgument("'" + OneLine(task, 40) +
+                           "' is a payload, not a task name: give the task first (warden add "
+                           "TASK PAYLOAD, or warden add --cmd 'SHELL' [TASK] [PAYLOAD])");
+  }
+  spec.task = task.empty() ? "command" : task;
   spec.command = f.command;
   spec.queue = f.queue;
   spec.priority = f.priority;
@@ -34,14 +76,10 @@ Result<JobSpec> BuildSpec(const AddFlags& f) {
   auto retry = ParseRetryPolicy(f.retry);
   if (!retry) return InvalidArgument("--retry must be none, default or forever");
   spec.retry = *retry;
-  if (!f.payload.empty()) {
-    std::string text = f.payload;
-    if (text == "-") text.assign(std::istreambuf_iterator<char>(std::cin), {});
-    Json payload = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (payload.is_discarded()) {
-      return InvalidArgument("the payload is not valid JSON: " + text.substr(0, 80));
-    }
-    spec.payload = std::move(payload);
+  if (!payload_arg.empty()) {
+    std::string text = payload_arg;
+    if (text == "-") text.assign(std::istreambuf_iterator<char>(in), {});
+    WARDEN_ASSIGN_OR_RETURN(spec.payload, ParsePayload(text));
   }
   if (!f.delay.empty()) { WARDEN_ASSIGN_OR_RETURN(spec.delay, Duration("--delay", f.delay)); }
   if (!f.timeout.empty()) {
@@ -55,6 +93,36 @@ Result<JobSpec> BuildSpec(const AddFlags& f) {
   return spec;
 }
 
+CLI::App* AddAddSubcommand(CLI::App& app, AddFlags& f) {
+  CLI::App* cmd = app.add_subcommand("add", "enqueue a job; prints its id");
+  cmd->add_option("task", f.task,
+                  "task name (handled by a worker's --task or handler); with --cmd, optional "
+                  "(default: command), and a lone JSON object, array or - is the payload");
+  cmd->add_option("payload", f.payload, "payload JSON, or - to read it from stdin");
+  cmd->add_option("--cmd", f.command, "run this shell command (workers need --allow-cmd)");
+  cmd->add_option("--queue", f.queue, "queue (default: default)");
+  cmd->add_option("--priority", f.priority, "higher runs first (default 0)")
+      ->transform(Decimal());
+  cmd->add_option("--delay", f.delay, "run no earlier than this from now (e.g. 30s)");
+  cmd->add_option("--max-attempts", f.max_attempts, "charged attempts before dead (default 5)")
+      ->transform(Decimal())
+      ->check(CLI::Range(1, 1'000'000));
+  cmd->add_option("--max-crashes", f.max_crashes,
+                  "crashes/lost workers before quarantine (default 3)")
+      ->transform(Decimal())
+      ->check(CLI::Range(1, 1'000'000));
+  cmd->add_option("--retry", f.retry, "none | default | forever");
+  cmd->add_flag("--at-most-once", f.at_most_once,
+                "never start it twice automatically (non-idempotent jobs)");
+  cmd->add_option("--timeout", f.timeout, "stop it after this long (default 30m)");
+  cmd->add_option("--lease", f.lease, "lease for this job (default: the worker's)");
+  cmd->add_option("--unique-key", f.unique_key, "no-op while a live job has this key");
+  cmd->add_option("--concurrency-key", f.concurrency_key, "one running job per key");
+  cmd->add_option("--start-deadline", f.start_deadline,
+                  "expire it if not started within this long");
+  return cmd;
+}
+
 }  // namespace
 
 Result<Millis> Duration(const std::string& flag, const std::string& text) {
@@ -63,32 +131,34 @@ Result<Millis> Duration(const std::string& flag, const std::string& text) {
   return d;
 }
 
+Result<JobSpec> ParseAddArgs(const std::vector<std::string>& args, std::istream& in) {
+  // The top-level flags main() declares, so that `add T --json` parses alike.
+  CLI::App app{"warden"};
+  app.require_subcommand(1);
+  app.fallthrough();
+  Globals g;
+  app.add_option("--db", g.db);
+  app.add_flag("--json", g.json);
+  AddFlags f;
+  AddAddSubcommand(app, f);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // as CLI11 wants
+  reversed.push_back("add");
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    return InvalidArgument("help was asked for, not a job");
+  } catch (const CLI::ParseError& e) {
+    return InvalidArgument(OneLine(e.what(), 200));
+  }
+  return BuildSpec(f, in);
+}
+
 void AddAddCommand(CLI::App& app, Globals& g, Action* action) {
   auto f = std::make_shared<AddFlags>();
-  CLI::App* cmd = app.add_subcommand("add", "enqueue a job; prints its id");
-  cmd->add_option("task", f->task, "task name (handled by a worker's --task or handler)");
-  cmd->add_option("payload", f->payload, "payload JSON, or - to read it from stdin");
-  cmd->add_option("--cmd", f->command, "run this shell command (workers need --allow-cmd)");
-  cmd->add_option("--queue", f->queue, "queue (default: default)");
-  cmd->add_option("--priority", f->priority, "higher runs first (default 0)");
-  cmd->add_option("--delay", f->delay, "run no earlier than this from now (e.g. 30s)");
-  cmd->add_option("--max-attempts", f->max_attempts, "charged attempts before dead (default 5)")
-      ->check(CLI::Range(1, 1'000'000));
-  cmd->add_option("--max-crashes", f->max_crashes,
-                  "crashes/lost workers before quarantine (default 3)")
-      ->check(CLI::Range(1, 1'000'000));
-  cmd->add_option("--retry", f->retry, "none | default | forever");
-  cmd->add_flag("--at-most-once", f->at_most_once,
-                "never start it twice automatically (non-idempotent jobs)");
-  cmd->add_option("--timeout", f->timeout, "stop it after this long (default 30m)");
-  cmd->add_option("--lease", f->lease, "lease for this job (default: the worker's)");
-  cmd->add_option("--unique-key", f->unique_key, "no-op while a live job has this key");
-  cmd->add_option("--concurrency-key", f->concurrency_key, "one running job per key");
-  cmd->add_option("--start-deadline", f->start_deadline,
-                  "expire it if not started within this long");
+  CLI::App* cmd = AddAddSubcommand(app, *f);
   cmd->callback([f, &g, action] {
     *action = [f, &g] {
-      auto spec = BuildSpec(*f);
+      auto spec = BuildSpec(*f, std::cin);
       if (!spec.has_value()) return Fail(spec.error());
       auto client = OpenClient(g);
       if (!client.has_value()) return Fail(client.error());

@@ -6,6 +6,7 @@
 #include "cli/cli.h"
 #include "cli/render.h"
 #include "core/duration.h"
+#include "core/json_text.h"
 
 namespace warden::cli {
 namespace {
@@ -25,7 +26,7 @@ Result<JobId> ParseId(const std::string& text) {
   JobId id = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
   if (ec != std::errc() || ptr != text.data() + text.size() || id <= 0) {
-    return InvalidArgument("'" + text + "' is not a job id");
+    return InvalidArgument("'" + OneLine(text, 40) + "' is not a job id");
   }
   return id;
 }
@@ -64,7 +65,7 @@ void AddJobsCommand(CLI::App& app, Globals& g, Action* action) {
       if (!state->empty()) {
         f.state = ParseJobState(*state);
         if (!f.state) {
-          return InvalidArgument("unknown state '" + *state +
+          return InvalidArgument("unknown state '" + OneLine(*state, 40) +
                                  "' (scheduled, available, running, succeeded, retryable, "
                                  "dead, cancelled, expired)");
         }

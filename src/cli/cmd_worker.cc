@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "cli/cli.h"
+#include "core/json_text.h"
 #include "core/lists.h"
 
 namespace warden::cli {
@@ -31,7 +32,7 @@ Result<WorkerOptions> BuildOptions(const WorkerFlags& f) {
   for (const std::string& t : f.tasks) {
     const size_t eq = t.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == t.size()) {
-      return InvalidArgument("--task wants NAME=COMMAND, got '" + t + "'");
+      return InvalidArgument("--task wants NAME=COMMAND, got '" + OneLine(t, 60) + "'");
     }
     o.task_commands[t.substr(0, eq)] = t.substr(eq + 1);
   }

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "cli/cli.h"
+#include "core/json_text.h"
 
 #ifndef WARDEN_VERSION
 #define WARDEN_VERSION "dev"
@@ -16,7 +17,11 @@ int Fail(const Status& s) {
 
 Result<std::unique_ptr<Client>> OpenClient(const Globals& g) { return Client::Open(g.db); }
 
-void PrintJson(const Json& j) { std::cout << j.dump(2) << "\n"; }
+// What it prints comes from outside (a database, a command's output): bytes
+// that are not UTF-8 are shown as U+FFFD rather than throwing.
+void PrintJson(const Json& j) {
+  std::cout << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+}
 
 }  // namespace warden::cli
 
@@ -54,7 +59,8 @@ int main(int argc, char** argv) {
     if (arg.empty() || arg[0] == '-') continue;
     const auto subs = app.get_subcommands([&](const CLI::App* c) { return c->get_name() == arg; });
     if (subs.empty()) {
-      std::cerr << "warden: usage: unknown command '" << arg << "' (see warden --help)\n";
+      std::cerr << "warden: usage: unknown command '" << warden::OneLine(arg, 40)
+                << "' (see warden --help)\n";
       return 2;
     }
     break;
@@ -68,7 +74,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "warden: usage: " << e.what() << " (see warden --help)\n";
+    // CLI11's messages quote the arguments: keep them to one short line.
+    std::cerr << "warden: usage: " << warden::OneLine(e.what(), 200) << " (see warden --help)\n";
     return 2;
   }
   if (!action) {

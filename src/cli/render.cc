@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include "core/duration.h"
+#include "core/json_text.h"
 
 namespace warden::cli {
 namespace {
@@ -111,14 +112,15 @@ void PrintJobTable(const std::vector<JobInfo>& jobs) {
 void PrintJobDetail(const JobInfo& j) {
   fmt::print("job {} ({}) on queue {}: {}\n", j.id, j.task, j.queue, JobStateName(j.state));
   if (!j.command.empty()) fmt::print("  command:   {}\n", j.command);
-  fmt::print("  payload:   {}\n", j.payload.dump());
+  // JsonText: what a store returns may hold bytes that are not UTF-8.
+  fmt::print("  payload:   {}\n", JsonText(j.payload));
   fmt::print("  delivery:  {}, retry {}, attempt {} ({} charged of {}), crashes {} of {}\n",
              DeliveryName(j.delivery), RetryPolicyName(j.retry), j.attempt, j.charged,
              j.max_attempts, j.crashes, j.max_crashes);
   fmt::print("  created:   {}   finished: {}\n", FormatTime(j.created_at),
              Text(j.finished_at));
-  if (!j.checkpoint.is_null()) fmt::print("  checkpoint: {}\n", j.checkpoint.dump());
-  if (!j.result.is_null()) fmt::print("  result:    {}\n", j.result.dump());
+  if (!j.checkpoint.is_null()) fmt::print("  checkpoint: {}\n", JsonText(j.checkpoint));
+  if (!j.result.is_null()) fmt::print("  result:    {}\n", JsonText(j.result));
   for (const auto& a : j.attempts) {
     fmt::print("  attempt {}: worker {} token {} claimed {} finished {} -> {}\n", a.attempt,
                a.worker, a.lease_token, FormatTime(a.claimed_at), Text(a.finished_at),

@@ -1,6 +1,8 @@
 #include "warden/client.h"
 
 #include <charconv>
+#include <utility>
+#include <vector>
 
 #include "core/json_text.h"
 #include "maintenance/sweeper.h"
@@ -19,19 +21,95 @@ Result<std::unique_ptr<Client>> Client::Open(const std::string& db_url, Millis b
   return std::unique_ptr<Client>(new Client(std::move(store)));
 }
 
-Status ValidateSpec(const JobSpec& spec) {
-  auto check_name = [](const std::string& what, const std::string& v, bool required) {
-    if (required && v.empty()) return InvalidArgument(what + " must not be empty");
-    if (v.size() > kMaxNameBytes) {
-      return InvalidArgument(what + " is longer than " + std::to_string(kMaxNameBytes) +
-                             " bytes");
+namespace {
+
+// Payloads parsed from text are checked by ParseJsonText; a payload built in
+// code is checked here, before dump() recurses once per level and overflows
+// the stack (100k levels crash it). Iterative, so that the check itself
+// cannot overflow.
+bool DeeperThan(const Json& root, int max_depth) {
+  std::vector<std::pair<const Json*, int>> todo = {{&root, 1}};
+  while (!todo.empty()) {
+    auto [j, depth] = todo.back();
+    todo.pop_back();
+    if (!j->is_structured()) continue;
+    if (depth > max_depth) return true;
+    for (const Json& child : *j) todo.emplace_back(&child, depth + 1);
+  }
+  return false;
+}
+
+Status CheckPayload(const Json& payload) {
+  // What Json::parse(text, nullptr, false) returns for bad text.
+  if (payload.is_discarded()) {
+    return InvalidArgument("the payload is not valid JSON (a discarded parse result)");
+  }
+  if (DeeperThan(payload, kMaxJsonDepth)) {
+    return InvalidArgument("the payload nests deeper than " + std::to_string(kMaxJsonDepth) +
+                           " levels");
+  }
+  // Strict, unlike JsonText: bytes that are not UTF-8 are refused here
+  // rather than stored as U+FFFD.
+  size_t bytes = 0;
+  try {
+    bytes = payload.dump().size();
+  } catch (const Json::type_error&) {
+    return InvalidArgument("the payload has a string that is not valid UTF-8");
+  }
+  if (bytes > kMaxPayloadBytes) {
+    return InvalidArgument("payload is " + std::to_string(bytes) + " bytes; the limit is " +
+                           std::to_string(kMaxPayloadBytes));
+  }
+  return Status::Ok();
+}
+
+// A name must be one a worker can serve and every backend stores alike:
+// UTF-8 (PostgreSQL refuses anything else), without NUL (PostgreSQL cuts
+// text at NUL, so `k\0a` and `k\0b` would be one key there and two on
+// SQLite) or other control characters.
+Status CheckName(const std::string& what, const std::string& v, bool required) {
+  if (required && v.empty()) return InvalidArgument(what + " must not be empty");
+  if (v.size() > kMaxNameBytes) {
+    return InvalidArgument(what + " is longer than " + std::to_string(kMaxNameBytes) + " bytes");
+  }
+  if (const size_t at = InvalidUtf8At(v); at != std::string::npos) {
+    return InvalidArgument(what + " is not valid UTF-8 (byte " + std::to_string(at) + "): '" +
+                           OneLine(v, 60) + "'");
+  }
+  for (const char c : v) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      return InvalidArgument(what + " must not contain NUL or other control characters: '" +
+                             OneLine(v, 60) + "'");
     }
-    return Status::Ok();
-  };
-  WARDEN_RETURN_IF_ERROR(check_name("task", spec.task, true));
-  WARDEN_RETURN_IF_ERROR(check_name("queue", spec.queue, true));
-  WARDEN_RETURN_IF_ERROR(check_name("unique key", spec.unique_key, false));
-  WARDEN_RETURN_IF_ERROR(check_name("concurrency key", spec.concurrency_key, false));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ValidateSpec(const JobSpec& spec) {
+  WARDEN_RETURN_IF_ERROR(CheckName("task", spec.task, true));
+  WARDEN_RETURN_IF_ERROR(CheckName("queue", spec.queue, true));
+  WARDEN_RETURN_IF_ERROR(CheckName("unique key", spec.unique_key, false));
+  WARDEN_RETURN_IF_ERROR(CheckName("concurrency key", spec.concurrency_key, false));
+  // What `warden worker` could never name: it splits --queues a,b at commas
+  // (SplitList) and --task NAME=COMMAND at the first '='.
+  if (spec.queue.find(',') != std::string::npos) {
+    return InvalidArgument("queue must not contain ',' (warden worker --queues splits at "
+                           "commas): '" + OneLine(spec.queue, 60) + "'");
+  }
+  if (spec.task.find('=') != std::string::npos) {
+    return InvalidArgument("task must not contain '=' (warden worker --task NAME=COMMAND "
+                           "splits at the first '='): '" + OneLine(spec.task, 60) + "'");
+  }
+  // sh -c takes the command as a C string, and PostgreSQL stores only UTF-8.
+  if (spec.command.find('\0') != std::string::npos) {
+    return InvalidArgument("command must not contain NUL");
+  }
+  if (const size_t at = InvalidUtf8At(spec.command); at != std::string::npos) {
+    return InvalidArgument("command is not valid UTF-8 (byte " + std::to_string(at) + ")");
+  }
   if (spec.max_attempts < 1) return InvalidArgument("max attempts must be at least 1");
   if (spec.max_crashes < 1) return InvalidArgument("max crashes must be at least 1");
   if (spec.timeout.count() <= 0) return InvalidArgument("timeout must be positive");
@@ -42,12 +120,7 @@ Status ValidateSpec(const JobSpec& spec) {
   if (spec.start_deadline && spec.start_deadline->count() <= 0) {
     return InvalidArgument("start deadline must be positive");
   }
-  const size_t bytes = JsonText(spec.payload).size();
-  if (bytes > kMaxPayloadBytes) {
-    return InvalidArgument("payload is " + std::to_string(bytes) + " bytes; the limit is " +
-                           std::to_string(kMaxPayloadBytes));
-  }
-  return Status::Ok();
+  return CheckPayload(spec.payload);
 }
 
 Result<EnqueueResult> Client::Enqueue(const JobSpec& spec) {
@@ -90,7 +163,9 @@ Result<int> Client::ReleaseWorker(const std::string& name_or_id) {
     const bool live = w.state == WorkerState::kActive || w.state == WorkerState::kDraining;
     if ((numeric && w.id == as_id) || (live && w.name == name_or_id)) match = &w;
   }
-  if (!match) return NotFound("no live worker named or numbered '" + name_or_id + "'");
+  if (!match) {
+    return NotFound("no live worker named or numbered '" + OneLine(name_or_id, 60) + "'");
+  }
   WARDEN_ASSIGN_OR_RETURN(RescueReport r,
                           store_->WorkerDeclareDead(match->id, "released by an operator"));
   store_->NotifyWorkers();

@@ -1,50 +1,95 @@
 #include "core/duration.h"
 
-#include <charconv>
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <limits>
 
 namespace warden {
+namespace {
+
+constexpr int64_t kMaxMs = std::numeric_limits<int64_t>::max() / 4;
+
+int64_t UnitMs(std::string_view unit) {
+  if (unit == "ms") return 1;
+  if (unit == "s") return 1000;
+  if (unit == "m") return 60'000;
+  if (unit == "h") return 3'600'000;
+  if (unit == "d") return 86'400'000;
+  return 0;
+}
+
+// `text` fit for a one-line message: printable ASCII, at most 40 bytes.
+std::string Shown(std::string_view text) {
+  std::string out;
+  for (const char c : text.substr(0, 40)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
+  if (text.size() > 40) out += "...";
+  return out;
+}
+
+// round(0.`digits` * scale), half up, by schoolbook multiplication from the
+// last digit: the carry out of the first digit is the integer part.
+int64_t RoundedFraction(std::string_view digits, int64_t scale) {
+  int64_t carry = 0;
+  char first = '0';
+  for (size_t i = digits.size(); i-- > 0;) {
+    const int64_t v = (digits[i] - '0') * scale + carry;
+    first = static_cast<char>('0' + v % 10);
+    carry = v / 10;
+  }
+  return carry + (first >= '5' ? 1 : 0);
+}
+
+}  // namespace
 
 Result<Millis> ParseDuration(std::string_view text) {
   auto bad = [&](const char* why) {
-    return InvalidArgument("invalid duration '" + std::string(text) + "': " + why +
+    return InvalidArgument("invalid duration '" + Shown(text) + "': " + why +
                            " (examples: 250ms, 10s, 5m, 2h)");
   };
   if (text.empty()) return bad("empty");
-  size_t digits = 0;
-  while (digits < text.size() &&
-         ((text[digits] >= '0' && text[digits] <= '9') || text[digits] == '.')) {
-    ++digits;
+  const size_t end = std::min(text.find_first_not_of("0123456789."), text.size());
+  if (end == 0) return bad("must start with a number");
+  const std::string_view number = text.substr(0, end);
+  const size_t point = std::min(number.find('.'), number.size());
+  const std::string_view whole = number.substr(0, point);
+  const std::string_view frac = number.substr(std::min(point + 1, number.size()));
+  if (number == "." || frac.find('.') != std::string_view::npos) return bad("not a number");
+  const std::string_view unit = text.substr(end);
+  const int64_t scale = UnitMs(unit);
+  if (scale == 0) return bad(unit.empty() ? "missing unit" : "unknown unit");
+  int64_t count = 0;
+  for (const char c : whole) {
+    if (count > (kMaxMs - (c - '0')) / 10) return bad("too large");
+    count = count * 10 + (c - '0');
   }
-  if (digits == 0) return bad("must start with a number");
-  const std::string number(text.substr(0, digits));
-  const std::string_view unit = text.substr(digits);
-  double value = 0;
-  auto [ptr, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
-  if (ec != std::errc() || ptr != number.data() + number.size()) return bad("not a number");
-  double scale = 0;
-  if (unit == "ms") scale = 1;
-  else if (unit == "s") scale = 1000;
-  else if (unit == "m") scale = 60'000;
-  else if (unit == "h") scale = 3'600'000;
-  else if (unit == "d") scale = 86'400'000;
-  else if (unit.empty()) return bad("missing unit");
-  else return bad("unknown unit");
-  const double ms = value * scale;
-  if (ms > static_cast<double>(std::numeric_limits<int64_t>::max() / 4)) return bad("too large");
-  return Millis(static_cast<int64_t>(ms + 0.5));
+  if (count > kMaxMs / scale) return bad("too large");
+  const int64_t ms = count * scale + RoundedFraction(frac, scale);
+  if (ms > kMaxMs) return bad("too large");
+  return Millis(ms);
 }
 
 std::string FormatDuration(Millis d) {
   const int64_t ms = d.count();
-  char buf[64];
-  if (ms < 1000) std::snprintf(buf, sizeof buf, "%lldms", static_cast<long long>(ms));
-  else if (ms < 60'000) std::snprintf(buf, sizeof buf, "%.3gs", ms / 1000.0);
-  else if (ms < 3'600'000) std::snprintf(buf, sizeof buf, "%.3gm", ms / 60'000.0);
-  else std::snprintf(buf, sizeof buf, "%.3gh", ms / 3'600'000.0);
-  return buf;
+  const uint64_t abs = ms < 0 ? 0 - static_cast<uint64_t>(ms) : static_cast<uint64_t>(ms);
+  const std::string sign = ms < 0 ? "-" : "";
+  if (abs < 1000) return sign + std::to_string(abs) + "ms";
+  static constexpr struct {
+    uint64_t ms;
+    const char* name;
+  } kUnits[] = {{3'600'000, "h"}, {60'000, "m"}, {1000, "s"}};
+  for (const auto& u : kUnits) {
+    const uint64_t rem = abs % u.ms;
+    if (abs < u.ms || rem * 1000 % u.ms != 0) continue;  // seconds always fit
+    std::string out = sign + std::to_string(abs / u.ms);
+    if (rem != 0) {
+      std::string frac = std::to_string(1000 + rem * 1000 / u.ms).substr(1);
+      frac.erase(frac.find_last_not_of('0') + 1);
+      out += "." + frac;
+    }
+    return out + u.name;
+  }
+  return sign + std::to_string(abs) + "ms";  // not reached
 }
 
 std::string FormatTime(TimeMs t) {
