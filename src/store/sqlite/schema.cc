@@ -1,5 +1,7 @@
 #include "store/sqlite/schema.h"
 
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -115,27 +117,78 @@ CREATE TABLE fenced_writes (
 
 const std::vector<const char*> kMigrations = {kMigration1};
 
-}  // namespace
+// Every table and index the migrations create (a new migration adds its own).
+const char* const kWardenObjects[] = {
+    "jobs", "jobs_claim", "jobs_due", "jobs_running_worker", "jobs_running_lease",
+    "jobs_deadline", "jobs_state", "jobs_finished", "jobs_running_ckey", "jobs_live_unique",
+    "attempts", "attempts_outcome",
+    "workers", "workers_live_name",
+    "leaders",
+    "fenced_writes",
+};
 
-Result<int> ReadSchemaVersion(Db& db) {
-  WARDEN_RETURN_IF_ERROR(db.ExecScript(
-      "CREATE TABLE IF NOT EXISTS warden_schema (version INTEGER NOT NULL)"));
+Result<std::set<std::string>> SchemaNames(Db& db) {
+  WARDEN_ASSIGN_OR_RETURN(Stmt q, db.Prepare("SELECT name FROM sqlite_master"));
+  std::set<std::string> names;
+  while (true) {
+    WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    names.insert(q.Text(0));
+  }
+  q.Reset();
+  return names;
+}
+
+// nullopt: no warden_schema table yet.
+Result<std::optional<int>> ReadVersionIfAny(Db& db) {
+  WARDEN_ASSIGN_OR_RETURN(auto names, SchemaNames(db));
+  if (!names.count("warden_schema")) return std::optional<int>();
   WARDEN_ASSIGN_OR_RETURN(Stmt q, db.Prepare("SELECT max(version) FROM warden_schema"));
   WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
   const int v = row && !q.IsNull(0) ? static_cast<int>(q.Int(0)) : 0;
   q.Reset();
-  return v;
+  return std::optional<int>(v);
+}
+
+Status RefuseNewer(int version) {
+  if (version <= kSchemaVersion) return Status::Ok();
+  return FailedPrecondition("the database has schema version " + std::to_string(version) +
+                            ", newer than this warden knows (" + std::to_string(kSchemaVersion) +
+                            "): upgrade warden");
+}
+
+}  // namespace
+
+Status CheckBeforeUse(Db& db) {
+  WARDEN_ASSIGN_OR_RETURN(auto names, SchemaNames(db));
+  if (names.count("warden_schema")) {
+    WARDEN_ASSIGN_OR_RETURN(std::optional<int> version, ReadVersionIfAny(db));
+    return RefuseNewer(version.value_or(0));
+  }
+  for (const char* name : kWardenObjects) {
+    if (names.count(name)) {
+      return FailedPrecondition(
+          "this is another application's SQLite database: it has a table or index named '" +
+          std::string(name) + "' that warden did not create (give warden a file of its own)");
+    }
+  }
+  return Status::Ok();
+}
+
+Result<int> ReadSchemaVersion(Db& db) {
+  WARDEN_ASSIGN_OR_RETURN(std::optional<int> version, ReadVersionIfAny(db));
+  return version.value_or(0);
 }
 
 Status Migrate(Db& db) {
   static_assert(kSchemaVersion >= 1);
+  WARDEN_ASSIGN_OR_RETURN(std::optional<int> current, ReadVersionIfAny(db));
+  if (current && *current == kSchemaVersion) return Status::Ok();
   WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(db));
+  WARDEN_RETURN_IF_ERROR(
+      db.ExecScript("CREATE TABLE IF NOT EXISTS warden_schema (version INTEGER NOT NULL)"));
   WARDEN_ASSIGN_OR_RETURN(int version, ReadSchemaVersion(db));
-  if (version > kSchemaVersion) {
-    return FailedPrecondition("the database has schema version " + std::to_string(version) +
-                              ", newer than this warden knows (" +
-                              std::to_string(kSchemaVersion) + "): upgrade warden");
-  }
+  WARDEN_RETURN_IF_ERROR(RefuseNewer(version));
   for (int v = version; v < static_cast<int>(kMigrations.size()); ++v) {
     WARDEN_RETURN_IF_ERROR(db.ExecScript(kMigrations[v]).Annotate(
         "migration " + std::to_string(v + 1)));

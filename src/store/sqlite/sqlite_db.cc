@@ -1,5 +1,7 @@
 #include "store/sqlite/sqlite_db.h"
 
+#include <fmt/format.h>
+
 #include <time.h>
 
 #include <chrono>
@@ -28,6 +30,11 @@ int RetryWhileBusy(void* arg, int count) {
 Status StatusFromCode(int rc, sqlite3* db, const std::string& context) {
   const int primary = rc & 0xff;
   std::string msg = context + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+  // Writes fail long after the open that named the file: name it again.
+  const char* file = db ? sqlite3_db_filename(db, "main") : nullptr;
+  // (std::string's operator+ here trips a false -Wstringop-overflow in g++ 12.)
+  std::string named = "the database";
+  if (file && *file) named = fmt::format("'{}'", file);
   switch (primary) {
     case SQLITE_OK:
     case SQLITE_ROW:
@@ -38,8 +45,9 @@ Status StatusFromCode(int rc, sqlite3* db, const std::string& context) {
     case SQLITE_PROTOCOL:
       return Unavailable(msg + " (another process holds the database lock)");
     case SQLITE_FULL:
-      return Unavailable(msg + " (the disk is full)");
+      return Unavailable(msg + " (the disk holding " + named + " is full)");
     case SQLITE_READONLY:
+      return Unavailable(msg + " (" + named + " or its file system is read-only)");
     case SQLITE_CANTOPEN:
     case SQLITE_IOERR:
     case SQLITE_PERM:
@@ -156,6 +164,17 @@ Result<Stmt> Db::Prepare(const std::string& sql) {
 }
 
 Result<std::unique_ptr<WriteTx>> WriteTx::Begin(Db& db) {
+  // SQLite goes on writing to a file deleted (or unmounted) under it: what
+  // it accepted then would vanish with the last handle, and a new file at
+  // the path would never see it. One stat() per write transaction.
+  int moved = 0;
+  if (sqlite3_file_control(db.raw(), "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK &&
+      moved) {
+    const char* name = sqlite3_db_filename(db.raw(), "main");
+    return Unavailable("the database file '" + std::string(name ? name : "") +
+                       "' was deleted, moved or replaced after this process opened it; "
+                       "nothing more is written to it");
+  }
   WARDEN_RETURN_IF_ERROR(db.ExecScript("BEGIN IMMEDIATE"));
   return std::unique_ptr<WriteTx>(new WriteTx(db));
 }

@@ -1,6 +1,9 @@
 // SqliteStore: jobs. Workers and maintenance are in sqlite_store_workers.cc.
 #include "store/sqlite/sqlite_store.h"
 
+#include <sys/statvfs.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <unordered_set>
 
@@ -14,6 +17,30 @@
 #include "store/sqlite/wake_socket.h"
 
 namespace warden::sqlite {
+namespace {
+
+// SQLite says only "unable to open database file", "disk I/O error" or
+// "attempt to write a readonly database": name the usual cause. "" if none
+// is found.
+std::string WhyNotWritable(const std::string& path) {
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  struct statvfs fs {};
+  if (statvfs(dir.c_str(), &fs) == 0) {
+    if (fs.f_flag & ST_RDONLY) return " (it is on a read-only file system)";
+    if (fs.f_bavail == 0) return " (its file system is full: no room for the -wal and -shm files)";
+  }
+  if (access(dir.c_str(), W_OK) != 0) {
+    return " (no permission to write in '" + dir.string() +
+           "', where the -wal and -shm files go)";
+  }
+  if (access(path.c_str(), F_OK) == 0 && access(path.c_str(), W_OK) != 0) {
+    return " (no permission to write the file)";
+  }
+  return "";
+}
+
+}  // namespace
 
 Result<std::unique_ptr<Store>> SqliteStore::Open(const std::string& path,
                                                  StoreOptions options) {
@@ -29,15 +56,21 @@ Result<std::unique_ptr<Store>> SqliteStore::Open(const std::string& path,
     return opened.error();
   }
   std::unique_ptr<Db> db = std::move(opened).value();
+  auto refuse = [&path](const Status& s) {
+    return Status(s.code(), "cannot use database '" + path + "': " + s.message() +
+                                (s.code() == StatusCode::kUnavailable ? WhyNotWritable(path) : ""));
+  };
+  // Only reads: a file warden must not use is refused before the WAL switch
+  // below (which rewrites the header) or a migration could change it.
+  if (Status s = CheckBeforeUse(*db); !s.ok()) return refuse(s);
   // journal_mode=WAL needs the write lock once on a fresh file; busy_timeout
   // covers several processes opening it at once.
-  Status wal = db->ExecScript("PRAGMA journal_mode=WAL");
-  if (!wal.ok()) return wal.Annotate("cannot use database '" + path + "'");
+  if (Status s = db->ExecScript("PRAGMA journal_mode=WAL"); !s.ok()) return refuse(s);
   WARDEN_RETURN_IF_ERROR(db->ExecScript(options.durable ? "PRAGMA synchronous=FULL"
                                                         : "PRAGMA synchronous=NORMAL"));
   const Clock* clock = options.clock ? options.clock : &SystemClock::Get();
   std::unique_ptr<SqliteStore> store(new SqliteStore(std::move(db), clock, WakeDirFor(path)));
-  WARDEN_RETURN_IF_ERROR(store->Migrate().Annotate("cannot use database '" + path + "'"));
+  if (Status s = store->Migrate(); !s.ok()) return refuse(s);
   return std::unique_ptr<Store>(std::move(store));
 }
 
