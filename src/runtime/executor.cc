@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/duration.h"
+#include "core/json_text.h"
 #include "core/lease.h"
 #include "runtime/checkpoint_writer.h"
 #include "runtime/worker_impl.h"
@@ -167,12 +168,18 @@ JobOutcome Worker::Impl::ExecuteCommand(RunningJob& r,
     const size_t space = line.find(' ');
     const std::string verb = line.substr(0, space);
     const std::string body = space == std::string::npos ? "" : line.substr(space + 1);
-    Json value = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-    if (value.is_discarded() || (verb != "checkpoint" && verb != "result")) {
+    if (verb != "checkpoint" && verb != "result") {
       note("warden: ignored control line (want `checkpoint JSON` or `result JSON`): " +
-           line.substr(0, 200) + "\n");
+           OneLine(line, 200) + "\n");
       return;
     }
+    // Strict: a value nested too deep would overflow the stack when stored.
+    Result<Json> parsed = ParseJsonText(body);
+    if (!parsed.has_value()) {
+      note("warden: ignored " + verb + " line: its value " + parsed.error().message() + "\n");
+      return;
+    }
+    Json value = std::move(*parsed);
     if (verb == "result") {
       explicit_result = std::move(value);
       has_result = true;

@@ -166,6 +166,47 @@ TEST_P(FailureTest, CrashingJobsKeepTheirTranscriptAndSpareTheWorker) {
   EXPECT_TRUE(active);
 }
 
+// A job's control lines on fd 3 are outside input: a value nested 100,000
+// deep used to overflow the worker's stack when it was stored.
+TEST_P(FailureTest, DeeplyNestedControlLineIsIgnoredAndTheWorkerLivesOn) {
+  Worker& w = StartWorker("w");
+  const int64_t id = Add(Job("d=$(head -c 100000 /dev/zero | tr '\\0' '['); "
+                             "echo \"checkpoint $d\" >&3; echo \"result $d\" >&3; "
+                             "echo 'checkpoint {\"i\":1}' >&3; log start; exit 4"),
+                         {"--retry", "none"});
+  ASSERT_GT(id, 0);
+  ASSERT_TRUE(WaitFor([&] { return JobInState(id, JobState::kDead); })) << w.Log();
+  const Json job = Show(id);
+  EXPECT_EQ(job["checkpoint"], (Json{{"i", 1}})) << "the valid line after it still counts";
+  ASSERT_EQ(job["attempts"].size(), 1u) << job.dump(2);
+  const std::string tail = job["attempts"][0]["error"]["stderr_tail"].get<std::string>();
+  EXPECT_NE(tail.find("ignored checkpoint line: its value nests deeper than 512 levels"),
+            std::string::npos)
+      << tail;
+  EXPECT_NE(tail.find("ignored result line"), std::string::npos) << tail;
+  EXPECT_FALSE(w.proc->Exited()) << w.Log();
+}
+
+// A command's stderr is any bytes; PostgreSQL text holds neither NUL nor
+// invalid UTF-8. The outcome must still be recorded (it was dropped, and the
+// job left to a later rescue as if its worker had lost it).
+TEST_P(FailureTest, StderrThatIsNotTextKeepsTheOutcome) {
+  Worker& w = StartWorker("w");
+  const int64_t id = Add(Job("log start; printf 'bad \\377 nul \\000 end' >&2; exit 3"),
+                         {"--retry", "none"});
+  ASSERT_GT(id, 0);
+  ASSERT_TRUE(WaitFor([&] { return JobInState(id, JobState::kDead); })) << w.Log();
+  const Json job = Show(id);
+  ASSERT_EQ(job["attempts"].size(), 1u) << job.dump(2);
+  EXPECT_EQ(job["attempts"][0]["outcome"], "error");
+  EXPECT_EQ(job["attempts"][0]["error"]["exit_code"], 3);
+  const std::string tail = job["attempts"][0]["error"]["stderr_tail"].get<std::string>();
+  EXPECT_EQ(tail.rfind("bad ", 0), 0u) << tail;
+  EXPECT_NE(tail.find(" end"), std::string::npos) << tail;
+  EXPECT_EQ(Stats()["recovery"]["fenced_writes"], 0);
+  EXPECT_FALSE(w.LogHas("dropped")) << w.Log();
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, FailureTest, ::testing::ValuesIn(AllBackends()), BackendName);
 
 }  // namespace

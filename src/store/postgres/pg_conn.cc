@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/json_text.h"
+
 namespace warden::pg {
 namespace {
 
@@ -55,6 +57,22 @@ StatusCode CodeForState(const std::string& state) {
 }
 
 }  // namespace
+
+Params& Params::Add(std::string v) {
+  if (v.find('\0') != std::string::npos || InvalidUtf8At(v) != std::string_view::npos) {
+    std::string valid = ValidUtf8(v);
+    v.clear();
+    for (char c : valid) {
+      if (c == '\0') {
+        v += "\xEF\xBF\xBD";
+      } else {
+        v += c;
+      }
+    }
+  }
+  values_.push_back(std::move(v));
+  return *this;
+}
 
 Params& Params::Add(std::optional<int64_t> v) {
   if (v) return Add(*v);

@@ -31,7 +31,10 @@ class Params {
   Params& Add(int64_t v) { values_.push_back(std::to_string(v)); return *this; }
   Params& Add(int v) { return Add(static_cast<int64_t>(v)); }
   Params& Add(bool v) { values_.push_back(v ? "t" : "f"); return *this; }
-  Params& Add(std::string v) { values_.push_back(std::move(v)); return *this; }
+  // Text PostgreSQL cannot hold (bytes that are not UTF-8, NUL) is stored
+  // with U+FFFD in their place rather than failing the statement: outside
+  // text such as a job's stderr must not cost the job its outcome.
+  Params& Add(std::string v);
   Params& Add(const char* v) { return Add(std::string(v)); }
   Params& Add(std::optional<int64_t> v);
   Params& Null() { values_.emplace_back(); return *this; }
