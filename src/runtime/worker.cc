@@ -209,13 +209,13 @@ void Worker::Impl::ClaimLoop() {
       const int64_t start = clock_.MonotonicMs();
       {
         std::lock_guard lock(mu_);
-        ++claims_in_flight_;
+        claim_sent_mono_ = start;
       }
       auto claimed = claim_store_->JobClaim(params);
       if (!claimed.has_value()) {
         {
           std::lock_guard lock(mu_);
-          --claims_in_flight_;
+          claim_sent_mono_.reset();
         }
         if (!reported_error) log_("claim failed, retrying: " + claimed.error().ToString());
         reported_error = true;
@@ -233,7 +233,7 @@ void Worker::Impl::ClaimLoop() {
       bool shorter_lease = false, longer_lease = false;
       {
         std::lock_guard lock(mu_);
-        --claims_in_flight_;
+        claim_sent_mono_.reset();
         for (JobInfo& job : *claimed) {
           auto r = std::make_shared<RunningJob>();
           r->lease = job.lease.value_or(opt_.lease);

@@ -92,9 +92,14 @@ class Worker::Impl {
   bool LeaseMayBeGone(const RunningJob& r);
   // Hands back, unrun, jobs the store says this worker holds but that it
   // never heard of (a claim that committed but whose reply was lost).
-  void ReleaseUnknownJobs(const std::unordered_map<JobId, int64_t>& held);
+  // `reply_mono`: when the heartbeat's reply came.
+  void ReleaseUnknownJobs(const std::unordered_map<JobId, int64_t>& held, int64_t reply_mono);
+  struct UnknownJob {
+    int64_t lease_token;
+    int64_t first_reply_mono;  // the reply that first listed it
+  };
   // Heartbeat thread only: the jobs the last heartbeat found unknown.
-  std::unordered_map<JobId, int64_t> unknown_last_;
+  std::unordered_map<JobId, UnknownJob> unknown_last_;
 
   // Runs one job and says how its attempt ended. There is always an outcome:
   // the heartbeats keep a held job's lease alive, so a job left without one
@@ -133,7 +138,9 @@ class Worker::Impl {
   std::map<JobId, std::shared_ptr<RunningJob>> running_;  // guarded by mu_
   std::deque<std::shared_ptr<RunningJob>> queue_;         // guarded by mu_
   bool slots_exit_ = false;                               // guarded by mu_
-  int claims_in_flight_ = 0;                              // guarded by mu_
+  // When the claim in flight was sent; none between claims (one claim
+  // loop: at most one at a time).
+  std::optional<int64_t> claim_sent_mono_;  // guarded by mu_
 
   std::atomic<bool> stopping_{false};
   std::atomic<bool> release_now_{false};

@@ -73,20 +73,20 @@ void Worker::Impl::HeartbeatLoop() {
         }
       }
     }
-    ReleaseUnknownJobs(held);
+    ReleaseUnknownJobs(held, clock_.MonotonicMs());
     SleepUntilNextHeartbeat(start);
   }
 }
 
-void Worker::Impl::ReleaseUnknownJobs(const std::unordered_map<JobId, int64_t>& held) {
-  std::unordered_map<JobId, int64_t> unknown;
+void Worker::Impl::ReleaseUnknownJobs(const std::unordered_map<JobId, int64_t>& held,
+                                      int64_t reply_mono) {
+  std::unordered_map<JobId, UnknownJob> unknown;
+  std::optional<int64_t> claim_sent;
   {
     std::lock_guard lock(mu_);
-    // A claim in flight may have committed before this heartbeat: its jobs
-    // are in the reply but not yet in running_.
-    if (claims_in_flight_ > 0) return;
+    claim_sent = claim_sent_mono_;
     for (const auto& [id, token] : held) {
-      if (running_.count(id) == 0) unknown[id] = token;
+      if (running_.count(id) == 0) unknown[id] = UnknownJob{token, reply_mono};
     }
   }
   // A slot adds a job's outcome before it forgets the job, so a job of ours
@@ -98,9 +98,15 @@ void Worker::Impl::ReleaseUnknownJobs(const std::unordered_map<JobId, int64_t>& 
     it = completer_->Unsettled(it->first) ? unknown.erase(it) : std::next(it);
   }
   std::vector<JobRef> lost;
-  for (const auto& [id, token] : unknown) {
+  for (auto& [id, job] : unknown) {
     auto last = unknown_last_.find(id);
-    if (last != unknown_last_.end() && last->second == token) lost.push_back(JobRef{id, token});
+    if (last == unknown_last_.end() || last->second.lease_token != job.lease_token) continue;
+    job.first_reply_mono = last->second.first_reply_mono;
+    // The claim in flight may be the one that took it (its reply slow, not
+    // lost) if it was sent before a reply listed the job; one sent after
+    // cannot be, however long it hangs.
+    if (claim_sent && *claim_sent <= job.first_reply_mono) continue;
+    lost.push_back(JobRef{id, job.lease_token});
   }
   unknown_last_ = std::move(unknown);
   for (const JobRef& ref : lost) {

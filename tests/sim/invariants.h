@@ -18,6 +18,10 @@
 //      store took the job from it (rescued, or claimed again), while its
 //      worker can act: its worker stopped it before, or was frozen then and
 //      stops it the moment it runs again.
+//  (7) no needless self-fencing (liveness, beyond DESIGN.md): a worker whose
+//      store answered all its calls for a whole lease does not fence a job
+//      itself (the heartbeats confirm each job's lease in time, however
+//      short; each such loss would count against max_crashes).
 #pragma once
 
 #include <cstdint>
@@ -56,6 +60,7 @@ class Checker {
   void HandlerStarted(const RunTruth& run);
   void AcceptedWrite(const char* what, JobId job, int64_t named, int64_t current);
   void OperatorRetried(JobId job);
+  void SelfFenced(const SimWorker& w, JobId job, Millis lease);
   // A fault hit `w` at now: each job its worker holds must be recovered by
   // `due` (if the fault still lasts then).
   // `fault_end`: when the fault stops keeping the worker out (a thaw, a
@@ -87,6 +92,7 @@ class Checker {
   SimUs last_no_healthy_ = 0;
   bool any_healthy_ = false;
   SimUs last_leader_unhealthy_ = -1;  // the leader lease was held by an unhealthy worker
+  std::vector<SimUs> leader_unhealthy_;  // by process: the last time it was that worker
   struct Deadline {
     JobId job;
     int64_t token;

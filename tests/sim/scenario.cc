@@ -91,7 +91,6 @@ FaultKind DrawFaultKind(Rng& rng, Backend backend, const KnownIssues& extra) {
                   : r < 100 ? FaultKind::kDrain
                   : r < 115 ? FaultKind::kSuspend
                             : FaultKind::kSessionCut;
-    if (k == FaultKind::kSuspend && !extra.host_suspend) continue;
     if (k == FaultKind::kSessionCut && !(extra.session_cut && backend == Backend::kPostgres))
       continue;
     // One SQLite host: a lost host takes every worker and the file with it;

@@ -7,6 +7,7 @@
 // Times are true (simulated) microseconds from the start of the run.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -39,11 +40,23 @@ struct Timings {
   Millis flush_window{2};
   Millis shutdown_timeout{2000};
   Millis call_timeout{10'000};     // PostgreSQL: tcp_user_timeout; SQLite: busy timeout
-  Millis session_keepalive{6000};  // PostgreSQL: server drops a silent session after lease + this
+  Millis session_keepalive{6000};  // PostgreSQL: 3 probes 2 s apart, after the idle time
   Millis max_net_delay{5};         // one way, on a healthy network
   int busy_percent = 1;            // calls failing at once (locked, conflict)
   Millis max_kill_latency{20};     // a stop request until the job's process is gone
 };
+
+// The maintenance leader lease (SweeperLoop): 3 sweep intervals, never
+// longer than the lease.
+inline Millis LeaderTtl(const Timings& t) { return std::min(t.sweep * 3, t.lease); }
+
+// PostgreSQL (PgSession::SetKeepAlive): the server ends a silent session
+// after tcp_keepalives_idle = max(5 s, its keepalive lease in whole seconds)
+// plus the probes.
+inline Millis SessionDropAfter(const Timings& t, Millis keepalive_lease) {
+  const int64_t idle_s = std::max<int64_t>(5, (keepalive_lease.count() + 999) / 1000);
+  return Millis(idle_s * 1000) + t.session_keepalive;
+}
 
 struct WorkerPlan {
   std::string name;
@@ -67,7 +80,7 @@ struct JobPlan {
 
 enum class FaultKind {
   kPause,       // SIGSTOP / frozen VM: everything stops, the clock goes on
-  kSuspend,     // host suspend: as kPause, but CLOCK_MONOTONIC stops too (known issue)
+  kSuspend,     // host suspend: as kPause (the worker's clock, CLOCK_BOOTTIME, goes on)
   kKill,        // SIGKILL / OOM: process gone; provable if someone can see it
   kPowerLoss,   // host gone: not provable (PostgreSQL: session dropped after lease + keepalive)
   kPartition,   // host cut off from the store; it runs on

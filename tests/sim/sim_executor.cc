@@ -38,11 +38,10 @@ void SimWorker::Execute(std::shared_ptr<SimRun> r) {
   if (stopping_) RequestStop(r, Stop::kShutdown);
   // A worker that has just woken from a freeze must not start a job whose
   // lease may already be someone else's.
-  const int64_t base = std::max(last_heartbeat_start_ms_, r->claim_start_mono);
-  if (ShouldFence(MonoMs(), base, r->lease)) RequestStop(r, Stop::kFence);
+  if (LeaseMayBeGone(*r)) RequestStop(r, Stop::kFence);
   if (r->stop != Stop::kNone) return FinishRun(r, Failure(*r, KindFor(r->stop)));
   if (r->job.delivery == Delivery::kAtMostOnce) return MarkStarted(r);
-  StartProcess(r);
+  StartIfHeld(r);
 }
 
 void SimWorker::MarkStarted(std::shared_ptr<SimRun> r) {
@@ -63,16 +62,16 @@ void SimWorker::MarkStarted(std::shared_ptr<SimRun> r) {
           return FinishRun(r, Failure(*r, ErrorKind::kLost));
         }
         if (!*marked) return FinishRun(r, Failure(*r, ErrorKind::kCancelled));
-        // src/ does not look again here (known issue `start_after_thaw`): a
-        // worker frozen while its mark was in flight would start the job on
-        // a lease long gone, before its watchdog runs.
-        if (!w_.options().issues.start_after_thaw) {
-          const int64_t base = std::max(last_heartbeat_start_ms_, r->claim_start_mono);
-          if (ShouldFence(MonoMs(), base, r->lease)) RequestStop(r, Stop::kFence);
-        }
-        if (r->stop != Stop::kNone) return FinishRun(r, Failure(*r, KindFor(r->stop)));
-        StartProcess(r);
+        StartIfHeld(r);
       });
+}
+
+// Checked again: the worker may have been frozen while the start mark was
+// in flight, and the store may have given the job away since.
+void SimWorker::StartIfHeld(std::shared_ptr<SimRun> r) {
+  if (LeaseMayBeGone(*r)) RequestStop(r, Stop::kFence);
+  if (r->stop != Stop::kNone) return FinishRun(r, Failure(*r, KindFor(r->stop)));
+  StartProcess(r);
 }
 
 void SimWorker::StartProcess(std::shared_ptr<SimRun> r) {
@@ -110,28 +109,44 @@ void SimWorker::WorkStep(std::shared_ptr<SimRun> r, uint64_t gen) {
   r->work_since = w_.now();
   if (r->checkpoint_left >= 0 && r->work_left <= r->checkpoint_left) {
     r->checkpoint_left = -1;
-    Checkpoint(r);
+    CheckpointSubmit(r, r->job.attempt);
     return ScheduleWork(r);
   }
   if (r->work_left <= 0) return EndProcess(r, /*killed=*/false);
   ScheduleWork(r);
 }
 
-// `checkpoint JSON` on fd 3: the supervisor saves it with a fenced store
-// call; fenced off means the job must stop.
-void SimWorker::Checkpoint(std::shared_ptr<SimRun> r) {
+// `checkpoint JSON` on fd 3: the supervisor hands it to the job's
+// CheckpointWriter and goes on (it never waits for the store). The writer
+// saves one at a time with a fenced store call, the latest waiting one
+// next; fenced off means the job must stop.
+void SimWorker::CheckpointSubmit(std::shared_ptr<SimRun> r, int64_t value) {
+  if (r->checkpoint_saving) {
+    r->checkpoint_waiting = value;  // replaces one still waiting
+    return;
+  }
+  CheckpointSave(std::move(r), value);
+}
+
+void SimWorker::CheckpointSave(std::shared_ptr<SimRun> r, int64_t value) {
   const JobRef ref{r->job.id, r->job.lease_token};
-  const int64_t value = r->job.attempt;
-  r->supervisor_busy = true;
+  r->checkpoint_saving = true;
   w_.Call<bool>(
       *this, "checkpoint",
       [ref, value](MemStore& s, TimeMs) -> Result<bool> { return s.JobCheckpoint(ref, value); },
       [this, r](Result<bool> saved) {
-        r->supervisor_busy = false;
+        r->checkpoint_saving = false;
         if (saved.has_value() && !*saved) RequestStop(r, Stop::kFence);
-        if (r->kill_waiting) {
-          r->kill_waiting = false;
-          ScheduleKill(r);
+        if (r->checkpoint_waiting) {
+          const int64_t next = *r->checkpoint_waiting;
+          r->checkpoint_waiting.reset();
+          return CheckpointSave(r, next);
+        }
+        // Finish(): the slot waited for this write to record the outcome.
+        if (r->outcome) {
+          JobOutcome o = std::move(*r->outcome);
+          r->outcome.reset();
+          FinishRun(r, std::move(o));
         }
       });
 }
@@ -149,10 +164,6 @@ void SimWorker::RequestStop(const std::shared_ptr<SimRun>& r, Stop why) {
 // processes are gone a moment later.
 void SimWorker::ScheduleKill(std::shared_ptr<SimRun> r) {
   if (r->kill_scheduled || !r->process_running) return;
-  if (r->supervisor_busy && w_.options().issues.checkpoint_blocks_kill) {
-    r->kill_waiting = true;  // the supervisor's loop is inside the store call
-    return;
-  }
   r->kill_scheduled = true;
   r->kill_for_timeout = r->stop == Stop::kNone && r->timed_out;
   const SimUs latency = w_.rng().Range(0, FromMs(t_.max_kill_latency.count()));
@@ -179,6 +190,12 @@ void SimWorker::EndProcess(std::shared_ptr<SimRun> r, bool killed) {
     o = Failure(
         *r, r->script.end == AttemptScript::End::kCrash ? ErrorKind::kCrash : ErrorKind::kError);
   }
+  // CheckpointWriter::Finish: the outcome is recorded after the last
+  // checkpoint is written or refused.
+  if (r->checkpoint_saving) {
+    r->outcome = std::move(o);
+    return;
+  }
   FinishRun(r, std::move(o));
 }
 
@@ -201,6 +218,12 @@ void SimWorker::FinishRun(std::shared_ptr<SimRun> r, JobOutcome outcome) {
 void SimWorker::CompleterAdd(JobOutcome o, Millis give_up_after, bool keyed) {
   pending_.push_back(Pending{std::move(o), MonoMs() + give_up_after.count(), keyed});
   CompleterKick();
+}
+
+bool SimWorker::Unsettled(JobId job) const {
+  auto is = [job](const Pending& p) { return p.outcome.ref.id == job; };
+  return std::any_of(pending_.begin(), pending_.end(), is) ||
+         std::any_of(in_flight_.begin(), in_flight_.end(), is);
 }
 
 void SimWorker::CompleterKick() {

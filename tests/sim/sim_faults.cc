@@ -49,11 +49,12 @@ void World::KillProcess(SimWorker& w, bool session_lost_at_once, const char* why
   if (sc_.backend == Backend::kPostgres && w.registered()) {
     const WorkerId id = w.id();
     // Its connection closes: the server releases its session lock at once,
-    // or, for a host that vanished, after lease + TCP keepalive.
-    const SimUs after = session_lost_at_once
-                            ? FromMs(1)
-                            : FromMs(sc_.t.lease.count() + sc_.t.session_keepalive.count());
-    Post(now_ + after, kWorldOwner, [this, id] { store_.SessionLost(id); });
+    // or, for a host that vanished, once TCP keepalive gives up.
+    if (session_lost_at_once) {
+      Post(now_ + FromMs(1), kWorldOwner, [this, id] { store_.SessionLost(id); });
+    } else {
+      DropSessionWhenSilent(w, now_, -1);
+    }
   }
   // pidfds on its host become readable.
   for (const auto& p : procs_) {
@@ -62,6 +63,28 @@ void World::KillProcess(SimWorker& w, bool session_lost_at_once, const char* why
     const int dead = w.process();
     Post(now_ + rng_.Range(0, FromMs(1)), q->process(), [q, dead] { q->WatchedProcessDied(dead); });
   }
+}
+
+void World::DropSessionWhenSilent(SimWorker& w, SimUs since, SimUs until) {
+  if (!w.registered()) return;
+  const SimUs drop =
+      since + FromMs(SessionDropAfter(sc_.t, session_lease_[static_cast<size_t>(w.process())]).count());
+  if (until >= 0 && drop >= until) return;  // heard from again in time
+  SimWorker* wp = &w;
+  const WorkerId id = w.id();
+  Post(std::max(now_, drop), kWorldOwner, [this, wp, id, since, until, drop] {
+    // A longer keepalive (a SET sent before the silence) landed meanwhile.
+    const SimUs now_due =
+        since + FromMs(SessionDropAfter(sc_.t, session_lease_[static_cast<size_t>(wp->process())])
+                           .count());
+    if (now_due > drop) return DropSessionWhenSilent(*wp, since, until);
+    if (until < 0) return store_.SessionLost(id);
+    if (!wp->alive() || !wp->registered()) return;
+    store_.SessionLost(wp->id());
+    Post(until + FromMs(50), kWorldOwner, [this, wp] {
+      if (wp->alive() && wp->registered()) store_.SessionRelocked(wp->id());
+    });
+  });
 }
 
 // A supervisor (systemd) starts the worker again once its old process is gone.
@@ -98,7 +121,7 @@ void World::ApplyFault(const FaultPlan& f) {
     case FaultKind::kPause:
     case FaultKind::kSuspend:
       checker_.ExpectRecovery(w, by_lease, -1, now_ + f.duration, FaultName(f.kind));
-      w.Freeze(f.kind == FaultKind::kSuspend);
+      w.Freeze();
       Post(now_ + f.duration, kWorldOwner, [this, wp] {
         if (!wp->alive()) return;
         trace_.Line(now_, "{}: thaws", wp->info().name);
@@ -136,17 +159,13 @@ void World::ApplyFault(const FaultPlan& f) {
       if (f.restart_after) restart_later(*f.restart_after);
       break;
     case FaultKind::kPartition: {
-      checker_.ExpectRecovery(w, by_lease, -1, now_ + f.duration, FaultName(f.kind));
-      const SimUs end = now_ + f.duration;
-      const SimUs drop = now_ + FromMs(t.lease.count() + t.session_keepalive.count());
-      if (sc_.backend == Backend::kPostgres && drop < end) {
-        Post(drop, kWorldOwner, [this, wp] {
-          if (wp->alive() && wp->registered()) store_.SessionLost(wp->id());
-        });
-        Post(end + FromMs(50), kWorldOwner, [this, wp] {
-          if (wp->alive() && wp->registered()) store_.SessionRelocked(wp->id());
-        });
-      }
+      // One cut from the start of the first overlapping partition to the
+      // end of the last (each of them schedules the same loss and relock).
+      std::pair<SimUs, SimUs> cut;
+      InWindow(partitions_[f.worker], now_, &cut);
+      const SimUs end = cut.second;
+      checker_.ExpectRecovery(w, by_lease, -1, end, FaultName(f.kind));
+      if (sc_.backend == Backend::kPostgres) DropSessionWhenSilent(w, cut.first, end);
       break;
     }
     case FaultKind::kFlaky:

@@ -48,24 +48,10 @@ std::optional<KnownIssues> ParseKnownIssues(const std::string& comma_list) {
   std::stringstream in(comma_list);
   std::string item;
   while (std::getline(in, item, ',')) {
-    if (item == "lost_claim_replies") {
-      f.lost_claim_replies = true;
-    } else if (item == "host_suspend") {
-      f.host_suspend = true;
-    } else if (item == "session_cut") {
+    if (item == "session_cut") {
       f.session_cut = true;
-    } else if (item == "checkpoint_blocks_kill") {
-      f.checkpoint_blocks_kill = true;
-    } else if (item == "late_claim_replies") {
-      f.late_claim_replies = true;
-    } else if (item == "strict_recovery_bound") {
-      f.strict_recovery_bound = true;
-    } else if (item == "short_lease_self_fence") {
-      f.short_lease_self_fence = true;
-    } else if (item == "start_after_thaw") {
-      f.start_after_thaw = true;
     } else if (item == "all") {
-      f = KnownIssues{true, true, true, true, true, true, true, true};
+      f = KnownIssues{true};
     } else if (!item.empty()) {
       return std::nullopt;
     }
@@ -80,14 +66,7 @@ std::string KnownIssuesFlag(const KnownIssues& f) {
     if (!list.empty()) list += ",";
     list += name;
   };
-  add(f.lost_claim_replies, "lost_claim_replies");
-  add(f.host_suspend, "host_suspend");
   add(f.session_cut, "session_cut");
-  add(f.checkpoint_blocks_kill, "checkpoint_blocks_kill");
-  add(f.late_claim_replies, "late_claim_replies");
-  add(f.strict_recovery_bound, "strict_recovery_bound");
-  add(f.short_lease_self_fence, "short_lease_self_fence");
-  add(f.start_after_thaw, "start_after_thaw");
   return list;
 }
 

@@ -30,40 +30,13 @@ std::vector<Mutation> AllMutations();  // every kind but kNone
 // out because src/ does not survive them today (see README.md, "Known
 // issues"). Each can be switched on to reproduce its finding.
 struct KnownIssues {
-  // A claim commits but its reply is lost (PostgreSQL: the connection dies
-  // after COMMIT): the worker never learns it holds the jobs.
-  bool lost_claim_replies = false;
-  // The host is suspended: CLOCK_MONOTONIC (steady_clock) stops, so the
-  // worker does not see how long it was away.
-  bool host_suspend = false;
   // PostgreSQL: a live worker's session is cut and it cannot lock again
   // within the 250 ms confirmation: it is "proven" dead while it runs.
   bool session_cut = false;
-  // A command job's `checkpoint` line is saved by a store call made inside
-  // the supervisor's loop: while that call hangs, a stop (self-fencing
-  // included) is not acted on. Off: the model kills without waiting.
-  bool checkpoint_blocks_kill = false;
-  // A claim's reply may come later than the lease (a congested link):
-  // off, a claim's round trip stays under half the shortest lease.
-  bool late_claim_replies = false;
-  // Check DESIGN.md's "lease + sweep_interval" even when the frozen or lost
-  // worker was the maintenance leader (whose lease lasts 3 sweep intervals).
-  bool strict_recovery_bound = false;
-  // Fail when a worker whose store was reachable for a whole lease fences a
-  // job itself (a liveness problem, not a safety one): a job whose lease is
-  // shorter than the worker's is claimed while the heartbeat loop sleeps
-  // the worker's (longer) interval.
-  bool short_lease_self_fence = false;
-  // Execute checks self-fencing before the at-most-once start mark but not
-  // after it: a worker frozen while the mark was in flight starts the job
-  // when it thaws, though its lease is long gone. Off: the model checks
-  // again after the mark.
-  bool start_after_thaw = false;
-  bool any() const {
-    return lost_claim_replies || host_suspend || session_cut || checkpoint_blocks_kill ||
-           late_claim_replies || strict_recovery_bound || short_lease_self_fence ||
-           start_after_thaw;
-  }
+  // Check that a job whose claim's reply was lost is handed back within
+  // lease + 5 sweep intervals of its worker forgetting it, even while
+  // another claim of that worker hangs (ReleaseUnknownJobs waits for it).
+  bool any() const { return session_cut; }
 };
 
 std::optional<KnownIssues> ParseKnownIssues(const std::string& comma_list);

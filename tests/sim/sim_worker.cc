@@ -10,16 +10,20 @@
 namespace warden::sim {
 
 SimWorker::SimWorker(World& world, int process, int plan, const WorkerPlan& info)
-    : w_(world), process_(process), plan_(plan), info_(info), t_(world.scenario().t) {
-  anchor_true_ = world.now();
-  // Every process's monotonic clock has an origin of its own.
-  anchor_mono_us_ = 1'000'000'000 + static_cast<int64_t>(process) * 7'777'777;
-}
+    : w_(world),
+      process_(process),
+      plan_(plan),
+      info_(info),
+      t_(world.scenario().t),
+      anchor_true_(world.now()),
+      // Every process's monotonic clock has an origin of its own.
+      anchor_mono_us_(1'000'000'000 + static_cast<int64_t>(process) * 7'777'777) {}
 
 // --- Clock ---
 
+// CLOCK_BOOTTIME (SystemClock::MonotonicMs): it goes on while the process
+// or its whole host is frozen or suspended.
 int64_t SimWorker::MonoUs() const {
-  if (clock_stopped_) return anchor_mono_us_;
   const SimUs dt = w_.now() - anchor_true_;
   return anchor_mono_us_ + dt + dt * info_.drift_ppm / 1'000'000;
 }
@@ -32,13 +36,7 @@ SimUs SimWorker::TrueWhenMono(int64_t mono_us) const {
 }
 
 void SimWorker::TimerAt(int64_t deadline, std::function<void()> fn) {
-  w_.Post(TrueWhenMono(deadline), process_, [this, deadline, fn = std::move(fn)]() mutable {
-    // Early only if the clock stopped meanwhile (a suspended host): wait on.
-    if (MonoUs() < deadline && TrueWhenMono(deadline) > w_.now()) {
-      return TimerAt(deadline, std::move(fn));
-    }
-    fn();
-  });
+  w_.Post(TrueWhenMono(deadline), process_, std::move(fn));
 }
 
 void SimWorker::SleepMono(Millis d, std::function<void()> fn) {
@@ -54,14 +52,14 @@ bool SimWorker::ShouldFence(int64_t now_ms, int64_t base_ms, Millis lease) const
   return ShouldSelfFence(now_ms, base_ms, lease, t_.heartbeat);
 }
 
+bool SimWorker::LeaseMayBeGone(const SimRun& r) const {
+  return r.worker != id_ || ShouldFence(MonoMs(), r.lease_base_mono(), r.lease);
+}
+
 // --- Process control ---
 
-void SimWorker::Freeze(bool clock_stops) {
+void SimWorker::Freeze() {
   frozen_ = true;
-  if (clock_stops) {
-    anchor_mono_us_ = MonoUs();
-    clock_stopped_ = true;
-  }
   for (auto& r : job_processes_) {
     r->work_left -= w_.now() - r->work_since;
     ++r->work_gen;
@@ -71,10 +69,6 @@ void SimWorker::Freeze(bool clock_stops) {
 void SimWorker::Thaw() {
   frozen_ = false;
   last_thaw_ = w_.now();
-  if (clock_stopped_) {
-    anchor_true_ = w_.now();
-    clock_stopped_ = false;
-  }
   for (auto& r : job_processes_) {
     r->work_since = w_.now();
     ScheduleWork(r);
@@ -203,15 +197,17 @@ void SimWorker::Register(std::function<void(bool)> then) {
   row.node = info_.node;
   row.pid_ns = info_.pid_ns;
   row.process = process_;
-  const int64_t start = MonoMs();
   w_.Call<WorkerId>(
       *this, "register",
       [row](MemStore& s, TimeMs now) -> Result<WorkerId> { return s.WorkerRegister(row, now); },
-      [this, start, then = std::move(then)](Result<WorkerId> r) {
+      [this, then = std::move(then)](Result<WorkerId> r) {
         if (!r.has_value()) return then(false);
-        last_heartbeat_start_ms_ = start;
         id_ = *r;
+        // The session loop opens a session for it (OpenSession(id, lease)),
+        // then asks for the longest lease it holds.
+        session_lease_ = t_.lease;
         w_.WorkerRegistered(*this);
+        SessionKeepAlive();
         then(true);
       });
 }
@@ -271,10 +267,11 @@ void SimWorker::ClaimStep() {
   const int64_t start = MonoMs();
   claim_in_flight_ = true;
   claim_sent_at_ = w_.now();
+  claim_sent_mono_ = start;
   w_.Call<std::vector<JobInfo>>(
       *this, "claim",
       [p](MemStore& s, TimeMs now) -> Result<std::vector<JobInfo>> { return s.JobClaim(p, now); },
-      [this, start, free](Result<std::vector<JobInfo>> claimed) {
+      [this, worker = p.worker, start, free](Result<std::vector<JobInfo>> claimed) {
         claim_in_flight_ = false;
         if (!claimed.has_value()) {
           const Millis wait = claim_backoff_;
@@ -283,17 +280,25 @@ void SimWorker::ClaimStep() {
         }
         claim_backoff_ = Millis(50);
         const int got = static_cast<int>(claimed->size());
+        bool shorter_lease = false, longer_lease = false;
         for (JobInfo& job : *claimed) {
           auto r = std::make_shared<SimRun>();
           r->lease = job.lease.value_or(t_.lease);
+          r->worker = worker;
           r->claim_start_mono = start;
           r->job = std::move(job);
+          shorter_lease |= HeartbeatFor(r->lease, t_.heartbeat) < t_.heartbeat;
+          longer_lease |= r->lease > t_.lease;
           running_[r->job.id] = r;
           slots_.push_back(r);
           w_.trace().Line(w_.now(), "{}: claimed job {} (token {}, lease {}ms)", info_.name,
                           r->job.id, r->job.lease_token, r->lease.count());
           Soon([this, r] { Execute(r); });  // a slot takes it
         }
+        // heartbeat_cv_: the heartbeat loop recomputes its interval.
+        if (shorter_lease) HeartbeatWake();
+        // longer_lease_fd_: the session loop asks for a longer keepalive.
+        if (longer_lease) Soon([this] { SessionKeepAlive(); });
         if (got > 0) WatchdogArm();
         if (got == free) return Soon([this] { ClaimStep(); });  // there may be more
         if (got > 0) return ClaimPoll(t_.poll);
@@ -318,6 +323,36 @@ void SimWorker::ClaimPoll(Millis wait) {
     return Soon([this] { ClaimStep(); });
   }
   ClaimWait(wait, /*poll=*/true);
+}
+
+// SessionLoop's KeepAliveFor(longest lease held, at least the worker's):
+// a SET over the session connection, so the server does not end the
+// session (a proof of death) while a job of a longer lease may still run
+// unfenced. Never shortens; a failed SET is applied again on reconnecting.
+void SimWorker::SessionKeepAlive() {
+  if (w_.scenario().backend != Backend::kPostgres || session_setting_ || dead_ || exited_) return;
+  Millis longest = t_.lease;
+  for (const auto& [id, r] : running_) longest = std::max(longest, r->lease);
+  if (longest <= session_lease_) return;
+  session_lease_ = longest;
+  session_setting_ = true;
+  World* world = &w_;
+  const int process = process_;
+  const Millis lease = session_lease_;
+  w_.Call<bool>(
+      *this, "keepalive",
+      [world, process, lease](MemStore&, TimeMs) -> Result<bool> {
+        world->SessionKeepAliveSet(process, lease);
+        return true;
+      },
+      [this, lease](Result<bool> set) {
+        session_setting_ = false;
+        if (!set.has_value()) {
+          session_lease_ = std::min(session_lease_, lease - Millis(1));
+          return SleepMono(Millis(20), [this] { SessionKeepAlive(); });
+        }
+        SessionKeepAlive();  // a longer one may have come meanwhile
+      });
 }
 
 void SimWorker::StopAll(Stop why) {

@@ -3,20 +3,23 @@
 // command under a supervisor, the completer (batched, fenced outcomes,
 // retried while the worker runs), the heartbeat loop (extends leases, stops
 // jobs taken from it, registers again when declared dead), the watchdog
-// (self-fencing at SelfFenceAfter from the start of the last successful
-// heartbeat, on the worker's own monotonic clock), the sweeper loop (proofs
+// (self-fencing each job at SelfFenceAfter from its claim or the start of
+// the last heartbeat that confirmed it, on the worker's own monotonic
+// clock), the sweeper loop (proofs
 // of death on its host or by a lost session, the leader lease, the
 // maintenance pass) and graceful shutdown.
 //
 // Each real thread is a chain of events: a blocking store call becomes a
 // World::Call whose reply continues the chain, a sleep becomes a timer on
-// the worker's monotonic clock. That clock runs at (1 + drift_ppm/1e6)
-// times true time, and stops while the host is suspended.
+// the worker's monotonic clock. That clock (CLOCK_BOOTTIME) runs at
+// (1 + drift_ppm/1e6) times true time, frozen or suspended hosts included.
 #pragma once
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -33,9 +36,13 @@ enum class Stop { kNone, kCancel, kFence, kShutdown };
 struct SimRun {
   JobInfo job;
   Millis lease{0};
+  WorkerId worker = 0;           // the registration it was claimed under
   int64_t claim_start_mono = 0;  // ms, before the claim was sent
-  bool finished = false;         // ran; its outcome is being recorded
-  Stop stop = Stop::kNone;       // first request wins
+  // ms: start of the last heartbeat whose reply listed this job with its
+  // token (under the job's registration); 0 until one did.
+  int64_t confirmed_mono = 0;
+  bool finished = false;    // ran; its outcome is being recorded
+  Stop stop = Stop::kNone;  // first request wins
   Millis mark_backoff{20};
   // The job's process group, under its supervisor.
   AttemptScript script;
@@ -47,9 +54,15 @@ struct SimRun {
   uint64_t work_gen = 0;
   bool kill_scheduled = false;
   bool kill_for_timeout = false;
-  bool kill_waiting = false;  // known issue: supervisor inside a checkpoint call
-  bool supervisor_busy = false;
   bool timed_out = false;
+  // Its CheckpointWriter: one save in flight, the latest one waiting.
+  bool checkpoint_saving = false;
+  std::optional<int64_t> checkpoint_waiting;
+  std::optional<JobOutcome> outcome;  // the process ended; recorded once the writer is done
+
+  // What self-fencing measures from: the last time the store is known to
+  // have extended this job's lease.
+  int64_t lease_base_mono() const { return std::max(claim_start_mono, confirmed_mono); }
 };
 
 class SimWorker {
@@ -57,8 +70,8 @@ class SimWorker {
   SimWorker(World& world, int process, int plan, const WorkerPlan& info);
 
   // --- Process control, by the world's faults ---
-  void Start();                   // `warden worker`: recover, register, run
-  void Freeze(bool clock_stops);  // SIGSTOP / frozen VM; suspend stops the clock
+  void Start();   // `warden worker`: recover, register, run
+  void Freeze();  // SIGSTOP / frozen VM / suspended host
   void Thaw();
   void Kill();                           // the process (and its jobs' processes) is gone
   void Terminate();                      // SIGTERM: graceful shutdown
@@ -75,6 +88,7 @@ class SimWorker {
   bool exited() const { return exited_; }
   bool frozen() const { return frozen_; }
   bool stopping() const { return stopping_; }
+  bool threads_done() const { return threads_done_; }  // its loops (heartbeats) have ended
   bool registered() const { return id_ != 0; }
   SimUs last_thaw() const { return last_thaw_; }
   // A claim sent at or before `t` still waits for its reply.
@@ -96,6 +110,9 @@ class SimWorker {
   void SleepMono(Millis d, std::function<void()> fn);
   void Soon(std::function<void()> fn);  // this process, now
   bool ShouldFence(int64_t now_ms, int64_t base_ms, Millis lease) const;
+  // The job must not (or no longer) run: claimed under a registration since
+  // declared dead, or its lease may have passed.
+  bool LeaseMayBeGone(const SimRun& r) const;
 
   // worker.cc
   void TimerAt(int64_t deadline_mono_us, std::function<void()> fn);
@@ -117,10 +134,12 @@ class SimWorker {
   // executor.cc: one slot running one job.
   void Execute(std::shared_ptr<SimRun> r);
   void MarkStarted(std::shared_ptr<SimRun> r);
+  void StartIfHeld(std::shared_ptr<SimRun> r);
   void StartProcess(std::shared_ptr<SimRun> r);
   void ScheduleWork(std::shared_ptr<SimRun> r);
   void WorkStep(std::shared_ptr<SimRun> r, uint64_t gen);
-  void Checkpoint(std::shared_ptr<SimRun> r);
+  void CheckpointSubmit(std::shared_ptr<SimRun> r, int64_t value);
+  void CheckpointSave(std::shared_ptr<SimRun> r, int64_t value);
   void RequestStop(const std::shared_ptr<SimRun>& r, Stop why);
   void ScheduleKill(std::shared_ptr<SimRun> r);
   void EndProcess(std::shared_ptr<SimRun> r, bool killed);
@@ -135,9 +154,14 @@ class SimWorker {
   void CompleterAdd(JobOutcome o, Millis give_up_after, bool keyed);
   void CompleterKick();
   void CompleterFlush();
+  bool Unsettled(JobId job) const;  // an outcome for it waits or is being written
 
   // worker_loops.cc
   void HeartbeatStep();
+  void HeartbeatSleep(int64_t start_ms);
+  void HeartbeatWake();
+  void ReleaseUnknownJobs(const std::map<JobId, int64_t>& held);
+  void SessionKeepAlive();
   void WatchdogArm();
   void WatchdogTick();
   void SweepStep();
@@ -155,9 +179,8 @@ class SimWorker {
   const Timings& t_;
 
   // Clock: mono_us = anchor_mono_ + (now - anchor_true_) * (1e6 + ppm) / 1e6.
-  SimUs anchor_true_ = 0;
-  int64_t anchor_mono_us_ = 0;
-  bool clock_stopped_ = false;
+  const SimUs anchor_true_;
+  const int64_t anchor_mono_us_;
 
   bool started_ = false, dead_ = false, exited_ = false, frozen_ = false;
   SimUs last_thaw_ = -1;
@@ -166,7 +189,6 @@ class SimWorker {
   uint64_t next_call_ = 0;
 
   WorkerId id_ = 0;
-  int64_t last_heartbeat_start_ms_ = 0;
   std::map<JobId, std::shared_ptr<SimRun>> running_;
   std::vector<std::shared_ptr<SimRun>> slots_;          // claimed, outcome not yet produced
   std::vector<std::shared_ptr<SimRun>> job_processes_;  // their processes still running
@@ -178,6 +200,10 @@ class SimWorker {
   bool gathered_ = false;
   bool claim_in_flight_ = false;
   SimUs claim_sent_at_ = 0;
+  int64_t claim_sent_mono_ = 0;  // the worker's clock, as src/ records it
+  // ReleaseUnknownJobs: jobs the last heartbeat found unknown (token, and
+  // the worker's clock when a reply first listed them).
+  std::map<JobId, std::pair<int64_t, int64_t>> unknown_last_;
   bool waiting_ = false;       // in a wait Stop wakes
   bool waiting_poll_ = false;  // ...which a wake-up datagram also ends
   bool pending_wake_ = false;  // the eventfd holds a wake-up
@@ -189,6 +215,17 @@ class SimWorker {
   bool completer_busy_ = false;
   bool completer_stop_ = false;
   Millis completer_backoff_{10};
+
+  // Heartbeat loop: asleep until the last heartbeat's start + the interval
+  // (heartbeat_cv_ wakes it to recompute when a shorter lease comes in).
+  bool heartbeat_sleeping_ = false;
+  int64_t heartbeat_start_ms_ = 0;
+  uint64_t heartbeat_gen_ = 0;
+
+  // Session loop (PostgreSQL): the keepalive lease last asked of the server
+  // (PgSession::lease_, never shortened), and a SET on its way.
+  Millis session_lease_{0};
+  bool session_setting_ = false;
 
   // Watchdog.
   bool watchdog_armed_ = false;

@@ -39,29 +39,91 @@ void SimWorker::HeartbeatStep() {
             HeartbeatStep();
           });
         }
-        last_heartbeat_start_ms_ = start;
         std::map<JobId, int64_t> held;
         for (const JobRef& ref : hb->held) held[ref.id] = ref.lease_token;
         for (JobId cancelled : hb->cancel) {
           auto it = running_.find(cancelled);
           if (it != running_.end()) RequestStop(it->second, Stop::kCancel);
         }
-        // A job we run that the store no longer gives us was taken over.
         for (auto& [jid, r] : running_) {
+          // Confirmed: the store extended its lease no earlier than `start`.
+          auto h = held.find(jid);
+          const bool listed = h != held.end() && h->second == r->job.lease_token;
+          if (listed && r->worker == id_) r->confirmed_mono = std::max(r->confirmed_mono, start);
+          // A job we run that the store no longer gives us was taken over.
           auto k = known->find(jid);
           if (k == known->end() || k->second != r->job.lease_token) continue;
           if (r->stop != Stop::kNone || r->finished) continue;
-          auto h = held.find(jid);
-          if (h == held.end() || h->second != r->job.lease_token) {
+          if (!listed) {
             w_.trace().Line(w_.now(), "{}: job {} was taken from this worker; stopping it",
                             info_.name, jid);
             RequestStop(r, Stop::kFence);
           }
         }
-        Millis interval = t_.heartbeat;
-        for (const auto& [jid, r] : running_) interval = HeartbeatFor(r->lease, interval);
-        SleepMono(interval, [this] { HeartbeatStep(); });
+        ReleaseUnknownJobs(held);
+        HeartbeatSleep(start);
       });
+}
+
+// Jobs the reply lists that this worker does not know it holds: a claim
+// committed but its reply never came. A job neither running nor with an
+// outcome unsettled in the completer, listed so by two replies in a row
+// (one also matches a job claimed and finished while the heartbeat was in
+// flight), is handed back unrun, unless the claim in flight was sent before
+// a reply first listed it (then it may be that claim's, its reply slow).
+void SimWorker::ReleaseUnknownJobs(const std::map<JobId, int64_t>& held) {
+  const int64_t reply_mono = MonoMs();
+  std::map<JobId, std::pair<int64_t, int64_t>> unknown;
+  for (const auto& [jid, token] : held) {
+    if (running_.count(jid) || Unsettled(jid)) continue;
+    unknown[jid] = {token, reply_mono};
+  }
+  std::vector<JobRef> lost;
+  for (auto& [jid, u] : unknown) {
+    auto last = unknown_last_.find(jid);
+    if (last == unknown_last_.end() || last->second.first != u.first) continue;
+    u.second = last->second.second;
+    if (claim_in_flight_ && claim_sent_mono_ <= u.second) continue;
+    lost.push_back(JobRef{jid, u.first});
+  }
+  unknown_last_ = std::move(unknown);
+  for (const JobRef& ref : lost) {
+    unknown_last_.erase(ref.id);
+    const JobId jid = ref.id;
+    const int64_t token = ref.lease_token;
+    w_.trace().Line(w_.now(), "{}: job {} (token {}) is held but its claim's reply never came; "
+                    "handing it back unrun", info_.name, jid, token);
+    JobOutcome o;
+    o.ref = JobRef{jid, token};
+    o.success = false;
+    o.error.kind = ErrorKind::kLost;
+    CompleterAdd(std::move(o), t_.lease, /*keyed=*/true);
+  }
+}
+
+// SleepUntilNextHeartbeat: until `start` + the interval for the shortest
+// lease held, recomputed whenever it wakes.
+void SimWorker::HeartbeatSleep(int64_t start) {
+  heartbeat_sleeping_ = false;
+  Millis interval = t_.heartbeat;
+  for (const auto& [jid, r] : running_) interval = HeartbeatFor(r->lease, interval);
+  const int64_t left = start + interval.count() - MonoMs();
+  if (left <= 0) return HeartbeatStep();
+  heartbeat_sleeping_ = true;
+  heartbeat_start_ms_ = start;
+  const uint64_t gen = ++heartbeat_gen_;
+  SleepMono(Millis(left), [this, gen, start] {
+    if (gen == heartbeat_gen_) HeartbeatSleep(start);
+  });
+}
+
+// heartbeat_cv_.notify_all(): a job with a shorter lease came in.
+void SimWorker::HeartbeatWake() {
+  if (!heartbeat_sleeping_) return;
+  const uint64_t gen = ++heartbeat_gen_;
+  Soon([this, gen] {
+    if (gen == heartbeat_gen_) HeartbeatSleep(heartbeat_start_ms_);
+  });
 }
 
 // --- Watchdog: ticks every 50 ms while there is something to watch ---
@@ -78,9 +140,8 @@ void SimWorker::WatchdogTick() {
   watchdog_armed_ = false;
   if (threads_done_) return;
   const int64_t now = MonoMs();
-  const int64_t last = last_heartbeat_start_ms_;
   for (auto& [id, r] : running_) {
-    const int64_t base = std::max(last, r->claim_start_mono);
+    const int64_t base = r->lease_base_mono();
     if (r->stop == Stop::kNone && !r->finished && ShouldFence(now, base, r->lease)) {
       w_.trace().Line(w_.now(), "{}: no heartbeat for {}ms (lease {}ms): self-fences job {}",
                       info_.name, now - base, r->lease.count(), id);
@@ -106,8 +167,8 @@ void SimWorker::SweepStep() {
       },
       [this](Result<std::vector<WorkerLiveness>> live) {
         if (!live.has_value()) return SweepFailed();
-        // DeathWatch::Set: pidfds of the other workers on this host. (The
-        // real one also watches other pid namespaces; see README.md.)
+        // DeathWatch::Set: pidfds of the other workers on this host, in
+        // this pid namespace.
         watched_.clear();
         for (const WorkerLiveness& l : *live) {
           if (l.node != std::to_string(info_.node) || l.pid == process_ ||
@@ -185,7 +246,9 @@ void SimWorker::SweepDeclare(std::vector<WorkerId> ids, size_t i, std::function<
 
 void SimWorker::SweepLeader() {
   if (leader_ && MonoMs() < renew_at_ms_) return SweepMaintain();
-  const Millis ttl = t_.sweep * 3;
+  // Never longer than the lease: a frozen leader's role passes on by the
+  // time the leases it would have rescued expire.
+  const Millis ttl = LeaderTtl(t_);
   const int64_t start = MonoMs();
   const WorkerId id = id_;
   w_.Call<bool>(

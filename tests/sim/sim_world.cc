@@ -25,6 +25,18 @@ World::World(const RunOptions& options)
     if (f.kind == FaultKind::kPartition) partitions_[f.worker].push_back({f.at, f.at + f.duration});
     if (f.kind == FaultKind::kFlaky) flaky_[f.worker].push_back({f.at, f.at + f.duration});
   }
+  // Overlapping cuts of one host are one cut, until the last of them heals.
+  for (auto& windows : partitions_) {
+    std::vector<std::pair<SimUs, SimUs>> merged;
+    for (const auto& [from, to] : windows) {  // sorted: faults are
+      if (!merged.empty() && from <= merged.back().second) {
+        merged.back().second = std::max(merged.back().second, to);
+      } else {
+        merged.push_back({from, to});
+      }
+    }
+    windows = std::move(merged);
+  }
   job_of_plan_.assign(sc_.jobs.size(), 0);
 }
 
@@ -43,10 +55,10 @@ void World::Fail(std::string violation) {
 }
 
 bool World::InWindow(const std::vector<std::pair<SimUs, SimUs>>& windows, SimUs at,
-                     SimUs* end) const {
-  for (const auto& [from, to] : windows) {
-    if (at >= from && at < to) {
-      if (end) *end = to;
+                     std::pair<SimUs, SimUs>* window) const {
+  for (const auto& w : windows) {
+    if (at >= w.first && at < w.second) {
+      if (window) *window = w;
       return true;
     }
   }
@@ -56,10 +68,10 @@ bool World::InWindow(const std::vector<std::pair<SimUs, SimUs>>& windows, SimUs 
 World::Fate World::NetFate(const SimWorker& w, SimUs at, bool request) {
   const Timings& t = sc_.t;
   Fate f;
-  SimUs heal = 0;
-  if (InWindow(partitions_[w.plan()], at, &heal)) {
+  std::pair<SimUs, SimUs> cut;
+  if (InWindow(partitions_[w.plan()], at, &cut)) {
     // TCP retransmits: it arrives after the cut heals, if the caller waits.
-    f.delay = heal - at + rng_.Range(0, FromMs(200));
+    f.delay = cut.second - at + rng_.Range(0, FromMs(200));
     return f;
   }
   if (InWindow(flaky_[w.plan()], at)) {
@@ -157,18 +169,24 @@ void World::NotifyWorkers() {
 
 void World::WorkerRegistered(SimWorker& w) {
   trace_.Line(now_, "{}: registered as worker {}", w.info().name, w.id());
+  // A new session: OpenSession(id, the worker's lease).
+  if (session_lease_.size() <= static_cast<size_t>(w.process())) {
+    session_lease_.resize(static_cast<size_t>(w.process()) + 1);
+  }
+  session_lease_[static_cast<size_t>(w.process())] = sc_.t.lease;
+}
+
+void World::SessionKeepAliveSet(int process, Millis lease) {
+  Millis& at_server = session_lease_[static_cast<size_t>(process)];
+  if (lease <= at_server) return;
+  at_server = lease;
+  trace_.Line(now_, "store: {}'s session keepalive now for a {}ms lease",
+              procs_[static_cast<size_t>(process)]->info().name, lease.count());
 }
 
 void World::CountSelfFence(const SimWorker& w, JobId job, Millis lease) {
   ++stats_.self_fenced;
-  if (!checker_.HealthyThroughout(w, now_ - FromMs(sc_.t.lease.count()))) return;
-  ++stats_.self_fenced_unprovoked;
-  if (opt_.issues.short_lease_self_fence) {
-    Fail(fmt::format(
-        "{} fenced job {} (lease {}ms) itself though the store answered all its "
-        "calls for a whole lease ({}ms; heartbeat {}ms)",
-        w.info().name, job, lease.count(), sc_.t.lease.count(), sc_.t.heartbeat.count()));
-  }
+  checker_.SelfFenced(w, job, lease);
 }
 
 void World::OnAcceptedWrite(const char* what, const MemJob& job, int64_t named_token,

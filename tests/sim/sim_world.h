@@ -51,8 +51,7 @@ struct RunResult {
   std::string scenario;            // Scenario::Describe()
   // Diagnostics, not invariants.
   int self_fenced = 0;
-  int self_fenced_unprovoked = 0;  // by a worker healthy for a whole lease before
-  int rescued = 0;                 // jobs the store took from their holder
+  int rescued = 0;  // jobs the store took from their holder
 };
 
 class World final : public StoreObserver {
@@ -88,6 +87,9 @@ class World final : public StoreObserver {
   bool ProcessGone(int process) const;  // for proofs of death on one host
   void NotifyWorkers();                 // wake-ups: rescued, freed or new jobs
   void WorkerRegistered(SimWorker& w);
+  // PostgreSQL: the keepalive lease of `process`'s session, as the server
+  // has it (tcp_keepalives_idle of its connection); never shortened.
+  void SessionKeepAliveSet(int process, Millis lease);
   void CountSelfFence(const SimWorker& w, JobId job, Millis lease);
   // A supervisor (systemd) starts the worker again once its process is gone.
   void RestartWhenGone(int plan, int process);
@@ -117,7 +119,7 @@ class World final : public StoreObserver {
   };
   Fate NetFate(const SimWorker& w, SimUs at, bool request);
   bool InWindow(const std::vector<std::pair<SimUs, SimUs>>& windows, SimUs at,
-                SimUs* end = nullptr) const;
+                std::pair<SimUs, SimUs>* window = nullptr) const;
   void Dispatch(Event e);
   void StartProcess(int plan);
   void ApplyFault(const FaultPlan& f);
@@ -125,6 +127,10 @@ class World final : public StoreObserver {
   void EnqueueJob(int plan);
   void KillProcess(SimWorker& w, bool provable_at_once, const char* why);
   void NoteFaultStart(SimWorker& w, const FaultPlan& f);
+  // PostgreSQL: `w`'s host is silent from `since` (for good if `until` < 0):
+  // the server ends its session once its keepalive gives up, unless the
+  // silence ends first (then the worker locks again).
+  void DropSessionWhenSilent(SimWorker& w, SimUs since, SimUs until);
   bool AllJobsFinished() const;
 
   RunOptions opt_;
@@ -137,9 +143,11 @@ class World final : public StoreObserver {
   Checker checker_;
   std::vector<std::unique_ptr<SimWorker>> procs_;  // every incarnation ever started
   std::vector<int> current_;                       // plan -> its latest process, or -1
-  std::vector<std::vector<std::pair<SimUs, SimUs>>> partitions_, flaky_;  // per plan
-  std::vector<JobId> job_of_plan_;                                        // 0 until enqueued
-  std::vector<int> plan_of_job_;                                          // JobId - 1 -> plan
+  std::vector<Millis> session_lease_;              // by process: see SessionKeepAliveSet
+  // Per plan: [from, to) windows; overlapping partitions merged into one.
+  std::vector<std::vector<std::pair<SimUs, SimUs>>> partitions_, flaky_;
+  std::vector<JobId> job_of_plan_;  // 0 until enqueued
+  std::vector<int> plan_of_job_;    // JobId - 1 -> plan
   int enqueued_ = 0;
   bool store_changed_ = true;  // since AllJobsFinished was last asked
   std::vector<RunTruth> runs_;

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <algorithm>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -29,22 +28,7 @@ void World::Call(SimWorker& w, const char* what, std::function<Result<T>(MemStor
     Post(at, owner, [done, what, why] { done(Unavailable(std::string(what) + ": " + why)); });
   };
   Fate req = NetFate(w, now_, /*request=*/true);
-  // Claims: a reply that never comes, or comes after the lease, is a known
-  // issue (the worker runs jobs the store gave away, or never learns it
-  // holds them). Unless asked for, a claim whose reply could not make it
-  // within half the shortest lease is one whose request never arrived.
   const bool claim = std::string_view(what) == "claim";
-  std::optional<Fate> claim_reply;
-  if (claim && !opt_.issues.late_claim_replies && !req.busy && !req.lost) {
-    Fate rep = sqlite ? Fate{} : NetFate(w, now_ + req.delay, /*request=*/false);
-    // The known issue, on purpose: the connection dies after COMMIT.
-    if (!sqlite && opt_.issues.lost_claim_replies && rng_.Percent(3)) rep.lost = true;
-    const SimUs cap = FromMs(std::min<int64_t>(sc_.t.lease.count(), 1000) / 2);
-    if ((rep.lost && !opt_.issues.lost_claim_replies) || req.delay + rep.delay > cap) {
-      req.lost = true;
-    }
-    claim_reply = rep;
-  }
   if (req.busy) return fail_at(now_ + req.delay, "database is busy");
   if (req.lost || now_ + req.delay > timeout_at) {
     return fail_at(timeout_at, sqlite ? "database is locked" : "timed out");
@@ -54,19 +38,20 @@ void World::Call(SimWorker& w, const char* what, std::function<Result<T>(MemStor
   const int applier = sqlite ? owner : kWorldOwner;
   SimWorker* caller = &w;
   Post(now_ + req.delay, applier,
-       [this, caller, what, apply = std::move(apply), done, fail_at, timeout_at, claim, claim_reply,
-        sqlite, owner] {
+       [this, caller, what, apply = std::move(apply), done, fail_at, timeout_at, claim, sqlite,
+        owner] {
          Result<T> r = apply(store_, StoreNow());
          store_changed_ = true;
          if (trace_.wanted()) {
            trace_.Line(now_, "store: {} from {} (worker {}) applied{}", what, caller->info().name,
                        caller->id(), r.has_value() ? "" : ": " + r.error().ToString());
          }
-         Fate rep = claim_reply ? *claim_reply : NetFate(*caller, now_, /*request=*/false);
+         Fate rep = NetFate(*caller, now_, /*request=*/false);
          if (sqlite) rep = Fate{};
-         if (claim && rep.lost && !opt_.issues.lost_claim_replies) {
-           rep = Fate{false, false, std::max<SimUs>(0, timeout_at - now_ - 1)};  // late, not lost
-         }
+         // PostgreSQL: now and then the connection dies after a claim's
+         // COMMIT; the worker never learns it holds the jobs until a
+         // heartbeat lists them (Worker::Impl::ReleaseUnknownJobs).
+         if (claim && !sqlite && rng_.Percent(3)) rep.lost = true;
          // SQLite: the statement ran in the caller's own process, which
          // returns its result however long it was frozen meanwhile.
          if (rep.lost || (!sqlite && now_ + rep.delay > timeout_at)) {

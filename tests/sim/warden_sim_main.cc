@@ -3,14 +3,15 @@
 //   warden_sim --seed N            one seed; its step-by-step trace on failure
 //   warden_sim --seeds N --from S  seeds S..S+N-1; one reproduce command per failure
 // Options: --mutate NAME (a deliberate bug in the model, see --list),
-//          --known-issues LIST (lost_claim_replies,host_suspend,session_cut,
-//          checkpoint_blocks_kill or all), --trace (print the trace anyway),
+//          --known-issues LIST (session_cut or all), --trace (print the
+//          trace anyway),
 //          --keep-going (do not stop at the first failing seed).
 #include <fmt/format.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "sim_run.h"
@@ -49,16 +50,13 @@ int RunOne(const std::string& binary, const RunOptions& options, bool print_trac
 int RunMany(const std::string& binary, const RunOptions& options, uint64_t from, int64_t count,
             bool keep_going) {
   const auto start = std::chrono::steady_clock::now();
-  int64_t runs = 0, failures = 0, steps = 0, unprovoked = 0;
-  std::optional<uint64_t> first_unprovoked;
+  int64_t runs = 0, failures = 0, steps = 0;
   for (int64_t i = 0; i < count; ++i) {
     RunOptions o = options;
     o.seed = from + static_cast<uint64_t>(i);
     const warden::sim::RunResult r = warden::sim::RunSeed(o);
     ++runs;
     steps += r.steps;
-    unprovoked += r.self_fenced_unprovoked;
-    if (r.self_fenced_unprovoked > 0 && !first_unprovoked) first_unprovoked = o.seed;
     if (!r.ok) {
       ++failures;
       fmt::print("{}", warden::sim::FailureReport(binary, o, r));
@@ -70,12 +68,6 @@ int RunMany(const std::string& binary, const RunOptions& options, uint64_t from,
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   fmt::print("{} seeds from {}: {} failed; {} steps; {:.1f}s ({:.0f} seeds/s)\n", runs, from,
              failures, steps, secs, secs > 0 ? static_cast<double>(runs) / secs : 0.0);
-  if (unprovoked > 0) {
-    // Not an invariant: jobs stopped by a worker whose store was reachable
-    // all along (see README.md, "Doubtful behaviour").
-    fmt::print("{} self-fences by workers healthy for a whole lease (first: seed {})\n", unprovoked,
-               *first_unprovoked);
-  }
   return failures == 0 ? 0 : 1;
 }
 
@@ -119,8 +111,7 @@ int main(int argc, char** argv) {
         fmt::print("mutations:");
         for (auto m : warden::sim::AllMutations()) fmt::print(" {}", warden::sim::MutationName(m));
         fmt::print(
-            "\nknown issues: lost_claim_replies host_suspend session_cut "
-            "checkpoint_blocks_kill (or all)\n");
+            "\nknown issues: session_cut (or all)\n");
         return 0;
       } else {
         return Usage(argv[0]);
