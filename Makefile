@@ -6,7 +6,12 @@ CMAKE_ARGS ?=
 # a no-op wrapper when WARDEN_TEST_PG_URL is already set.
 PG_CLUSTER := $(CURDIR)/scripts/pg-cluster.sh
 
-.PHONY: deps build demo test test-all test-asan test-tsan bench clean
+# Seconds per fuzz target: `make fuzz` (FUZZ_SECONDS=600 make fuzz for
+# longer), and the smoke run inside `make test`.
+FUZZ_SECONDS      ?= 20
+TEST_FUZZ_SECONDS ?= 5
+
+.PHONY: deps build demo test test-all test-asan test-tsan fuzz chaos bench clean
 
 deps:
 	@./scripts/deps.sh
@@ -31,6 +36,7 @@ test-all: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DWARDEN_WERROR=ON $(CMAKE_ARGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 	cd $(BUILD) && $(PG_CLUSTER) run ctest --output-on-failure -j $(JOBS) --timeout 300
+	FUZZ_SECONDS=$(TEST_FUZZ_SECONDS) ./fuzz/run.sh
 	$(MAKE) test-asan
 	$(MAKE) test-tsan
 
@@ -58,10 +64,22 @@ test-tsan: deps
 	@if ls build-tsan/reports/tsan.* >/dev/null 2>&1; then \
 	  echo "ThreadSanitizer reports:"; cat build-tsan/reports/tsan.*; exit 1; fi
 
+# The libFuzzer targets (fuzz/README.md): builds build-fuzz with clang (only
+# the parsing sources), runs the ParseAddArgs tests, then fuzzes every target
+# for FUZZ_SECONDS from its seed corpus; exit 1 on any finding.
+fuzz: deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) ./fuzz/run.sh
+
+# A long chaos run (tests/chaos/README.md): 10 minutes and 20,000 jobs on
+# each backend (CHAOS_DURATION, CHAOS_JOBS, CHAOS_SEED to change); the
+# ctests chaos_sqlite and chaos_postgres are its short form.
+chaos: build
+	tests/chaos/run.sh $(BUILD)
+
 # warden against graphile-worker, pg-boss and BullMQ (bench/README.md);
 # `bench/run.sh --quick` is the smoke run.
 bench: deps
 	bench/run.sh --build $(BUILD)
 
 clean:
-	rm -rf $(BUILD) build-asan build-tsan
+	rm -rf $(BUILD) build-asan build-tsan build-fuzz

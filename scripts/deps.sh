@@ -8,12 +8,14 @@ PACKAGES=(
   libsqlite3-dev                     # embedded store (the default backend)
   libpq-dev                          # PostgreSQL store: the client library
   postgresql                         # a throwaway server for the tests
-  iproute2                           # ip netns/veth for the partition test
+  iproute2                           # ip netns/veth for the partition test; ss for a keepalive test
   nlohmann-json3-dev                 # payloads, results, --json output
   libfmt-dev                         # formatting (g++ 12 has no <format>)
   libcli11-dev                       # command-line parsing
   libgtest-dev libgmock-dev          # tests
   libbenchmark-dev                   # micro-benchmarks
+  clang libclang-rt-14-dev llvm-14   # fuzzing (fuzz/run.sh): clang 14, its libFuzzer
+                                     # runtime (only recommended by clang), llvm-symbolizer
   redis-server                       # BullMQ's store, for the benchmark
   gnuplot-nox                        # the benchmark's plots
 )
