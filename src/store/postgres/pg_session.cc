@@ -26,9 +26,13 @@ Status PgSession::SetKeepAlive(Conn& conn) {
 
 Status PgSession::KeepAliveFor(Millis lease) {
   if (lease <= lease_) return Status::Ok();
+  const Millis before = lease_;
   lease_ = lease;
   // Disconnected: Setup applies it on reconnecting.
-  return conn_->socket() < 0 ? Status::Ok() : SetKeepAlive(*conn_);
+  if (conn_->socket() < 0) return Status::Ok();
+  Status s = SetKeepAlive(*conn_);
+  if (!s.ok()) lease_ = before;  // the caller's next pass tries again
+  return s;
 }
 
 Status PgSession::Setup(Conn& conn) {
