@@ -62,16 +62,16 @@ class DatabaseLock {
     sqlite3_close(conn);
   }
   void HoldPostgres(const std::string& url, Millis hold) {
-    // The session ends a transaction idle for 10 s (pg::Conn's settings):
-    // the tests hold it for less.
     auto conn = warden::pg::Conn::Connect(url);
     warden::Status s = conn.has_value() ? warden::Status::Ok() : conn.error();
-    // Our own LOCK waits for the workers' short transactions (up to the
-    // session's 5 s lock_timeout).
+    // Another application's session, not warden's: no idle-in-transaction
+    // limit (pg::Conn sets warden's 1 s). Our own LOCK waits for the
+    // workers' short transactions (up to the session's 5 s lock_timeout).
     if (s.ok()) {
       s = (*conn)->ExecScript(
-          "BEGIN; LOCK TABLE warden.jobs, warden.attempts, warden.workers, warden.leaders, "
-          "warden.fenced_writes IN EXCLUSIVE MODE");
+          "SET idle_in_transaction_session_timeout = 0; BEGIN; LOCK TABLE warden.jobs, "
+          "warden.attempts, warden.workers, warden.leaders, warden.fenced_writes IN EXCLUSIVE "
+          "MODE");
     }
     if (s.ok()) {
       held_ = true;

@@ -591,7 +591,9 @@ void PartitionTest::RunScenario(const Scenario& s) {
     auto holder_pid = (*holder)->Exec("SELECT pg_backend_pid()");
     ASSERT_TRUE(holder_pid.has_value()) << holder_pid.error().ToString();
     const int64_t holder_backend = holder_pid->Int(0, 0);
-    ASSERT_TRUE((*holder)->ExecScript("BEGIN").ok());
+    // Not warden's session: no 1 s idle-in-transaction limit on it.
+    ASSERT_TRUE(
+        (*holder)->ExecScript("SET idle_in_transaction_session_timeout = 0; BEGIN").ok());
     ASSERT_TRUE((*holder)
                     ->Exec("SELECT 1 FROM warden.attempts WHERE job_id = $1::bigint AND "
                            "attempt = 1 FOR UPDATE",
