@@ -10,6 +10,8 @@
 #include <sys/socket.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 #include <thread>
 
@@ -185,13 +187,25 @@ int KeepAliveSecondsLeft(int session_fd) {
   }
   const size_t at = out.find("timer:(keepalive,");
   if (at == std::string::npos) return -1;
-  const std::string left = out.substr(at + 17);  // "29sec,0)" "4.8sec,0)" "1min29sec,0)"
-  int minutes = 0;
-  double secs = 0;
-  if (sscanf(left.c_str(), "%dmin%lfsec", &minutes, &secs) == 2) return minutes * 60 + int(secs);
-  if (sscanf(left.c_str(), "%lfsec", &secs) == 1) return static_cast<int>(secs);
-  if (sscanf(left.c_str(), "%dmin", &minutes) == 1) return minutes * 60;
-  return left.find("ms,") != std::string::npos ? 0 : -1;
+  // "29sec,0)", "4.8sec,0)", "1min59sec,0)", "2min,0)", "950ms,0)"
+  const char* p = out.c_str() + at + 17;
+  double total = 0;
+  while (*p != ',' && *p != '\0') {
+    char* end = nullptr;
+    const double v = std::strtod(p, &end);
+    if (end == p) return -1;
+    p = end;
+    const std::string unit(p, std::strcspn(p, "0123456789.,"));
+    p += unit.size();
+    if (unit == "min") {
+      total += v * 60;
+    } else if (unit == "sec") {
+      total += v;
+    } else if (unit != "ms") {
+      return -1;
+    }
+  }
+  return static_cast<int>(total);
 }
 
 // Right after a round trip the socket may still wait for an ACK (then ss
