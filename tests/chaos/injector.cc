@@ -175,7 +175,7 @@ void Injector::Start(const PlannedFault& f) {
   }
 }
 
-void Injector::KillWorker(const PlannedFault& f, FaultRecord& r) {
+int Injector::PickRunningWorker(const PlannedFault& f, FaultRecord& r) {
   int slot = -1;
   for (int i = 0; i < fleet_.slots() && slot < 0; ++i) {
     const int s = (f.slot + i) % fleet_.slots();
@@ -184,8 +184,14 @@ void Injector::KillWorker(const PlannedFault& f, FaultRecord& r) {
   if (slot < 0 || DownCount() >= std::max(1, fleet_.slots() / 2)) {
     r.skipped = true;
     r.detail = "too many workers down";
-    return;
+    return -1;
   }
+  return slot;
+}
+
+void Injector::KillWorker(const PlannedFault& f, FaultRecord& r) {
+  const int slot = PickRunningWorker(f, r);
+  if (slot < 0) return;
   r.pids = {fleet_.Pid(slot)};
   r.target = fleet_.Name(slot);
   r.start_ms = r.end_ms = fleet_.Kill(slot);
@@ -196,16 +202,8 @@ void Injector::KillWorker(const PlannedFault& f, FaultRecord& r) {
 }
 
 void Injector::FreezeWorker(const PlannedFault& f, FaultRecord& r, bool host) {
-  int slot = -1;
-  for (int i = 0; i < fleet_.slots() && slot < 0; ++i) {
-    const int s = (f.slot + i) % fleet_.slots();
-    if (fleet_.Up(s) && !fleet_.Frozen(s)) slot = s;
-  }
-  if (slot < 0 || DownCount() >= std::max(1, fleet_.slots() / 2)) {
-    r.skipped = true;
-    r.detail = "too many workers down";
-    return;
-  }
+  const int slot = PickRunningWorker(f, r);
+  if (slot < 0) return;
   std::function<bool()> check;
   if (!store_.sqlite_path.empty()) check = [this] { return SqliteWritable(); };
   r.pids = {fleet_.Pid(slot)};

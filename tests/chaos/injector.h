@@ -68,6 +68,9 @@ class Injector {
   // it is over.
   void PollHelper();
   void Start(const PlannedFault& f);
+  // The planned slot, or the next worker running and not frozen; -1 (the
+  // fault skipped) when none is, or half the fleet is already down.
+  int PickRunningWorker(const PlannedFault& f, FaultRecord& r);
   void KillWorker(const PlannedFault& f, FaultRecord& r);
   void FreezeWorker(const PlannedFault& f, FaultRecord& r, bool host);
   void KillJob(const PlannedFault& f, FaultRecord& r);
