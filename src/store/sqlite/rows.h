@@ -12,6 +12,8 @@ namespace warden::sqlite {
 
 // SELECT list for JobFromRow, in its order.
 extern const char* const kJobColumns;
+// kJobColumns' index of lease_ms (the per-job lease, if any).
+constexpr int kJobLeaseMsColumn = 15;
 JobInfo JobFromRow(const Stmt& s);
 
 extern const char* const kWorkerColumns;

@@ -115,13 +115,13 @@ std::string Placeholders(size_t n) {
 
 }  // namespace
 
-Result<std::vector<JobId>> SqliteStore::PickLocked(const ClaimParams& p, TimeMs now,
-                                                   int limit) {
+Result<std::vector<JobInfo>> SqliteStore::PickLocked(const ClaimParams& p, TimeMs now,
+                                                     int limit) {
   // The SQL text depends only on the list sizes, so each worker reuses one
   // prepared statement; every value is a parameter.
-  std::string sql =
-      "SELECT id, concurrency_key FROM jobs j WHERE state = 'available'"
-      " AND (start_deadline_at IS NULL OR start_deadline_at >= ?)";
+  std::string sql = std::string("SELECT ") + kJobColumns +
+                    " FROM jobs j WHERE state = 'available'"
+                    " AND (start_deadline_at IS NULL OR start_deadline_at >= ?)";
   if (!p.queues.empty()) sql += " AND queue IN (" + Placeholders(p.queues.size()) + ")";
   sql += " AND (task IN (" + Placeholders(p.tasks.size()) + ")";
   sql += p.allow_commands ? " OR command <> '')" : ") AND command = ''";
@@ -135,16 +135,21 @@ Result<std::vector<JobId>> SqliteStore::PickLocked(const ClaimParams& p, TimeMs 
   for (const auto& q : p.queues) pick.Bind(i++, q);
   for (const auto& t : p.tasks) pick.Bind(i++, t);
 
-  std::vector<JobId> ids;
+  std::vector<JobInfo> jobs;
   std::unordered_set<std::string> keys;  // one job per concurrency key per batch
-  while (static_cast<int>(ids.size()) < limit) {
+  while (static_cast<int>(jobs.size()) < limit) {
     WARDEN_ASSIGN_OR_RETURN(bool row, pick.Step());
     if (!row) break;
-    if (!pick.IsNull(1) && !keys.insert(pick.Text(1)).second) continue;
-    ids.push_back(pick.Int(0));
+    JobInfo job = JobFromRow(pick);
+    if (!job.concurrency_key.empty() && !keys.insert(job.concurrency_key).second) continue;
+    // The claim sets the effective lease afresh: a per-job lease, else the
+    // claiming worker's (not the previous attempt's).
+    job.lease.reset();
+    if (auto ms = pick.OptInt(kJobLeaseMsColumn)) job.lease = Millis(*ms);
+    jobs.push_back(std::move(job));
   }
   pick.Reset();
-  return ids;
+  return jobs;
 }
 
 Result<bool> SqliteStore::ExistsLocked(const std::string& sql, int64_t arg) {
@@ -195,34 +200,45 @@ Result<std::vector<JobInfo>> SqliteStore::JobClaim(const ClaimParams& p) {
     // never waits for the sweeper.
     WARDEN_RETURN_IF_ERROR(PromoteDueLocked(now).status());
   }
-  WARDEN_ASSIGN_OR_RETURN(auto ids, PickLocked(p, now, p.limit));
+  WARDEN_ASSIGN_OR_RETURN(std::vector<JobInfo> picked, PickLocked(p, now, p.limit));
 
-  std::vector<JobInfo> claimed;
-  claimed.reserve(ids.size());
-  const std::string claim_sql =
-      std::string("UPDATE jobs SET state = 'running', worker_id = ?1, "
-                  "lease_token = lease_token + 1, attempt = attempt + 1, "
-                  "active_lease_ms = COALESCE(lease_ms, ?2), lease_expires_at = ?3 + "
-                  "COALESCE(lease_ms, ?2), started_mark = 0, cancel_requested = 0, "
-                  "started_at = ?3 WHERE id = ?4 AND state = 'available' RETURNING ") +
-      kJobColumns;
-  for (JobId id : ids) {
-    WARDEN_ASSIGN_OR_RETURN(Stmt upd, db_->Prepare(claim_sql));
-    upd.Bind(1, p.worker).Bind(2, static_cast<int64_t>(p.default_lease.count()));
-    upd.Bind(3, now).Bind(4, id);
-    WARDEN_ASSIGN_OR_RETURN(bool row, upd.Step());
-    if (!row) continue;
-    JobInfo job = JobFromRow(upd);
+  // The rows were read under the write lock, so they are still available
+  // and the claim's new values can be computed here. (UPDATE ... RETURNING
+  // would read them back, but SQLite runs RETURNING as a trigger with a
+  // statement journal: it tripled the cost of a claim.)
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt upd,
+      db_->Prepare("UPDATE jobs SET state = 'running', worker_id = ?1, lease_token = ?2, "
+                   "attempt = ?3, active_lease_ms = ?4, lease_expires_at = ?5, "
+                   "started_mark = 0, cancel_requested = 0, started_at = ?6 "
+                   "WHERE id = ?7 AND state = 'available' AND lease_token = ?8"));
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt att, db_->Prepare("INSERT INTO attempts (job_id, attempt, worker_id, lease_token, "
+                             "claimed_at) VALUES (?, ?, ?, ?, ?)"));
+  for (JobInfo& job : picked) {
+    const int64_t old_token = job.lease_token;
+    const Millis lease = job.lease.value_or(p.default_lease);
+    job.state = JobState::kRunning;
+    job.worker = p.worker;
+    job.lease_token = old_token + 1;
+    job.attempt += 1;
+    job.lease = lease;
+    job.lease_expires_at = now + lease.count();
+    job.started_at = now;
     upd.Reset();
-    WARDEN_ASSIGN_OR_RETURN(
-        Stmt att, db_->Prepare("INSERT INTO attempts (job_id, attempt, worker_id, lease_token, "
-                               "claimed_at) VALUES (?, ?, ?, ?, ?)"));
+    upd.Bind(1, p.worker).Bind(2, job.lease_token).Bind(3, job.attempt);
+    upd.Bind(4, static_cast<int64_t>(lease.count())).Bind(5, *job.lease_expires_at);
+    upd.Bind(6, now).Bind(7, job.id).Bind(8, old_token);
+    WARDEN_ASSIGN_OR_RETURN(int changed, upd.Exec());
+    if (changed != 1) {
+      return Internal("job " + std::to_string(job.id) + " changed under the write lock");
+    }
+    att.Reset();
     att.Bind(1, job.id).Bind(2, job.attempt).Bind(3, p.worker).Bind(4, job.lease_token);
     WARDEN_RETURN_IF_ERROR(att.Bind(5, now).Exec().status());
-    claimed.push_back(std::move(job));
   }
   WARDEN_RETURN_IF_ERROR(tx->Commit());
-  return claimed;
+  return picked;
 }
 
 Result<bool> SqliteStore::JobMarkStarted(JobRef ref) {
@@ -261,17 +277,25 @@ Status SqliteStore::LogFenced(const JobRef& ref, WorkerId worker, const char* wh
 }
 
 Result<bool> SqliteStore::SucceedLocked(const JobOutcome& o, TimeMs now) {
+  // A point read, then updates without RETURNING (see JobClaim: SQLite's
+  // RETURNING is a trigger with a statement journal, and costs more than
+  // the rest of the completion).
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt q, db_->Prepare("SELECT attempt FROM jobs WHERE id = ? AND lease_token = ? AND "
+                           "state = 'running'"));
+  WARDEN_ASSIGN_OR_RETURN(bool row, q.Bind(1, o.ref.id).Bind(2, o.ref.lease_token).Step());
+  if (!row) return false;
+  const int64_t attempt = q.Int(0);
+  q.Reset();
   WARDEN_ASSIGN_OR_RETURN(
       Stmt upd, db_->Prepare("UPDATE jobs SET state = 'succeeded', result = ?, finished_at = ?, "
-                             "lease_expires_at = NULL WHERE id = ? AND lease_token = ? AND "
-                             "state = 'running' RETURNING attempt"));
-  upd.Bind(1, o.result.is_null() ? std::string() : JsonText(o.result));
-  if (o.result.is_null()) upd.BindNull(1);
-  upd.Bind(2, now).Bind(3, o.ref.id).Bind(4, o.ref.lease_token);
-  WARDEN_ASSIGN_OR_RETURN(bool row, upd.Step());
-  if (!row) return false;
-  const int64_t attempt = upd.Int(0);
-  upd.Reset();
+                             "lease_expires_at = NULL WHERE id = ?"));
+  if (o.result.is_null()) {
+    upd.BindNull(1);
+  } else {
+    upd.Bind(1, JsonText(o.result));
+  }
+  WARDEN_RETURN_IF_ERROR(upd.Bind(2, now).Bind(3, o.ref.id).Exec().status());
   WARDEN_ASSIGN_OR_RETURN(
       Stmt att, db_->Prepare("UPDATE attempts SET outcome = 'succeeded', finished_at = ? "
                              "WHERE job_id = ? AND attempt = ?"));

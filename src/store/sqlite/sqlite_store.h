@@ -73,8 +73,9 @@ class SqliteStore final : public Store {
   Result<RescueReport> RescueLocked(const std::string& where, int64_t arg,
                                     const std::string& message, TimeMs now);
   Result<std::vector<AttemptInfo>> AttemptsLocked(JobId id);
-  // Claimable job ids in claim order, at most `limit`, one per concurrency key.
-  Result<std::vector<JobId>> PickLocked(const ClaimParams& p, TimeMs now, int limit);
+  // Claimable jobs in claim order, at most `limit`, one per concurrency
+  // key; `lease` is the per-job lease only.
+  Result<std::vector<JobInfo>> PickLocked(const ClaimParams& p, TimeMs now, int limit);
   // Scheduled or retryable jobs due by `now`, and making them available.
   Result<bool> AnyDueLocked(TimeMs now);
   Result<int> PromoteDueLocked(TimeMs now);
