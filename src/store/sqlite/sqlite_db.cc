@@ -5,6 +5,8 @@
 #include <time.h>
 
 #include <chrono>
+#include <string>
+#include <unordered_map>
 
 namespace warden::sqlite {
 
@@ -23,6 +25,22 @@ int RetryWhileBusy(void* arg, int count) {
   timespec ts{0, us * 1000};
   nanosleep(&ts, nullptr);
   return 1;
+}
+
+// One mutex per database file among this process's connections.
+std::shared_ptr<std::timed_mutex> WritersOf(sqlite3* db) {
+  const char* name = sqlite3_db_filename(db, "main");
+  if (name == nullptr || *name == '\0') return std::make_shared<std::timed_mutex>();
+  static std::mutex registry_mu;
+  static std::unordered_map<std::string, std::weak_ptr<std::timed_mutex>> registry;
+  std::lock_guard lock(registry_mu);
+  std::weak_ptr<std::timed_mutex>& slot = registry[name];
+  std::shared_ptr<std::timed_mutex> m = slot.lock();
+  if (!m) {
+    m = std::make_shared<std::timed_mutex>();
+    slot = m;
+  }
+  return m;
 }
 
 }  // namespace
@@ -132,6 +150,7 @@ Result<std::unique_ptr<Db>> Db::Open(const std::string& path, int busy_timeout_m
   db->busy_ = std::make_unique<BusyWaitState>();
   db->busy_->timeout_ms = busy_timeout_ms;
   sqlite3_busy_handler(raw, RetryWhileBusy, db->busy_.get());
+  db->writers_ = WritersOf(raw);
   return db;
 }
 
@@ -175,8 +194,19 @@ Result<std::unique_ptr<WriteTx>> WriteTx::Begin(Db& db) {
                        "' was deleted, moved or replaced after this process opened it; "
                        "nothing more is written to it");
   }
+  std::unique_lock<std::timed_mutex> writer;
+  if (db.writers_) {
+    // Bounded like SQLite's own wait: a writer of this process stuck in a
+    // long transaction is reported as a busy database, not waited on forever.
+    writer = std::unique_lock(*db.writers_, std::defer_lock);
+    const int timeout_ms = db.busy_ ? db.busy_->timeout_ms : 0;
+    if (!writer.try_lock_for(std::chrono::milliseconds(timeout_ms))) {
+      return Unavailable("sqlite: database is locked (another connection of this process "
+                         "holds the write lock)");
+    }
+  }
   WARDEN_RETURN_IF_ERROR(db.ExecScript("BEGIN IMMEDIATE"));
-  return std::unique_ptr<WriteTx>(new WriteTx(db));
+  return std::unique_ptr<WriteTx>(new WriteTx(db, std::move(writer)));
 }
 
 WriteTx::~WriteTx() {
@@ -185,7 +215,10 @@ WriteTx::~WriteTx() {
 
 Status WriteTx::Commit() {
   Status s = db_.ExecScript("COMMIT");
-  if (s.ok()) done_ = true;
+  if (s.ok()) {
+    done_ = true;
+    if (writer_.owns_lock()) writer_.unlock();
+  }
   return s;
 }
 
