@@ -268,21 +268,29 @@ Result<std::vector<JobId>> PgStore::PickLocked(const ClaimParams& p, TimeMs now)
 Result<std::vector<JobInfo>> PgStore::JobClaim(const ClaimParams& p) {
   std::lock_guard lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
+  const std::optional<int64_t> fake_now =
+      fake_clock_ ? std::optional<int64_t>(fake_clock_->NowMs()) : std::nullopt;
   // FOR SHARE orders this claim against a concurrent declaration of death:
   // either the death waits and then recovers what we claimed, or we see the
-  // worker dead and claim nothing.
+  // worker dead and claim nothing. The same statement makes due scheduled
+  // and retryable jobs available (as PromoteDueLocked does), so a claim
+  // never waits for the sweeper; the pick, a later statement of this
+  // transaction, sees them. One round trip for both.
   WARDEN_ASSIGN_OR_RETURN(
-      Rows w, conn_->Exec("SELECT warden.now_ms() FROM warden.workers WHERE id = $1::bigint "
-                          "AND state = 'active' FOR SHARE",
-                          Params().Add(p.worker)));
+      Rows w,
+      conn_->Exec("WITH w AS MATERIALIZED (SELECT coalesce($2::bigint, warden.now_ms()) AS now "
+                  "FROM warden.workers WHERE id = $1::bigint AND state = 'active' FOR SHARE), "
+                  "promoted AS (UPDATE warden.jobs SET state = 'available' WHERE id IN (SELECT "
+                  "id FROM warden.jobs, w WHERE state IN ('scheduled', 'retryable') AND run_at "
+                  "<= w.now ORDER BY run_at LIMIT 10000 FOR UPDATE OF jobs SKIP LOCKED) "
+                  "RETURNING 1) SELECT w.now, (SELECT count(*) FROM promoted) FROM w",
+                  Params().Add(p.worker).Add(fake_now)));
   if (w.empty()) {
     return FailedPrecondition("worker " + std::to_string(p.worker) +
                               " is not active (declared dead, draining or stopped)");
   }
-  const TimeMs now = fake_clock_ ? fake_clock_->NowMs() : w.Int(0, 0);
-  // Due scheduled and retryable jobs become available first, so a claim
-  // never waits for the sweeper.
-  WARDEN_ASSIGN_OR_RETURN(int promoted, PromoteDueLocked(now));
+  const TimeMs now = w.Int(0, 0);
+  const int64_t promoted = w.Int(0, 1);
   WARDEN_ASSIGN_OR_RETURN(auto ids, PickLocked(p, now));
   if (ids.empty()) {
     // Keep promotions (jobs for other workers' tasks); otherwise roll back.
