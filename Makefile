@@ -32,10 +32,14 @@ test: deps
 # The body of `make test`; run it through `make test`. Each ctest below is
 # wrapped too, so that run alone it still gets a server of its own; inside
 # `make test` the wrapper sees WARDEN_TEST_PG_URL and adds nothing.
+# `bench/run.sh --quick` checks the benchmark harness end to end (every
+# scenario on every system, tiny sizes): it fails when a run fails, never
+# for a speed.
 test-all: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DWARDEN_WERROR=ON $(CMAKE_ARGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 	cd $(BUILD) && $(PG_CLUSTER) run ctest --output-on-failure -j $(JOBS) --timeout 300
+	bench/run.sh --quick --build $(BUILD)
 	FUZZ_SECONDS=$(TEST_FUZZ_SECONDS) ./fuzz/run.sh
 	$(MAKE) test-asan
 	$(MAKE) test-tsan
