@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 
+#include "store/sqlite/sqlite_db.h"
 #include "store/store.h"
 #include "warden/client.h"
 #include "warden/sqlite.h"
@@ -112,6 +115,73 @@ TEST_F(SqliteFileTest, ClientRejectsBadSpecsBeforeStoringAnything) {
   std::vector<JobSpec> batch = {ok, no_task};
   EXPECT_FALSE((*client)->EnqueueMany(batch).has_value());
   EXPECT_EQ((*client)->CountUnfinished().value(), 0) << "a batch is all or nothing";
+}
+
+int Synchronous(sqlite::Db& db) {
+  auto q = db.Prepare("PRAGMA synchronous");
+  EXPECT_TRUE(q.has_value());
+  auto row = q->Step();
+  EXPECT_TRUE(row.has_value() && *row);
+  const int level = static_cast<int>(q->Int(0));
+  q->Reset();
+  return level;
+}
+
+TEST_F(SqliteFileTest, UnsyncedCommitsRelaxTheConnectionOnlyWhileTheyLive) {
+  auto db = sqlite::Db::Open(path_, 1000);
+  ASSERT_TRUE(db.has_value());
+  ASSERT_TRUE((*db)->ExecScript("PRAGMA synchronous=FULL").ok());
+  {
+    auto unsynced = sqlite::UnsyncedCommits::Begin(**db, /*durable=*/true);
+    ASSERT_TRUE(unsynced.has_value());
+    EXPECT_EQ(Synchronous(**db), 1) << "NORMAL";
+  }
+  EXPECT_EQ(Synchronous(**db), 2) << "FULL again";
+  ASSERT_TRUE((*db)->ExecScript("PRAGMA synchronous=NORMAL").ok());
+  {
+    auto unsynced = sqlite::UnsyncedCommits::Begin(**db, /*durable=*/false);
+    ASSERT_TRUE(unsynced.has_value());
+  }
+  EXPECT_EQ(Synchronous(**db), 1) << "a connection opened non-durable stays so";
+}
+
+// Connections of one process to one file queue for the write lock on a
+// shared mutex: a waiter gets it as soon as the holder commits, and gives
+// up after its busy timeout like SQLite's own wait.
+TEST_F(SqliteFileTest, WritersOfOneFileInOneProcessQueueAndGiveUpAfterTheBusyTimeout) {
+  auto a = sqlite::Db::Open(path_, 5000);
+  auto b = sqlite::Db::Open(path_, 200);
+  ASSERT_TRUE(a.has_value() && b.has_value());
+  ASSERT_TRUE((*a)->ExecScript("PRAGMA journal_mode=WAL; CREATE TABLE t (x)").ok());
+
+  auto holder = sqlite::WriteTx::Begin(**a);
+  ASSERT_TRUE(holder.has_value());
+  const auto t0 = std::chrono::steady_clock::now();
+  auto refused = sqlite::WriteTx::Begin(**b);
+  const auto waited = std::chrono::steady_clock::now() - t0;
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().code(), StatusCode::kUnavailable);
+  EXPECT_NE(refused.error().message().find("locked"), std::string::npos);
+  EXPECT_GE(waited, std::chrono::milliseconds(200));
+
+  // A patient one waits for the holder's commit.
+  auto c = sqlite::Db::Open(path_, 30'000);
+  ASSERT_TRUE(c.has_value());
+  auto waiter = std::async(std::launch::async, [&] {
+    auto tx = sqlite::WriteTx::Begin(**c);
+    if (!tx.has_value()) return tx.error();
+    if (Status s = (*c)->ExecScript("INSERT INTO t VALUES (2)"); !s.ok()) return s;
+    return (*tx)->Commit();
+  });
+  ASSERT_TRUE((*a)->ExecScript("INSERT INTO t VALUES (1)").ok());
+  ASSERT_TRUE((*holder)->Commit().ok());
+  const Status second = waiter.get();
+  EXPECT_TRUE(second.ok()) << second.ToString();
+  auto q = (*a)->Prepare("SELECT group_concat(x) FROM t");
+  ASSERT_TRUE(q.has_value());
+  auto row = q->Step();
+  ASSERT_TRUE(row.has_value() && *row);
+  EXPECT_EQ(q->Text(0), "1,2");
 }
 
 }  // namespace

@@ -270,6 +270,43 @@ TEST_P(StoreTest, RepeatedCrashesQuarantineTheJob) {
   EXPECT_EQ(store_->GetStats()->crash_loops, 1);
 }
 
+// A claim returns what it stored (SQLite computes the new values itself
+// rather than reading them back), and each attempt's lease is set afresh:
+// the per-job lease if there is one, else the claiming worker's, never the
+// previous attempt's.
+TEST_P(StoreTest, ClaimReturnsTheStoredRowWithALeaseSetAfresh) {
+  const JobId plain = Add(Spec());
+  JobSpec own = Spec();
+  own.lease = seconds(5);
+  const JobId leased = Add(own);
+  const WorkerId w = RegisterWorker();
+  for (const Millis lease : {seconds(10), seconds(30)}) {
+    auto jobs = Claim(w, 2, lease);
+    ASSERT_EQ(jobs.size(), 2u);
+    for (const JobInfo& claimed : jobs) {
+      const Millis want = claimed.id == leased ? seconds(5) : lease;
+      EXPECT_EQ(claimed.lease, want) << claimed.id;
+      EXPECT_EQ(claimed.lease_expires_at, clock_.NowMs() + want.count());
+      auto stored = store_->JobGet(claimed.id);
+      ASSERT_TRUE(stored.has_value());
+      EXPECT_EQ(stored->state, JobState::kRunning);
+      EXPECT_EQ(stored->worker, claimed.worker);
+      EXPECT_EQ(stored->attempt, claimed.attempt);
+      EXPECT_EQ(stored->lease_token, claimed.lease_token);
+      EXPECT_EQ(stored->lease, claimed.lease);
+      EXPECT_EQ(stored->lease_expires_at, claimed.lease_expires_at);
+      EXPECT_EQ(stored->started_at, claimed.started_at);
+      ASSERT_FALSE(stored->attempts.empty());
+      EXPECT_EQ(stored->attempts.back().lease_token, claimed.lease_token);
+      JobOutcome rel{JobRef{claimed.id, claimed.lease_token}, false, {}, {}};
+      rel.error.kind = ErrorKind::kReleased;
+      ASSERT_TRUE(store_->JobFinishMany(w, std::span(&rel, 1)).has_value());
+    }
+    clock_.Advance(seconds(1));
+  }
+  EXPECT_EQ(store_->JobGet(plain)->attempt, 2);
+}
+
 TEST_P(StoreTest, ReleasedIsNotCharged) {
   JobSpec s = Spec();
   s.max_attempts = 1;

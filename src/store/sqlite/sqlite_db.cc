@@ -222,4 +222,16 @@ Status WriteTx::Commit() {
   return s;
 }
 
+Result<UnsyncedCommits> UnsyncedCommits::Begin(Db& db, bool durable) {
+  if (!durable) return UnsyncedCommits(nullptr);
+  WARDEN_RETURN_IF_ERROR(db.ExecScript("PRAGMA synchronous=NORMAL"));
+  return UnsyncedCommits(&db);
+}
+
+UnsyncedCommits::~UnsyncedCommits() {
+  // A PRAGMA outside a transaction does not touch the file; it cannot fail
+  // short of misuse.
+  if (db_) (void)db_->ExecScript("PRAGMA synchronous=FULL");
+}
+
 }  // namespace warden::sqlite

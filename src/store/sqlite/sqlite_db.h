@@ -108,4 +108,19 @@ class WriteTx {
   bool done_ = false;
 };
 
+// synchronous=NORMAL for the commits made while it lives, FULL again after
+// (a connection opened durable only). Lives outside the transaction: the
+// setting is read when a transaction begins.
+class UnsyncedCommits {
+ public:
+  static Result<UnsyncedCommits> Begin(Db& db, bool durable);
+  UnsyncedCommits(UnsyncedCommits&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
+  UnsyncedCommits& operator=(UnsyncedCommits&&) = delete;
+  ~UnsyncedCommits();
+
+ private:
+  explicit UnsyncedCommits(Db* db) : db_(db) {}
+  Db* db_;  // null: nothing to restore
+};
+
 }  // namespace warden::sqlite

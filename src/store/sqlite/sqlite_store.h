@@ -60,8 +60,8 @@ class SqliteStore final : public Store {
   Result<Stats> GetStats() override;
 
  private:
-  SqliteStore(std::unique_ptr<Db> db, const Clock* clock, std::string wake_dir)
-      : db_(std::move(db)), clock_(clock), wake_dir_(std::move(wake_dir)),
+  SqliteStore(std::unique_ptr<Db> db, const Clock* clock, std::string wake_dir, bool durable)
+      : db_(std::move(db)), clock_(clock), wake_dir_(std::move(wake_dir)), durable_(durable),
         rng_(std::random_device{}()) {}
 
   // Each REQUIRES mu_ held and, for writes, an open transaction.
@@ -87,6 +87,7 @@ class SqliteStore final : public Store {
   std::unique_ptr<Db> db_;
   const Clock* clock_;
   const std::string wake_dir_;  // see wake_socket.h
+  const bool durable_;          // synchronous=FULL (else NORMAL throughout)
   std::mt19937_64 rng_;
 };
 
