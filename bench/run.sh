@@ -70,7 +70,7 @@ else
 fi
 # warden's concurrency: its default (8) and its best on the 2-vCPU machine.
 WARDEN_DEFAULT_CONCURRENCY=8
-WARDEN_TUNED_CONCURRENCY=${WARDEN_TUNED_CONCURRENCY:-128}
+WARDEN_TUNED_CONCURRENCY=${WARDEN_TUNED_CONCURRENCY:-512}
 
 # --- what is needed ------------------------------------------------------------
 version_ge() { [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" = "$2" ]; }
