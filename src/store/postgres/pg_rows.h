@@ -9,6 +9,7 @@ namespace warden::pg {
 
 // Columns of warden.jobs in JobFromRow's order (for SELECT / RETURNING).
 extern const char* const kJobColumns;
+inline constexpr int kJobColumnCount = 30;
 JobInfo JobFromRow(const Rows& r, int row);
 
 // Columns of warden.workers aliased `w`, plus its running-job count.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -207,30 +208,49 @@ Result<int> PgStore::PromoteDueLocked(TimeMs now) {
   return r.affected();
 }
 
-Result<std::vector<JobId>> PgStore::PickLocked(const ClaimParams& p, TimeMs now) {
-  // With exactly one queue the claim index (queue, priority, run_at, id) is
-  // walked in order and the scan stops at the limit, however long the
-  // backlog; `= ANY` serves several queues.
-  std::string sql =
-      "SELECT id, concurrency_key FROM warden.jobs j WHERE state = 'available' "
-      "AND (start_deadline_at IS NULL OR start_deadline_at >= $1::bigint) ";
-  Params params;
-  params.Add(now);
+namespace {
+
+// Claimable jobs of warden.jobs j for `p`: $2 = its queue (or queues), $3
+// its tasks, $4 whether it runs commands (AddClaimableParams); `now` is an
+// SQL expression. With exactly one queue the claim index (queue, priority,
+// run_at, id) is walked in order and the scan stops at the limit, however
+// long the backlog; `= ANY` serves several queues.
+std::string ClaimableWhere(const ClaimParams& p, const std::string& now) {
+  std::string sql = "j.state = 'available' AND (j.start_deadline_at IS NULL OR "
+                    "j.start_deadline_at >= " + now + ") ";
+  sql += p.queues.size() == 1 ? "AND j.queue = $2 "
+                              : "AND ($2::text[] = '{}' OR j.queue = ANY($2::text[])) ";
+  sql +=
+      "AND (j.task = ANY($3::text[]) OR ($4::boolean AND j.command <> '')) "
+      "AND ($4::boolean OR j.command = '') "
+      "AND (j.concurrency_key IS NULL OR NOT EXISTS (SELECT 1 FROM warden.jobs r WHERE "
+      "r.state = 'running' AND r.concurrency_key = j.concurrency_key)) ";
+  return sql;
+}
+
+void AddClaimableParams(Params& params, const ClaimParams& p) {
   if (p.queues.size() == 1) {
-    sql += "AND queue = $2 ";
     params.Add(p.queues[0]);
   } else {
-    sql += "AND ($2::text[] = '{}' OR queue = ANY($2::text[])) ";
     params.AddArray(p.queues);
   }
-  sql +=
-      "AND (task = ANY($3::text[]) OR ($4::boolean AND command <> '')) "
-      "AND ($4::boolean OR command = '') "
-      "AND (concurrency_key IS NULL OR NOT EXISTS (SELECT 1 FROM warden.jobs r WHERE "
-      "r.state = 'running' AND r.concurrency_key = j.concurrency_key)) "
-      "ORDER BY priority DESC, run_at, id LIMIT $5::int FOR UPDATE SKIP LOCKED";
-  params.AddArray(p.tasks).Add(p.allow_commands).Add(p.limit);
-  WARDEN_ASSIGN_OR_RETURN(Rows r, conn_->Exec(sql, params));
+  params.AddArray(p.tasks).Add(p.allow_commands);
+}
+
+constexpr const char* kClaimOrder = "ORDER BY j.priority DESC, j.run_at, j.id ";
+
+}  // namespace
+
+Result<std::vector<JobId>> PgStore::PickLocked(const ClaimParams& p, TimeMs now) {
+  Params params;
+  params.Add(now);
+  AddClaimableParams(params, p);
+  params.Add(p.limit);
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows r, conn_->Exec("SELECT j.id, j.concurrency_key FROM warden.jobs j WHERE " +
+                              ClaimableWhere(p, "$1::bigint") + kClaimOrder +
+                              "LIMIT $5::int FOR UPDATE SKIP LOCKED",
+                          params));
 
   struct Pick {
     JobId id;
@@ -267,9 +287,70 @@ Result<std::vector<JobId>> PgStore::PickLocked(const ClaimParams& p, TimeMs now)
 
 Result<std::vector<JobInfo>> PgStore::JobClaim(const ClaimParams& p) {
   std::lock_guard lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(std::optional<std::vector<JobInfo>> fast, ClaimInOneStatementLocked(p));
+  if (fast.has_value()) return std::move(*fast);
+  return ClaimInTransactionLocked(p);
+}
+
+Result<std::optional<std::vector<JobInfo>>> PgStore::ClaimInOneStatementLocked(
+    const ClaimParams& p) {
+  // One round trip instead of five (BEGIN, worker and promotion, pick,
+  // claim, COMMIT) when nothing needs the transaction's order: no scheduled
+  // or retryable job is due (promoting it first lets it be picked in the
+  // same claim, by priority), and no picked job has a concurrency key (see
+  // ClaimInTransactionLocked). Then it claims nothing and says so.
+  // FOR SHARE orders the claim against a declaration of death, as there.
+  Params params;
+  params.Add(FakeNow());
+  AddClaimableParams(params, p);
+  params.Add(p.limit).Add(p.worker).Add(static_cast<int64_t>(p.default_lease.count()));
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows r,
+      conn_->Exec(
+          std::string(
+              "WITH w AS MATERIALIZED (SELECT coalesce($1::bigint, warden.now_ms()) AS now "
+              "FROM warden.workers WHERE id = $6::bigint AND state = 'active' FOR SHARE), "
+              "pick AS MATERIALIZED (SELECT j.id, j.concurrency_key FROM warden.jobs j, w "
+              "WHERE ") +
+              ClaimableWhere(p, "w.now") + kClaimOrder +
+              "LIMIT $5::int FOR UPDATE OF j SKIP LOCKED), "
+              "fast AS MATERIALIZED (SELECT NOT EXISTS (SELECT 1 FROM pick WHERE "
+              "concurrency_key IS NOT NULL) AND NOT EXISTS (SELECT 1 FROM warden.jobs d, w "
+              "WHERE d.state IN ('scheduled', 'retryable') AND d.run_at <= w.now) AS ok), "
+              "claimed AS (UPDATE warden.jobs j SET state = 'running', worker_id = "
+              "$6::bigint, lease_token = j.lease_token + 1, attempt = j.attempt + 1, "
+              "active_lease_ms = COALESCE(j.lease_ms, $7::bigint), lease_expires_at = w.now + "
+              "COALESCE(j.lease_ms, $7::bigint), started_mark = false, cancel_requested = "
+              "false, started_at = w.now FROM pick, w, fast WHERE j.id = pick.id AND fast.ok "
+              "RETURNING " +
+              kJobColumns +
+              "), att AS (INSERT INTO warden.attempts (job_id, attempt, worker_id, "
+              "lease_token, claimed_at) SELECT id, attempt, $6::bigint, lease_token, "
+              "started_at FROM claimed) "
+              "SELECT c.*, (SELECT count(*) FROM w), (SELECT ok FROM fast) "
+              "FROM (SELECT 1) one LEFT JOIN claimed c ON true",
+          params));
+  // One row at least; the last two columns say whether the worker is active
+  // and whether this statement could claim.
+  const int active_col = kJobColumnCount, fast_col = kJobColumnCount + 1;
+  if (r.empty() || r.Int(0, active_col) == 0) {
+    return FailedPrecondition("worker " + std::to_string(p.worker) +
+                              " is not active (declared dead, draining or stopped)");
+  }
+  if (!r.Bool(0, fast_col)) return std::optional<std::vector<JobInfo>>();
+  std::vector<JobInfo> claimed;
+  for (int i = 0; i < r.size(); ++i) {
+    if (!r.IsNull(i, 0)) claimed.push_back(JobFromRow(r, i));
+  }
+  // In claim order, as the SQLite backend returns them (the pick's order).
+  std::sort(claimed.begin(), claimed.end(), [](const JobInfo& a, const JobInfo& b) {
+    return std::tie(b.priority, a.run_at, a.id) < std::tie(a.priority, b.run_at, b.id);
+  });
+  return std::optional<std::vector<JobInfo>>(std::move(claimed));
+}
+
+Result<std::vector<JobInfo>> PgStore::ClaimInTransactionLocked(const ClaimParams& p) {
   WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
-  const std::optional<int64_t> fake_now =
-      fake_clock_ ? std::optional<int64_t>(fake_clock_->NowMs()) : std::nullopt;
   // FOR SHARE orders this claim against a concurrent declaration of death:
   // either the death waits and then recovers what we claimed, or we see the
   // worker dead and claim nothing. The same statement makes due scheduled
@@ -284,7 +365,7 @@ Result<std::vector<JobInfo>> PgStore::JobClaim(const ClaimParams& p) {
                   "id FROM warden.jobs, w WHERE state IN ('scheduled', 'retryable') AND run_at "
                   "<= w.now ORDER BY run_at LIMIT 10000 FOR UPDATE OF jobs SKIP LOCKED) "
                   "RETURNING 1) SELECT w.now, (SELECT count(*) FROM promoted) FROM w",
-                  Params().Add(p.worker).Add(fake_now)));
+                  Params().Add(p.worker).Add(FakeNow())));
   if (w.empty()) {
     return FailedPrecondition("worker " + std::to_string(p.worker) +
                               " is not active (declared dead, draining or stopped)");
@@ -412,16 +493,18 @@ Result<std::vector<bool>> PgStore::JobFinishMany(WorkerId worker,
                                                  std::span<const JobOutcome> outcomes) {
   std::lock_guard lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
-  WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
   // Lock the rows in id order first: a heartbeat or a rescue locking the
-  // same worker's jobs does so in the same order, so none can deadlock.
+  // same worker's jobs does so in the same order, so none can deadlock. The
+  // same round trip reads the time.
   std::vector<int64_t> all;
   for (const JobOutcome& o : outcomes) all.push_back(o.ref.id);
-  WARDEN_RETURN_IF_ERROR(conn_
-                             ->Exec("SELECT id FROM warden.jobs WHERE id = ANY($1::bigint[]) "
-                                    "ORDER BY id FOR UPDATE",
-                                    Params().AddArray(all))
-                             .status());
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows locked,
+      conn_->Exec("WITH l AS MATERIALIZED (SELECT id FROM warden.jobs WHERE id = "
+                  "ANY($1::bigint[]) ORDER BY id FOR UPDATE) SELECT coalesce($2::bigint, "
+                  "warden.now_ms()), (SELECT count(*) FROM l)",
+                  Params().AddArray(all).Add(FakeNow())));
+  const TimeMs now = locked.Int(0, 0);
 
   std::vector<bool> accepted(outcomes.size(), false);
   std::vector<int64_t> ids, tokens;

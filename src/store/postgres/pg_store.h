@@ -70,9 +70,19 @@ class PgStore final : public Store {
   // Each REQUIRES mu_ held and, for writes, an open transaction (but
   // InsertBatchLocked, a single statement, which needs none).
   Result<TimeMs> NowLocked();
+  // The test clock's time, for statements that otherwise read the server's
+  // (coalesce($n, warden.now_ms())).
+  std::optional<int64_t> FakeNow() const {
+    return fake_clock_ ? std::optional<int64_t>(fake_clock_->NowMs()) : std::nullopt;
+  }
   Result<std::vector<EnqueueResult>> InsertBatchLocked(std::span<const JobSpec> specs,
                                                        std::optional<TimeMs> now);
   Result<EnqueueResult> InsertUniqueLocked(const JobSpec& spec, TimeMs now);
+  // A claim as one statement; nullopt (nothing claimed) where it needs
+  // ClaimInTransactionLocked: due jobs to promote first, or concurrency keys.
+  Result<std::optional<std::vector<JobInfo>>> ClaimInOneStatementLocked(const ClaimParams& p);
+  // Promotes due jobs, picks, locks the picked concurrency keys, claims.
+  Result<std::vector<JobInfo>> ClaimInTransactionLocked(const ClaimParams& p);
   Result<std::vector<JobId>> PickLocked(const ClaimParams& p, TimeMs now);
   Result<int> PromoteDueLocked(TimeMs now);
   // Applies a failed outcome (fenced). false: fenced off.
