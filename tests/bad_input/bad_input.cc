@@ -136,21 +136,7 @@ CliResult BadInputTest::Warden(const std::string& db, const std::vector<std::str
   }
   argv.insert(argv.end(), {WARDEN_BIN, "--db", db});
   argv.insert(argv.end(), args.begin(), args.end());
-  const std::string base = dir() + "/run-" + std::to_string(++run_seq_);
-  auto child = wt::Child::Spawn(argv, base + ".out", base + ".err");
-  CliResult r;
-  if (!child->WaitExit(timeout)) {
-    child->Kill();
-    ADD_FAILURE() << "warden " << (args.empty() ? "" : args[0]) << " did not finish in "
-                  << timeout.count() << " ms";
-  }
-  r.exit_code = child->ExitCode();
-  r.out = child->Stdout();
-  r.err = child->Stderr();
-  r.json = Json::parse(r.out, nullptr, /*allow_exceptions=*/false);
-  std::remove((base + ".out").c_str());
-  std::remove((base + ".err").c_str());
-  return r;
+  return wt::RunToExit(argv, dir() + "/run-" + std::to_string(++run_seq_), timeout);
 }
 
 std::vector<std::vector<std::string>> BadInputTest::EveryKindOfCommand() {

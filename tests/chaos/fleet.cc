@@ -1,94 +1,30 @@
 #include "fleet.h"
 
-#include <dirent.h>
 #include <signal.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <map>
 #include <set>
-#include <sstream>
 #include <thread>
 
 #include "core/duration.h"
 #include "ledger.h"
+#include "proc.h"
 
 namespace chaos {
 namespace {
 
-std::map<pid_t, pid_t> ParentsOfAll() {
-  std::map<pid_t, pid_t> out;
-  DIR* d = opendir("/proc");
-  if (d == nullptr) return out;
-  while (dirent* e = readdir(d)) {
-    char* end = nullptr;
-    const long pid = std::strtol(e->d_name, &end, 10);
-    if (end == e->d_name || *end != '\0') continue;
-    const std::string stat =
-        pt::ReadFile("/proc/" + std::string(e->d_name) + "/stat");
-    const size_t paren = stat.rfind(')');
-    if (paren == std::string::npos) continue;
-    std::istringstream rest(stat.substr(paren + 1));
-    std::string state;
-    long ppid = 0;
-    if (rest >> state >> ppid)
-      out[static_cast<pid_t>(pid)] = static_cast<pid_t>(ppid);
-  }
-  closedir(d);
-  return out;
-}
-
-// NAME=VALUE from /proc/PID/environ ("" if absent or unreadable).
-std::string EnvOf(pid_t pid, const std::string& name) {
-  const std::string env =
-      pt::ReadFile("/proc/" + std::to_string(pid) + "/environ");
-  const std::string key = name + "=";
-  size_t pos = 0;
-  while (pos < env.size()) {
-    const size_t end = env.find('\0', pos);
-    const std::string entry =
-        env.substr(pos, end == std::string::npos ? end : end - pos);
-    if (entry.rfind(key, 0) == 0) return entry.substr(key.size());
-    if (end == std::string::npos) break;
-    pos = end + 1;
-  }
-  return "";
-}
+using proc::EnvOf;
 
 char StateOf(pid_t pid) {
-  const std::string stat =
-      pt::ReadFile("/proc/" + std::to_string(pid) + "/stat");
-  const size_t paren = stat.rfind(')');
-  return paren == std::string::npos || paren + 2 >= stat.size()
-             ? 'X'
-             : stat[paren + 2];
+  const auto st = proc::StatOf(pid);
+  return st ? st->state : 'X';
 }
 
 }  // namespace
 
-bool AllThreadsStopped(pid_t pid) {
-  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
-  DIR* d = opendir(dir.c_str());
-  if (d == nullptr) return false;
-  bool all = true;
-  int n = 0;
-  while (dirent* e = readdir(d)) {
-    if (e->d_name[0] == '.') continue;
-    ++n;
-    const std::string stat = pt::ReadFile(dir + "/" + e->d_name + "/stat");
-    const size_t paren = stat.rfind(')');
-    if (paren == std::string::npos || paren + 2 >= stat.size() ||
-        (stat[paren + 2] != 'T' && stat[paren + 2] != 't')) {
-      all = false;
-    }
-  }
-  closedir(d);
-  return all && n > 0;
-}
-
 std::vector<std::pair<pid_t, std::string>> LeftoverProcesses() {
   std::vector<std::pair<pid_t, std::string>> out;
-  for (pid_t p : DescendantsOf(getpid())) {
+  for (pid_t p : proc::DescendantsOf(getpid())) {
     const char st = StateOf(p);
     if (st == 'Z' || st == 'X') continue;
     char exe[512] = {};
@@ -107,22 +43,6 @@ std::vector<std::pair<pid_t, std::string>> LeftoverProcesses() {
   return out;
 }
 
-std::vector<pid_t> DescendantsOf(pid_t root) {
-  std::multimap<pid_t, pid_t> children;
-  for (const auto& [pid, ppid] : ParentsOfAll()) children.emplace(ppid, pid);
-  std::vector<pid_t> out;
-  std::vector<pid_t> todo = {root};
-  while (!todo.empty()) {
-    const pid_t p = todo.back();
-    todo.pop_back();
-    auto [lo, hi] = children.equal_range(p);
-    for (auto it = lo; it != hi; ++it) {
-      out.push_back(it->second);
-      todo.push_back(it->second);
-    }
-  }
-  return out;
-}
 
 Fleet::Fleet(FleetConfig config) : cfg_(std::move(config)) {
   const int n = cfg_.command_workers + cfg_.inproc_workers;
@@ -263,7 +183,7 @@ int64_t Fleet::Freeze(int slot, bool host,
   for (int attempt = 0; attempt < 20 && at < 0; ++attempt) {
     kill(pid, SIGSTOP);
     const int64_t sent = WallMs();
-    if (!pt::WaitFor([&] { return AllThreadsStopped(pid) || s.proc->Exited(); },
+    if (!pt::WaitFor([&] { return proc::AllThreadsStopped(pid) || s.proc->Exited(); },
                      Millis(5000), Millis(2)) ||
         s.proc->Exited()) {
       kill(pid, SIGCONT);
@@ -284,7 +204,7 @@ int64_t Fleet::Freeze(int slot, bool host,
     std::set<pid_t> stopped;
     for (int round = 0; round < 10; ++round) {
       bool fresh = false;
-      for (pid_t p : DescendantsOf(pid)) {
+      for (pid_t p : proc::DescendantsOf(pid)) {
         if (stopped.insert(p).second) {
           kill(p, SIGSTOP);
           s.frozen_under.push_back(p);
@@ -313,7 +233,7 @@ std::vector<JobProcess> Fleet::JobProcesses() const {
   for (int i = 0; i < slots(); ++i) {
     const Slot& s = slots_[static_cast<size_t>(i)];
     if (!s.command || !Up(i)) continue;
-    for (pid_t p : DescendantsOf(s.proc->pid())) {
+    for (pid_t p : proc::DescendantsOf(s.proc->pid())) {
       char exe[512] = {};
       const ssize_t n = readlink(
           ("/proc/" + std::to_string(p) + "/exe").c_str(), exe, sizeof exe - 1);

@@ -109,9 +109,4 @@ class Fleet {
 // pg-cluster.sh is re-parented to us and is stopped by its own script.
 std::vector<std::pair<pid_t, std::string>> LeftoverProcesses();
 
-// Every thread of `pid` is stopped (a SIGSTOP group stop is complete).
-bool AllThreadsStopped(pid_t pid);
-// Processes under `pid` (children, grandchildren, ...).
-std::vector<pid_t> DescendantsOf(pid_t pid);
-
 }  // namespace chaos

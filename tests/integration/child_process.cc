@@ -1,6 +1,5 @@
 #include "child_process.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -10,115 +9,25 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <map>
-#include <sstream>
 #include <stdexcept>
 #include <thread>
 
 #include "env/process.h"
+#include "proc.h"
 
 extern char** environ;
 
 namespace wt {
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-namespace {
-
-// ppid of every process in /proc (pid -> ppid).
-std::map<pid_t, pid_t> ProcessParents() {
-  std::map<pid_t, pid_t> out;
-  DIR* d = opendir("/proc");
-  if (d == nullptr) return out;
-  while (dirent* e = readdir(d)) {
-    char* end = nullptr;
-    const long pid = std::strtol(e->d_name, &end, 10);
-    if (end == e->d_name || *end != '\0') continue;
-    const std::string stat = ReadFile("/proc/" + std::string(e->d_name) + "/stat");
-    const size_t paren = stat.rfind(')');
-    if (paren == std::string::npos) continue;
-    std::istringstream rest(stat.substr(paren + 1));
-    std::string state;
-    long ppid = 0;
-    rest >> state >> ppid;
-    out[static_cast<pid_t>(pid)] = static_cast<pid_t>(ppid);
-  }
-  closedir(d);
-  return out;
-}
-
-// Every descendant of this process (thanks to the subreaper flag that is
-// every process a test started, directly or not). Zombies included.
-std::vector<pid_t> Descendants() {
-  const auto parents = ProcessParents();
-  std::multimap<pid_t, pid_t> children;
-  for (const auto& [pid, ppid] : parents) children.emplace(ppid, pid);
-  std::vector<pid_t> out;
-  std::vector<pid_t> todo = {getpid()};
-  while (!todo.empty()) {
-    const pid_t p = todo.back();
-    todo.pop_back();
-    auto [lo, hi] = children.equal_range(p);
-    for (auto it = lo; it != hi; ++it) {
-      out.push_back(it->second);
-      todo.push_back(it->second);
-    }
-  }
-  return out;
-}
-
-bool IsZombie(pid_t pid) {
-  const std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
-  const size_t paren = stat.rfind(')');
-  if (paren == std::string::npos || paren + 2 >= stat.size()) return true;  // gone
-  return stat[paren + 2] == 'Z' || stat[paren + 2] == 'X';
-}
-
-}  // namespace
-
 void KillAllDescendants() {
-  for (int round = 0; round < 200; ++round) {
-    bool any = false;
-    for (pid_t pid : Descendants()) {
-      if (IsZombie(pid)) continue;
-      any = true;
-      const pid_t pgid = getpgid(pid);
-      if (pgid > 0 && pgid != getpgrp() && pgid == pid) kill(-pgid, SIGKILL);
-      kill(pid, SIGKILL);
-    }
+  const auto reap = [] {
     int status;
     while (waitpid(-1, &status, WNOHANG) > 0) {
     }
-    if (!any) return;
-    std::this_thread::sleep_for(Millis(10));
+  };
+  if (!proc::KillAllDescendants(reap, 200)) {
+    ADD_FAILURE() << "could not kill every process the test started";
   }
-  ADD_FAILURE() << "could not kill every process the test started";
-}
-
-bool AllThreadsStopped(pid_t pid) {
-  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
-  DIR* d = opendir(dir.c_str());
-  if (d == nullptr) return false;
-  bool all = true;
-  int n = 0;
-  while (dirent* e = readdir(d)) {
-    if (e->d_name[0] == '.') continue;
-    ++n;
-    const std::string stat = ReadFile(dir + "/" + e->d_name + "/stat");
-    const size_t paren = stat.rfind(')');
-    if (paren == std::string::npos || paren + 2 >= stat.size() ||
-        (stat[paren + 2] != 'T' && stat[paren + 2] != 't')) {
-      all = false;
-    }
-  }
-  closedir(d);
-  return all && n > 0;
 }
 
 bool WaitFor(const std::function<bool()>& cond, Millis timeout, Millis every) {

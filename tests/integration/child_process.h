@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "proc.h"
+
 namespace wt {
 
 using Millis = std::chrono::milliseconds;
@@ -68,9 +70,8 @@ class Child {
   std::string out_path_, err_path_;
 };
 
-std::string ReadFile(const std::string& path);
-// Every thread of `pid` is stopped (a SIGSTOP group stop is complete).
-bool AllThreadsStopped(pid_t pid);
+using proc::AllThreadsStopped;
+using proc::ReadFile;
 // SIGKILLs every descendant of this process (with the subreaper flag set,
 // that is every process a test started, directly or not) until none runs,
 // and reaps those that became our children.

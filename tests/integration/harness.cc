@@ -153,16 +153,15 @@ Worker* IntegrationTest::WorkerByPid(pid_t pid) {
   return nullptr;
 }
 
-CliResult IntegrationTest::Cli(const std::vector<std::string>& args, bool json, Millis timeout) {
-  std::vector<std::string> argv = {WARDEN_BIN, "--db", db_};
-  if (json) argv.push_back("--json");
-  argv.insert(argv.end(), args.begin(), args.end());
-  const std::string base = dir_ + "/cli-" + std::to_string(++cli_seq_);
+CliResult RunToExit(const std::vector<std::string>& argv, const std::string& base,
+                    Millis timeout) {
   auto child = Child::Spawn(argv, base + ".out", base + ".err");
   CliResult r;
   if (!child->WaitExit(timeout)) {
     child->Kill();
-    ADD_FAILURE() << "warden " << args.at(0) << " did not finish in " << timeout.count() << "ms";
+    std::string command;
+    for (const std::string& a : argv) command += (command.empty() ? "" : " ") + a;
+    ADD_FAILURE() << "`" << command << "` did not finish in " << timeout.count() << " ms";
   }
   r.exit_code = child->ExitCode();
   r.out = child->Stdout();
@@ -171,6 +170,13 @@ CliResult IntegrationTest::Cli(const std::vector<std::string>& args, bool json, 
   std::remove((base + ".out").c_str());
   std::remove((base + ".err").c_str());
   return r;
+}
+
+CliResult IntegrationTest::Cli(const std::vector<std::string>& args, bool json, Millis timeout) {
+  std::vector<std::string> argv = {WARDEN_BIN, "--db", db_};
+  if (json) argv.push_back("--json");
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunToExit(argv, dir_ + "/cli-" + std::to_string(++cli_seq_), timeout);
 }
 
 int64_t IntegrationTest::Add(const std::string& cmd, const std::vector<std::string>& flags) {

@@ -73,6 +73,12 @@ struct CliResult {
 
 // One line a job appended to the ledger:
 //   JOB_ID ATTEMPT LEASE_TOKEN EVENT [ARGS...]
+// Runs `argv` until it exits (killed, and a test failure, after `timeout`),
+// with its stdout and stderr through the files `base`.out and `base`.err,
+// removed after; stdout is parsed as JSON where it is JSON.
+CliResult RunToExit(const std::vector<std::string>& argv, const std::string& base,
+                    Millis timeout);
+
 struct LedgerLine {
   int64_t job = 0;
   int attempt = 0;

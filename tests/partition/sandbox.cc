@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "env/process.h"
+#include "proc.h"
 
 extern char** environ;
 
@@ -59,61 +60,6 @@ int DecodeStatus(int status) {
   return -1;
 }
 
-// (state, pgrp, ppid) of a process from /proc/PID/stat; false if gone.
-bool StatOf(pid_t pid, char* state, pid_t* pgrp, pid_t* ppid) {
-  const std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
-  const size_t paren = stat.rfind(')');
-  if (paren == std::string::npos) return false;
-  std::istringstream rest(stat.substr(paren + 1));
-  std::string st;
-  long pp = 0, pg = 0;
-  if (!(rest >> st >> pp >> pg) || st.empty()) return false;
-  *state = st[0];
-  *pgrp = static_cast<pid_t>(pg);
-  *ppid = static_cast<pid_t>(pp);
-  return true;
-}
-
-template <typename F>
-void ForEachProcess(F f) {
-  DIR* d = opendir("/proc");
-  if (d == nullptr) return;
-  while (dirent* e = readdir(d)) {
-    char* end = nullptr;
-    const long pid = std::strtol(e->d_name, &end, 10);
-    if (end == e->d_name || *end != '\0') continue;
-    char state;
-    pid_t pgrp, ppid;
-    if (StatOf(static_cast<pid_t>(pid), &state, &pgrp, &ppid)) {
-      f(static_cast<pid_t>(pid), state, pgrp, ppid);
-    }
-  }
-  closedir(d);
-}
-
-std::vector<pid_t> Descendants() {
-  std::multimap<pid_t, pid_t> children;
-  ForEachProcess([&](pid_t pid, char, pid_t, pid_t ppid) { children.emplace(ppid, pid); });
-  std::vector<pid_t> out;
-  std::vector<pid_t> todo = {getpid()};
-  while (!todo.empty()) {
-    const pid_t p = todo.back();
-    todo.pop_back();
-    auto [lo, hi] = children.equal_range(p);
-    for (auto it = lo; it != hi; ++it) {
-      out.push_back(it->second);
-      todo.push_back(it->second);
-    }
-  }
-  return out;
-}
-
-bool IsZombie(pid_t pid) {
-  char state;
-  pid_t pgrp, ppid;
-  if (!StatOf(pid, &state, &pgrp, &ppid)) return true;  // gone
-  return state == 'Z' || state == 'X';
-}
 
 // environ plus `extra` (K=V; replaces an inherited K).
 std::vector<std::string> EnvWith(const std::vector<std::string>& extra) {
@@ -219,13 +165,6 @@ bool WaitFor(const std::function<bool()>& cond, Millis timeout, Millis every) {
   }
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::optional<std::string> FindTool(const std::string& name) {
   std::vector<std::string> dirs;
   const char* path = std::getenv("PATH");
@@ -316,37 +255,24 @@ void ReapChildren() {
 }
 
 void KillAllDescendants() {
-  for (int round = 0; round < 500; ++round) {
-    bool any = false;
-    for (pid_t pid : Descendants()) {
-      if (IsZombie(pid)) continue;
-      any = true;
-      const pid_t pgid = getpgid(pid);
-      if (pgid > 0 && pgid != getpgrp() && pgid == pid) kill(-pgid, SIGKILL);
-      kill(pid, SIGKILL);
-    }
-    ReapChildren();
-    if (!any) return;
-    std::this_thread::sleep_for(Millis(10));
+  if (!proc::KillAllDescendants(ReapChildren, 500)) {
+    std::fprintf(stderr, "[ sandbox  ] could not kill every process the test started\n");
   }
-  std::fprintf(stderr, "[ sandbox  ] could not kill every process the test started\n");
 }
 
 bool GroupAlive(pid_t pgid) {
   if (pgid <= 0) return false;
   if (kill(-pgid, 0) != 0 && errno == ESRCH) return false;
   // Usually the leader still runs: one file read decides.
-  char state;
-  pid_t pgrp, ppid;
-  if (StatOf(pgid, &state, &pgrp, &ppid) && pgrp == pgid && state != 'Z' && state != 'X') {
-    return true;
-  }
+  const auto runs = [pgid](const proc::Stat& st) {
+    return st.pgrp == pgid && st.state != 'Z' && st.state != 'X';
+  };
+  if (auto leader = proc::StatOf(pgid); leader && runs(*leader)) return true;
   // Zombies count for kill(); look for a member that really runs.
-  bool alive = false;
-  ForEachProcess([&](pid_t, char state, pid_t pgrp, pid_t) {
-    if (pgrp == pgid && state != 'Z' && state != 'X') alive = true;
-  });
-  return alive;
+  for (const auto& [pid, st] : proc::AllProcesses()) {
+    if (runs(st)) return true;
+  }
+  return false;
 }
 
 // ---- Network ----

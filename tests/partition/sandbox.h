@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "proc.h"
+
 namespace pt {
 
 using Millis = std::chrono::milliseconds;
@@ -31,7 +33,7 @@ int64_t NowMs();
 int64_t ParseTime(const std::string& rfc3339);
 
 bool WaitFor(const std::function<bool()>& cond, Millis timeout, Millis every = Millis(20));
-std::string ReadFile(const std::string& path);
+using proc::ReadFile;
 // An executable by name: PATH first, then the sbin directories (ctest may run
 // without them in PATH).
 std::optional<std::string> FindTool(const std::string& name);
