@@ -214,45 +214,37 @@ if want bulk; then
   done
 fi
 
-if want throughput; then
+# each_variant SCENARIO PGBOSS_DEFAULT_SECONDS ARGS...: RUNS rounds of
+# SCENARIO (with ARGS) on every system at its default and tuned settings.
+# pg-boss at its defaults takes one job per 2 s poll, so its run is
+# time-bounded.
+each_variant() {
+  local scenario=$1 pgboss_bound=$2 r s v conc bound
+  shift 2
   for r in $(seq 1 "$RUNS"); do
     for s in "${WARDENS[@]}"; do
-      step "throughput $s default run $r" "$WBENCH" throughput --db "$(db_for "$s")" --jobs "$JOBS" \
-        --concurrency "$WARDEN_DEFAULT_CONCURRENCY" --variant default --run "$r"
-      step "throughput $s tuned run $r" "$WBENCH" throughput --db "$(db_for "$s")" --jobs "$JOBS" \
-        --concurrency "$WARDEN_TUNED_CONCURRENCY" --variant tuned --run "$r"
-    done
-    for s in "${PEER_LIST[@]}"; do
-      bound=()
-      # pg-boss's defaults poll every 2 s for one job: 50,000 would take a day.
-      [ "$s" = pg-boss ] && bound=(--max-seconds "$SLOW_DEFAULT_SECONDS")
-      step "throughput $s default run $r" "${PEER[@]}" "$s" throughput --jobs "$JOBS" \
-        --variant default "${bound[@]}" --run "$r" $(peer_store "$s")
-      step "throughput $s tuned run $r" "${PEER[@]}" "$s" throughput --jobs "$JOBS" \
-        --variant tuned --run "$r" $(peer_store "$s")
-    done
-  done
-fi
-
-if want latency; then
-  for r in $(seq 1 "$RUNS"); do
-    for s in "${WARDENS[@]}"; do
-      step "latency $s default run $r" "$WBENCH" latency --db "$(db_for "$s")" --jobs "$LAT_JOBS" \
-        --concurrency "$WARDEN_DEFAULT_CONCURRENCY" --variant default --run "$r"
-      step "latency $s tuned run $r" "$WBENCH" latency --db "$(db_for "$s")" --jobs "$LAT_JOBS" \
-        --concurrency "$WARDEN_TUNED_CONCURRENCY" --variant tuned --run "$r"
+      for v in default tuned; do
+        conc=$WARDEN_DEFAULT_CONCURRENCY
+        [ "$v" = tuned ] && conc=$WARDEN_TUNED_CONCURRENCY
+        step "$scenario $s $v run $r" "$WBENCH" "$scenario" --db "$(db_for "$s")" "$@" \
+          --concurrency "$conc" --variant "$v" --run "$r"
+      done
     done
     for s in "${PEER_LIST[@]}"; do
       for v in default tuned; do
         bound=()
-        # pg-boss's defaults take one job per 2 s poll: 100 jobs/s outrun them.
-        [ "$s" = pg-boss ] && [ "$v" = default ] && bound=(--max-seconds $((LAT_JOBS / 100 + 10)))
-        step "latency $s $v run $r" "${PEER[@]}" "$s" latency --jobs "$LAT_JOBS" \
-          --variant "$v" "${bound[@]}" --run "$r" $(peer_store "$s")
+        [ "$s" = pg-boss ] && [ "$v" = default ] && bound=(--max-seconds "$pgboss_bound")
+        step "$scenario $s $v run $r" "${PEER[@]}" "$s" "$scenario" "$@" --variant "$v" \
+          "${bound[@]}" --run "$r" $(peer_store "$s")
       done
     done
   done
-fi
+}
+
+# Throughput: 50,000 jobs would take pg-boss's defaults a day. Latency: 100
+# jobs/s outrun them; the bound is the jobs' arrival time plus 10 s.
+if want throughput; then each_variant throughput "$SLOW_DEFAULT_SECONDS" --jobs "$JOBS"; fi
+if want latency; then each_variant latency $((LAT_JOBS / 100 + 10)) --jobs "$LAT_JOBS"; fi
 
 # rescue_runs SYSTEM VARIANT ARGS...: up to RUNS runs; after a run that
 # reached the bound the others would too (the documented bound is longer),
