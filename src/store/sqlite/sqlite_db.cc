@@ -27,23 +27,38 @@ int RetryWhileBusy(void* arg, int count) {
   return 1;
 }
 
-// One mutex per database file among this process's connections.
-std::shared_ptr<std::timed_mutex> WritersOf(sqlite3* db) {
+// One lock per database file among this process's connections.
+std::shared_ptr<WriterLock> WritersOf(sqlite3* db) {
   const char* name = sqlite3_db_filename(db, "main");
-  if (name == nullptr || *name == '\0') return std::make_shared<std::timed_mutex>();
+  if (name == nullptr || *name == '\0') return std::make_shared<WriterLock>();
   static std::mutex registry_mu;
-  static std::unordered_map<std::string, std::weak_ptr<std::timed_mutex>> registry;
+  static std::unordered_map<std::string, std::weak_ptr<WriterLock>> registry;
   std::lock_guard lock(registry_mu);
-  std::weak_ptr<std::timed_mutex>& slot = registry[name];
-  std::shared_ptr<std::timed_mutex> m = slot.lock();
+  std::weak_ptr<WriterLock>& slot = registry[name];
+  std::shared_ptr<WriterLock> m = slot.lock();
   if (!m) {
-    m = std::make_shared<std::timed_mutex>();
+    m = std::make_shared<WriterLock>();
     slot = m;
   }
   return m;
 }
 
 }  // namespace
+
+bool WriterLock::try_lock_for(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  if (!freed_.wait_for(lock, timeout, [&] { return !held_; })) return false;
+  held_ = true;
+  return true;
+}
+
+void WriterLock::unlock() {
+  {
+    std::lock_guard lock(mu_);
+    held_ = false;
+  }
+  freed_.notify_one();
+}
 
 Status StatusFromCode(int rc, sqlite3* db, const std::string& context) {
   const int primary = rc & 0xff;
@@ -194,7 +209,7 @@ Result<std::unique_ptr<WriteTx>> WriteTx::Begin(Db& db) {
                        "' was deleted, moved or replaced after this process opened it; "
                        "nothing more is written to it");
   }
-  std::unique_lock<std::timed_mutex> writer;
+  std::unique_lock<WriterLock> writer;
   if (db.writers_) {
     // Bounded like SQLite's own wait: a writer of this process stuck in a
     // long transaction is reported as a busy database, not waited on forever.
