@@ -108,8 +108,8 @@ class Db {
 // Write transactions of one process on one file first queue on a mutex the
 // connections share. Waiting in SQLite's busy handler instead means sleeping
 // in steps, so the lock sat idle after each commit while the next writer
-// slept: a worker's claims and completions lost a third of their speed to
-// it. Other processes still meet at SQLite's own lock.
+// slept: a worker's claims and completions lost about a quarter of their
+// speed to it. Other processes still meet at SQLite's own lock.
 class WriteTx {
  public:
   static Result<std::unique_ptr<WriteTx>> Begin(Db& db);
