@@ -128,14 +128,19 @@ inline std::string OneLine(std::string_view text, size_t max) {
 
 // Strict JSON from outside (a payload, a command job's `checkpoint JSON` or
 // `result JSON` line): refuses text that is not one valid JSON document,
-// is not UTF-8, or nests deeper than kMaxJsonDepth (checked before parsing,
-// without recursion). Errors are kInvalidArgument, one line of at most about
+// is not UTF-8, holds a NUL byte, or nests deeper than kMaxJsonDepth
+// (checked before parsing, without recursion). Errors are kInvalidArgument, one line of at most about
 // 150 bytes, phrased to follow a subject: "the payload " + message reads
 // "the payload is not valid JSON: {bad", "the payload nests deeper than 512
 // levels", "the payload is not valid JSON: not UTF-8 at byte 3 (0xe9)".
 inline Result<Json> ParseJsonText(std::string_view text) {
   if (json_text_internal::NestsDeeperThan(text, kMaxJsonDepth)) {
     return InvalidArgument("nests deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+  }
+  // nlohmann's lexer takes a NUL byte for the end of input, so "1\0junk"
+  // would read as 1 and drop the rest. JSON text never holds a raw NUL.
+  if (const size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    return InvalidArgument("is not valid JSON: a NUL byte at byte " + std::to_string(nul));
   }
   Json j = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
   if (!j.is_discarded()) return j;

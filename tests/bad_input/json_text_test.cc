@@ -51,7 +51,10 @@ TEST(ParseJsonText, RefusesMalformedTextOnOneLine) {
   ExpectInvalid(ParseJsonText("\"\\ud800\""), "is not valid JSON");
   ExpectInvalid(ParseJsonText(""), "is not valid JSON: the text is empty");
   ExpectInvalid(ParseJsonText(" \n"), "is not valid JSON: the text is empty");
-  ExpectInvalid(ParseJsonText(std::string("{\"a\":\0}", 7)), "is not valid JSON: {\"a\":?}");
+  // The parser stops at a NUL byte; nothing after one may be dropped.
+  ExpectInvalid(ParseJsonText(std::string("{\"a\":\0}", 7)), "is not valid JSON: a NUL byte at byte 5");
+  ExpectInvalid(ParseJsonText(std::string("1\0junk", 6)), "is not valid JSON: a NUL byte at byte 1");
+  ExpectInvalid(ParseJsonText(std::string("\"a\"\0", 4)), "a NUL byte at byte 3");
   // A long document is quoted in part.
   ExpectInvalid(ParseJsonText("[" + std::string(10'000, '1') + ",]"), "...");
 }
@@ -87,6 +90,9 @@ TEST(ParseStoredJson, NeverThrowsAndAlwaysDumps) {
   EXPECT_TRUE(ParseStoredJson("").is_null());
   EXPECT_EQ(ParseStoredJson("{\"a\":1}"), Json({{"a", 1}}));
   EXPECT_EQ(ParseStoredJson("not json"), Json("not json"));
+  // Text after a NUL byte is kept, not cut off by the parser.
+  const std::string with_nul("0\0\0rest", 7);
+  EXPECT_EQ(ParseStoredJson(with_nul), Json(with_nul));
   // Neither JSON nor UTF-8: a string with U+FFFD, which a strict dump()
   // (`warden jobs show`, a command job's stdin) can write. It threw
   // type_error.316 and aborted `warden jobs show`.

@@ -66,6 +66,7 @@ TEST_P(PayloadTest, MalformedJsonOnStdinIsAUsageErrorOnOneLine) {
       "",                              // empty stdin
       std::string("\xff\xfe\x00\x01garbage", 11),
       "{\"a\": 1}\n{\"b\": 2}\n",  // two documents
+      std::string("{\"a\": 1}\0junk", 13),  // was stored as {"a": 1}, the rest dropped
   };
   for (const std::string& text : bad) {
     CliResult r = Warden(db(), {"add", "t", "-"}, Stdin(text));
