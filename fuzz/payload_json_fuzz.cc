@@ -1,6 +1,7 @@
 // Payload JSON as `warden add TASK PAYLOAD` (or `-` and stdin) takes it, and
 // as the Client validates and stores it. Checks: the CLI accepts exactly the
-// valid JSON (by nlohmann's own reading) nested at most 512 deep, and refuses
+// valid JSON (by nlohmann's own reading) nested at most 512 deep and free of
+// NUL bytes (nlohmann's reading stops at one), and refuses
 // the rest with one InvalidArgument line (too deep or not JSON); an
 // accepted payload either passes ValidateSpec or is refused for its size
 // alone (JsonText over kMaxPayloadBytes); it reads back from its stored text
@@ -23,12 +24,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     CheckRefusal(spec.error());
     // Depth is judged while parsing, so too deep may also be malformed.
     const bool too_deep = spec.error().message().find("deeper") != std::string::npos;
-    FUZZ_CHECK(reference.is_discarded() || (too_deep && Depth(reference) > 512),
+    // nlohmann stops reading at a NUL byte; warden refuses text holding one.
+    const bool nul = text.find('\0') != std::string::npos;
+    FUZZ_CHECK(reference.is_discarded() || nul || (too_deep && Depth(reference) > 512),
                spec.error().message() + " / " + text);
     return 0;
   }
   const Json& payload = spec->payload;
   FUZZ_CHECK(!reference.is_discarded() && payload == reference, text);
+  FUZZ_CHECK(text.find('\0') == std::string::npos, text);
   FUZZ_CHECK(Depth(payload) <= 512, text);
 
   const std::string stored = JsonText(payload);
