@@ -260,13 +260,10 @@ rescue_runs() {
 }
 
 if want rescue; then
-  # The store is made before the two workers start: two processes creating
-  # one new SQLite file at once can fail with "database is locked" (found by
-  # this scenario; see issue 5's note), which is not what it measures.
   for s in "${WARDENS[@]}"; do
     db=$(db_for "$s")
     rescue_runs "$s" default --settings "defaults: heartbeat 1 s, lease 10 s, sweep 1 s" \
-      --reset-cmd "'$WBENCH' reset --db '$db' && '$WARDEN' --db '$db' init >/dev/null" \
+      --reset-cmd "'$WBENCH' reset --db '$db'" \
       --ready-cmd "'$WBENCH' count-workers --db '$db' --at-least 2" \
       --worker-cmd "exec '$WARDEN' --db '$db' worker --name rescue-\$BENCH_WORKER \
                     --task rescue='$BENCH/rescue-job.sh'" \

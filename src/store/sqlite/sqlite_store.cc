@@ -4,7 +4,10 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
+#include <thread>
 #include <unordered_set>
 
 #include "core/operator_rules.h"
@@ -40,6 +43,23 @@ std::string WhyNotWritable(const std::string& path) {
   return "";
 }
 
+// Switching a file to WAL takes its write lock as an upgrade of a read
+// lock, and SQLite never calls the busy handler for an upgrade (two
+// upgraders would wait on each other). So when two processes open one new
+// file at once, one got "database is locked" straight away. Retry it
+// within the busy timeout instead, as the busy handler would.
+Status SwitchToWal(Db& db, std::chrono::milliseconds busy_timeout) {
+  const auto give_up = std::chrono::steady_clock::now() + busy_timeout;
+  for (int tries = 1;; ++tries) {
+    Status s = db.ExecScript("PRAGMA journal_mode=WAL");
+    if (s.ok() || (sqlite3_errcode(db.raw()) & 0xff) != SQLITE_BUSY ||
+        std::chrono::steady_clock::now() >= give_up) {
+      return s;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(tries, 10)));
+  }
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Store>> SqliteStore::Open(const std::string& path,
@@ -63,9 +83,8 @@ Result<std::unique_ptr<Store>> SqliteStore::Open(const std::string& path,
   // Only reads: a file warden must not use is refused before the WAL switch
   // below (which rewrites the header) or a migration could change it.
   if (Status s = CheckBeforeUse(*db); !s.ok()) return refuse(s);
-  // journal_mode=WAL needs the write lock once on a fresh file; busy_timeout
-  // covers several processes opening it at once.
-  if (Status s = db->ExecScript("PRAGMA journal_mode=WAL"); !s.ok()) return refuse(s);
+  // journal_mode=WAL needs the write lock once on a fresh file.
+  if (Status s = SwitchToWal(*db, options.busy_timeout); !s.ok()) return refuse(s);
   WARDEN_RETURN_IF_ERROR(db->ExecScript(options.durable ? "PRAGMA synchronous=FULL"
                                                         : "PRAGMA synchronous=NORMAL"));
   const Clock* clock = options.clock ? options.clock : &SystemClock::Get();
