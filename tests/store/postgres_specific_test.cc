@@ -18,6 +18,7 @@
 #include "core/clock.h"
 #include "pg_test_db.h"
 #include "store/postgres/pg_conn.h"
+#include "store/postgres/pg_store.h"
 #include "store/store.h"
 
 namespace warden::testing {
@@ -274,6 +275,46 @@ TEST_F(PostgresTest, ClaimsSkipRowsAnotherTransactionHolds) {
   auto later = Claim(*store_, w);
   ASSERT_EQ(later.size(), 1u);
   EXPECT_EQ(later[0].id, held);
+}
+
+// Rows of warden.jobs that the plan's scans produced, over all loops.
+double JobRowsScanned(const Json& node) {
+  double rows = 0;
+  if (node.value("Relation Name", "") == "jobs") {
+    rows += node.value("Actual Rows", 0.0) * node.value("Actual Loops", 0.0);
+  }
+  for (const Json& child : node.value("Plans", Json::array())) rows += JobRowsScanned(child);
+  return rows;
+}
+
+// A claim reads about as many jobs as it takes, however long the backlog,
+// for a worker of one queue or several. With several, `queue = ANY(...)`
+// could not use the claim index's order: each claim read and sorted every
+// available job of those queues.
+TEST_F(PostgresTest, ClaimReadsAboutWhatItTakesFromOneQueueOrSeveral) {
+  std::vector<JobSpec> specs(3000);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    specs[i].task.push_back('t');
+    specs[i].queue.assign(1, i % 2 ? 'a' : 'b');  // (not =: a false -Wrestrict in g++ 12)
+  }
+  ASSERT_TRUE(store_->JobInsertMany(specs).has_value());
+  auto sql = Sql();
+  ASSERT_TRUE(sql->ExecScript("ANALYZE warden.jobs").ok());
+  for (const std::vector<std::string>& queues :
+       {std::vector<std::string>{"a"}, {"a", "b"}, {"a", "b", "c"}}) {
+    ClaimParams p;
+    p.queues = queues;
+    p.tasks = {"t"};
+    p.limit = 5;
+    pg::Params params;
+    pg::AddPickParams(params, p, *store_->Now());
+    auto plan = sql->Exec("EXPLAIN (ANALYZE, FORMAT JSON) " + pg::PickSql(p, "$1::bigint", ""),
+                          params);
+    ASSERT_TRUE(plan.has_value()) << plan.error().ToString();
+    const Json root = Json::parse(plan->Text(0, 0))[0]["Plan"];
+    EXPECT_LE(JobRowsScanned(root), 5.0 * static_cast<double>(queues.size()))
+        << queues.size() << " queues: " << root.dump(1);
+  }
 }
 
 TEST_F(PostgresTest, AFrozenWorkersTransactionStallsNoMaintenance) {

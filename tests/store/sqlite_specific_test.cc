@@ -9,6 +9,7 @@
 #include <future>
 
 #include "store/sqlite/sqlite_db.h"
+#include "store/sqlite/sqlite_store.h"
 #include "store/store.h"
 #include "warden/client.h"
 #include "warden/sqlite.h"
@@ -65,6 +66,38 @@ TEST_F(SqliteFileTest, OpeningANewFileWaitsForAnotherWriterInsteadOfFailing) {
   JobSpec spec;
   spec.task.push_back('t');  // (assigning "t" trips a false -Wrestrict in g++ 12)
   EXPECT_TRUE((*client)->Enqueue(spec).has_value());
+}
+
+// A claim walks the claim index in order and stops at its limit, however
+// long the backlog, for a worker of one queue or several. `queue IN (a, b)`
+// sorted every available job of those queues (a temp B-tree) on each
+// claim: 0.66 s a claim with 1M queued.
+TEST_F(SqliteFileTest, ClaimReadsTheClaimIndexInOrderForOneQueueOrSeveral) {
+  ASSERT_TRUE(OpenStore(path_).has_value());
+  sqlite3* db = Raw();
+  for (const std::vector<std::string>& queues :
+       {std::vector<std::string>{"a"}, {"a", "b"}, {"a", "b", "c"}}) {
+    ClaimParams p;
+    p.queues = queues;
+    p.tasks = {"t", "u"};
+    const std::string sql = "EXPLAIN QUERY PLAN " + sqlite::PickSql(p);
+    sqlite3_stmt* plan = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &plan, nullptr), SQLITE_OK)
+        << sqlite3_errmsg(db);
+    std::string steps;
+    int claim_index_walks = 0;
+    while (sqlite3_step(plan) == SQLITE_ROW) {
+      const std::string detail = reinterpret_cast<const char*>(sqlite3_column_text(plan, 3));
+      steps += detail + "\n";
+      if (detail.find("USING INDEX jobs_claim (queue=?)") != std::string::npos) {
+        ++claim_index_walks;
+      }
+    }
+    sqlite3_finalize(plan);
+    EXPECT_EQ(steps.find("TEMP B-TREE"), std::string::npos) << steps;
+    EXPECT_EQ(claim_index_walks, static_cast<int>(queues.size())) << steps;
+  }
+  sqlite3_close(db);
 }
 
 TEST_F(SqliteFileTest, NotADatabaseIsDataLossAndUntouched) {

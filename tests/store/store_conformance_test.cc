@@ -99,6 +99,44 @@ TEST_P(StoreTest, ClaimOnlyTakesHandledTasksAndQueues) {
   EXPECT_EQ((*jobs)[0].command, "true");
 }
 
+// A worker of several queues takes their jobs in one claim order, as if
+// they were one queue, and still one job per concurrency key.
+TEST_P(StoreTest, ClaimFromSeveralQueuesMergesThemInClaimOrder) {
+  auto in = [this](const char* queue, int priority = 0, const char* key = "") {
+    JobSpec s = Spec();
+    s.queue = queue;
+    s.priority = priority;
+    s.concurrency_key = key;
+    return Add(s);
+  };
+  const JobId b_old = in("b");
+  clock_.Advance(Millis(1));
+  const JobId a_mid = in("a");
+  in("c");  // not served
+  const JobId b_high = in("b", 5);
+  clock_.Advance(Millis(1));
+  const JobId a_new = in("a");
+  const JobId a_high = in("a", 7);
+  clock_.Advance(Millis(1));
+  const JobId b_key = in("b", 0, "k");
+  const JobId a_key = in("a", 0, "k");
+  const WorkerId w = RegisterWorker();
+  ClaimParams p;
+  p.worker = w;
+  p.queues = {"a", "b"};
+  p.tasks = {"t"};
+  p.limit = 10;
+  auto jobs = store_->JobClaim(p);
+  ASSERT_TRUE(jobs.has_value()) << jobs.error().ToString();
+  std::vector<JobId> ids;
+  for (const auto& j : *jobs) ids.push_back(j.id);
+  EXPECT_EQ(ids, (std::vector<JobId>{a_high, b_high, b_old, a_mid, a_new, b_key}));
+  p.limit = 1;
+  auto more = store_->JobClaim(p);
+  ASSERT_TRUE(more.has_value());
+  EXPECT_TRUE(more->empty()) << "job " << a_key << " shares a running job's key";
+}
+
 TEST_P(StoreTest, TwoConnectionsClaimDisjointJobs) {
   for (int i = 0; i < 20; ++i) Add(Spec());
   auto other = OpenAnother();

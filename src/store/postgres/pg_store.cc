@@ -210,16 +210,13 @@ Result<int> PgStore::PromoteDueLocked(TimeMs now) {
 
 namespace {
 
-// Claimable jobs of warden.jobs j for `p`: $2 = its queue (or queues), $3
-// its tasks, $4 whether it runs commands (AddClaimableParams); `now` is an
-// SQL expression. With exactly one queue the claim index (queue, priority,
-// run_at, id) is walked in order and the scan stops at the limit, however
-// long the backlog; `= ANY` serves several queues.
-std::string ClaimableWhere(const ClaimParams& p, const std::string& now) {
+// Claimable jobs of warden.jobs j in the queue `queue` (an SQL expression),
+// or in every queue when `queue` is empty, for the tasks $3 and, if $4,
+// commands; `now` is an SQL expression.
+std::string ClaimableWhere(const std::string& now, const std::string& queue) {
   std::string sql = "j.state = 'available' AND (j.start_deadline_at IS NULL OR "
                     "j.start_deadline_at >= " + now + ") ";
-  sql += p.queues.size() == 1 ? "AND j.queue = $2 "
-                              : "AND ($2::text[] = '{}' OR j.queue = ANY($2::text[])) ";
+  sql += queue.empty() ? "AND $2::text[] = '{}' " : "AND j.queue = " + queue + " ";
   sql +=
       "AND (j.task = ANY($3::text[]) OR ($4::boolean AND j.command <> '')) "
       "AND ($4::boolean OR j.command = '') "
@@ -228,29 +225,47 @@ std::string ClaimableWhere(const ClaimParams& p, const std::string& now) {
   return sql;
 }
 
-void AddClaimableParams(Params& params, const ClaimParams& p) {
+constexpr const char* kClaimOrder = "ORDER BY j.priority DESC, j.run_at, j.id ";
+
+}  // namespace
+
+std::string PickSql(const ClaimParams& p, const std::string& now, const std::string& from) {
+  const std::string jobs = "FROM warden.jobs j" + from + " WHERE ";
+  const std::string limit = "LIMIT $5::int FOR UPDATE OF j SKIP LOCKED";
+  if (p.queues.size() == 1) {
+    // The claim index (queue, priority, run_at, id) is walked in order and
+    // the scan stops at the limit, however long the backlog.
+    return "SELECT j.id, j.concurrency_key " + jobs + ClaimableWhere(now, "$2") +
+           kClaimOrder + limit;
+  }
+  if (p.queues.empty()) {
+    return "SELECT j.id, j.concurrency_key " + jobs + ClaimableWhere(now, "") +
+           kClaimOrder + limit;
+  }
+  // Several queues: the same walk in each, merged. `j.queue = ANY(...)`
+  // cannot use the index's order, so it sorted every available job of those
+  // queues on each claim. The rows an arm locks beyond the merged limit
+  // stay locked (unclaimed) only until this transaction ends.
+  return "SELECT m.id, m.concurrency_key FROM unnest($2::text[]) AS q(name) CROSS JOIN "
+         "LATERAL (SELECT j.id, j.concurrency_key, j.priority, j.run_at " +
+         jobs + ClaimableWhere(now, "q.name") + kClaimOrder + limit +
+         ") m ORDER BY m.priority DESC, m.run_at, m.id LIMIT $5::int";
+}
+
+void AddPickParams(Params& params, const ClaimParams& p, std::optional<int64_t> now) {
+  params.Add(now);
   if (p.queues.size() == 1) {
     params.Add(p.queues[0]);
   } else {
     params.AddArray(p.queues);
   }
-  params.AddArray(p.tasks).Add(p.allow_commands);
+  params.AddArray(p.tasks).Add(p.allow_commands).Add(p.limit);
 }
-
-constexpr const char* kClaimOrder = "ORDER BY j.priority DESC, j.run_at, j.id ";
-
-}  // namespace
 
 Result<std::vector<JobId>> PgStore::PickLocked(const ClaimParams& p, TimeMs now) {
   Params params;
-  params.Add(now);
-  AddClaimableParams(params, p);
-  params.Add(p.limit);
-  WARDEN_ASSIGN_OR_RETURN(
-      Rows r, conn_->Exec("SELECT j.id, j.concurrency_key FROM warden.jobs j WHERE " +
-                              ClaimableWhere(p, "$1::bigint") + kClaimOrder +
-                              "LIMIT $5::int FOR UPDATE SKIP LOCKED",
-                          params));
+  AddPickParams(params, p, std::optional<int64_t>(now));
+  WARDEN_ASSIGN_OR_RETURN(Rows r, conn_->Exec(PickSql(p, "$1::bigint", ""), params));
 
   struct Pick {
     JobId id;
@@ -301,19 +316,16 @@ Result<std::optional<std::vector<JobInfo>>> PgStore::ClaimInOneStatementLocked(
   // ClaimInTransactionLocked). Then it claims nothing and says so.
   // FOR SHARE orders the claim against a declaration of death, as there.
   Params params;
-  params.Add(FakeNow());
-  AddClaimableParams(params, p);
-  params.Add(p.limit).Add(p.worker).Add(static_cast<int64_t>(p.default_lease.count()));
+  AddPickParams(params, p, FakeNow());
+  params.Add(p.worker).Add(static_cast<int64_t>(p.default_lease.count()));
   WARDEN_ASSIGN_OR_RETURN(
       Rows r,
       conn_->Exec(
           std::string(
               "WITH w AS MATERIALIZED (SELECT coalesce($1::bigint, warden.now_ms()) AS now "
               "FROM warden.workers WHERE id = $6::bigint AND state = 'active' FOR SHARE), "
-              "pick AS MATERIALIZED (SELECT j.id, j.concurrency_key FROM warden.jobs j, w "
-              "WHERE ") +
-              ClaimableWhere(p, "w.now") + kClaimOrder +
-              "LIMIT $5::int FOR UPDATE OF j SKIP LOCKED), "
+              "pick AS MATERIALIZED (") +
+              PickSql(p, "w.now", ", w") + "), "
               "fast AS MATERIALIZED (SELECT NOT EXISTS (SELECT 1 FROM pick WHERE "
               "concurrency_key IS NOT NULL) AND NOT EXISTS (SELECT 1 FROM warden.jobs d, w "
               "WHERE d.state IN ('scheduled', 'retryable') AND d.run_at <= w.now) AS ok), "

@@ -14,12 +14,23 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
+#include <string>
 
 #include "store/postgres/pg_conn.h"
 #include "store/store.h"
 
 namespace warden::pg {
+
+// The claim's pick for `p`: ids and concurrency keys of claimable jobs in
+// claim order, at most $5, locked FOR UPDATE SKIP LOCKED. `now` is an SQL
+// expression for the time; `from` adds tables (", w"). AddPickParams binds
+// $1..$5: the time (NULL where the SQL reads the server's instead), the
+// queue or queues, the tasks, whether commands run, the limit. Public for a
+// test of how much of the backlog a pick reads.
+std::string PickSql(const ClaimParams& p, const std::string& now, const std::string& from);
+void AddPickParams(Params& params, const ClaimParams& p, std::optional<int64_t> now);
 
 class PgStore final : public Store {
  public:

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <span>
 #include <thread>
 #include <unordered_set>
 
@@ -133,27 +134,67 @@ std::string Placeholders(size_t n) {
   return s;
 }
 
-}  // namespace
-
-Result<std::vector<JobInfo>> SqliteStore::PickLocked(const ClaimParams& p, TimeMs now,
-                                                     int limit) {
-  // The SQL text depends only on the list sizes, so each worker reuses one
-  // prepared statement; every value is a parameter.
-  std::string sql = std::string("SELECT ") + kJobColumns +
-                    " FROM jobs j WHERE state = 'available'"
-                    " AND (start_deadline_at IS NULL OR start_deadline_at >= ?)";
-  if (!p.queues.empty()) sql += " AND queue IN (" + Placeholders(p.queues.size()) + ")";
+// The claimable jobs of `p` in `queue_count` queues (0: every queue), as
+// seen at the first parameter (FROM jobs j WHERE ...). The SQL text depends
+// only on the list sizes, so each worker reuses one prepared statement;
+// every value is a parameter (BindClaimable).
+std::string ClaimableWhere(const ClaimParams& p, size_t queue_count) {
+  std::string sql = "state = 'available' AND (start_deadline_at IS NULL OR start_deadline_at >= ?)";
+  if (queue_count > 0) sql += " AND queue IN (" + Placeholders(queue_count) + ")";
   sql += " AND (task IN (" + Placeholders(p.tasks.size()) + ")";
   sql += p.allow_commands ? " OR command <> '')" : ") AND command = ''";
   sql +=
       " AND (concurrency_key IS NULL OR NOT EXISTS (SELECT 1 FROM jobs r WHERE "
-      "r.state = 'running' AND r.concurrency_key = j.concurrency_key))"
-      " ORDER BY priority DESC, run_at, id";
-  WARDEN_ASSIGN_OR_RETURN(Stmt pick, db_->Prepare(sql));
-  int i = 1;
-  pick.Bind(i++, now);
-  for (const auto& q : p.queues) pick.Bind(i++, q);
-  for (const auto& t : p.tasks) pick.Bind(i++, t);
+      "r.state = 'running' AND r.concurrency_key = j.concurrency_key))";
+  return sql;
+}
+
+// Binds ClaimableWhere's parameters from position `i`; returns the next.
+int BindClaimable(Stmt& s, int i, const ClaimParams& p, std::span<const std::string> queues,
+                  TimeMs now) {
+  s.Bind(i++, now);
+  for (const auto& q : queues) s.Bind(i++, q);
+  for (const auto& t : p.tasks) s.Bind(i++, t);
+  return i;
+}
+
+}  // namespace
+
+std::string PickSql(const ClaimParams& p) {
+  const std::string select = std::string("SELECT ") + kJobColumns + " FROM jobs j WHERE ";
+  const std::string order = " ORDER BY priority DESC, run_at, id";
+  if (p.queues.size() < 2) return select + ClaimableWhere(p, p.queues.size()) + order;
+  // One arm per queue: SQLite walks each queue's jobs_claim index in claim
+  // order and merges the arms lazily (MERGE (UNION ALL)). `queue IN (a, b)`
+  // cannot use that index's order, so it sorted every available job of
+  // those queues on each claim (0.66 s a claim with 1M queued).
+  std::string sql;
+  for (size_t i = 0; i < p.queues.size(); ++i) {
+    sql += (i ? " UNION ALL " : "") + select + ClaimableWhere(p, 1);
+  }
+  return sql + order;
+}
+
+Result<bool> SqliteStore::AnyClaimableLocked(const ClaimParams& p, TimeMs now) {
+  // EXISTS stops at the first row: the IN form costs nothing here.
+  WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("SELECT EXISTS (SELECT 1 FROM jobs j WHERE " +
+                                               ClaimableWhere(p, p.queues.size()) + ")"));
+  BindClaimable(q, 1, p, p.queues, now);
+  WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
+  const bool any = row && q.Int(0) != 0;
+  q.Reset();
+  return any;
+}
+
+Result<std::vector<JobInfo>> SqliteStore::PickLocked(const ClaimParams& p, TimeMs now,
+                                                     int limit) {
+  WARDEN_ASSIGN_OR_RETURN(Stmt pick, db_->Prepare(PickSql(p)));
+  if (p.queues.size() < 2) {
+    BindClaimable(pick, 1, p, p.queues, now);
+  } else {
+    int i = 1;
+    for (const auto& q : p.queues) i = BindClaimable(pick, i, p, std::span(&q, 1), now);
+  }
 
   std::vector<JobInfo> jobs;
   std::unordered_set<std::string> keys;  // one job per concurrency key per batch
@@ -201,8 +242,8 @@ Result<std::vector<JobInfo>> SqliteStore::JobClaim(const ClaimParams& p) {
   // read, and a process frozen while polling holds no lock over the others.
   WARDEN_ASSIGN_OR_RETURN(bool due, AnyDueLocked(seen_at));
   if (!due) {
-    WARDEN_ASSIGN_OR_RETURN(auto any, PickLocked(p, seen_at, 1));
-    if (any.empty()) return std::vector<JobInfo>{};
+    WARDEN_ASSIGN_OR_RETURN(bool any, AnyClaimableLocked(p, seen_at));
+    if (!any) return std::vector<JobInfo>{};
   }
 
   // The claim's commit is not fsynced. Every process that could act on the

@@ -12,11 +12,16 @@
 #include <memory>
 #include <mutex>
 #include <random>
+#include <string>
 
 #include "store/sqlite/sqlite_db.h"
 #include "store/store.h"
 
 namespace warden::sqlite {
+
+// The claim's SELECT for `p`: its claimable jobs in claim order (priority,
+// then run_at, then id). Public for a test of its query plan.
+std::string PickSql(const ClaimParams& p);
 
 class SqliteStore final : public Store {
  public:
@@ -76,6 +81,8 @@ class SqliteStore final : public Store {
   // Claimable jobs in claim order, at most `limit`, one per concurrency
   // key; `lease` is the per-job lease only.
   Result<std::vector<JobInfo>> PickLocked(const ClaimParams& p, TimeMs now, int limit);
+  // Whether PickLocked would find a job, without reading one.
+  Result<bool> AnyClaimableLocked(const ClaimParams& p, TimeMs now);
   // Scheduled or retryable jobs due by `now`, and making them available.
   Result<bool> AnyDueLocked(TimeMs now);
   Result<int> PromoteDueLocked(TimeMs now);
