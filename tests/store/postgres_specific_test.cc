@@ -18,6 +18,7 @@
 #include "core/clock.h"
 #include "pg_test_db.h"
 #include "store/postgres/pg_conn.h"
+#include "store/postgres/pg_schema.h"
 #include "store/postgres/pg_store.h"
 #include "store/store.h"
 
@@ -365,7 +366,7 @@ TEST_F(PostgresTest, HostsStartingAtOnceMigrateOnce) {
   for (const Status& s : results) EXPECT_TRUE(s.ok()) << s.ToString();
   auto s = OpenStore((*fresh)->url());
   ASSERT_TRUE(s.has_value());
-  EXPECT_EQ((*s)->SchemaVersion().value(), 1);
+  EXPECT_EQ((*s)->SchemaVersion().value(), pg::kSchemaVersion);
 }
 
 TEST_F(PostgresTest, NewerSchemaIsRefusedAndLeftAlone) {
@@ -424,6 +425,45 @@ TEST_F(PostgresTest, AddJobFromSqlRejectsBadInputClearly) {
   EXPECT_NE(bad_delivery.error().message().find("at_least_once"), std::string::npos)
       << bad_delivery.error().ToString();
   EXPECT_EQ(store_->JobCountUnfinished().value(), 0) << "nothing half-added";
+}
+
+// The name rules of ValidateSpec hold for jobs added from SQL: such a job
+// was stored, and no `warden worker` could ever name it.
+TEST_F(PostgresTest, AddJobFromSqlKeepsTheNameRules) {
+  auto app = Sql();
+  const std::string e_acute = "\xc3\xa9";  // 2 bytes, 1 character
+  std::string long_task;
+  for (int i = 0; i < 101; ++i) long_task += e_acute;  // 101 characters, 202 bytes
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"SELECT warden.add_job('t', queue => 'a,b')", "queue must not contain ','"},
+      {"SELECT warden.add_job('resize=fast')", "task must not contain '='"},
+      {"SELECT warden.add_job('t', queue => '')", "queue must not be empty"},
+      {"SELECT warden.add_job(E't\\x01')", "must not contain control characters"},
+      {"SELECT warden.add_job('t', unique_key => E'k\\n')", "must not contain control"},
+      {"SELECT warden.add_job('" + long_task + "')", "at most 200 bytes"},
+      {"SELECT warden.add_job('t', concurrency_key => repeat('k', 201))", "at most 200 bytes"},
+  };
+  for (const auto& [sql, says] : refused) {
+    auto r = app->Exec(sql);
+    ASSERT_FALSE(r.has_value()) << sql;
+    EXPECT_EQ(r.error().code(), StatusCode::kInvalidArgument) << sql;
+    EXPECT_NE(r.error().message().find(says), std::string::npos) << r.error().ToString();
+  }
+  EXPECT_EQ(store_->JobCountUnfinished().value(), 0);
+  // What the rules allow still goes in: a key with ',' and '=', 200 bytes.
+  auto ok = app->Exec("SELECT warden.add_job('t', unique_key => 'a,b=c', "
+                      "concurrency_key => repeat('k', 200))");
+  ASSERT_TRUE(ok.has_value()) << ok.error().ToString();
+
+  // A database made before the rules (schema version 1) gets them on open.
+  ASSERT_TRUE(app->ExecScript("DROP FUNCTION warden.add_job; DELETE FROM "
+                              "warden.schema_version WHERE version > 1")
+                  .ok());
+  ASSERT_NE(Open(), nullptr);
+  auto upgraded = app->Exec("SELECT warden.add_job('t', queue => 'a,b')");
+  ASSERT_FALSE(upgraded.has_value());
+  EXPECT_NE(upgraded.error().message().find("queue must not contain ','"), std::string::npos)
+      << upgraded.error().ToString();
 }
 
 }  // namespace

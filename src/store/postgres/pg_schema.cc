@@ -9,7 +9,7 @@ namespace {
 // Times are ms since the epoch (UTC), as in the SQLite backend, so both
 // backends share one row model; warden.job_times shows them as timestamps.
 // States and kinds are DESIGN.md's names.
-const char* const kMigration1 = R"sql(
+const char* const kMigration1Tables = R"sql(
 CREATE FUNCTION warden.now_ms() RETURNS bigint LANGUAGE sql STABLE AS
   $$ SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint $$;
 
@@ -136,10 +136,15 @@ END $$;
 CREATE TRIGGER jobs_notify AFTER INSERT ON warden.jobs
   FOR EACH STATEMENT EXECUTE FUNCTION warden.notify_jobs();
 
+)sql";
+
+// Migration 2 replaces warden.add_job with one that keeps the name rules;
+// migration 1 creates the same, so a new database is never without them.
+const char* const kAddJob = R"sql(
 -- Enqueue from SQL, inside the application's own transaction: the job
 -- exists exactly when the transaction commits. Returns the job id (the
 -- existing live job's id when unique_key is taken).
-CREATE FUNCTION warden.add_job(
+CREATE OR REPLACE FUNCTION warden.add_job(
   task             text,
   payload          json        DEFAULT '{}',
   queue            text        DEFAULT 'default',
@@ -164,9 +169,27 @@ BEGIN
   IF task IS NULL OR task = '' THEN
     RAISE EXCEPTION 'warden.add_job: task must not be empty' USING ERRCODE = '22023';
   END IF;
-  IF length(task) > 200 OR length(queue) > 200 THEN
-    RAISE EXCEPTION 'warden.add_job: task and queue names are at most 200 characters'
+  -- The name rules of ValidateSpec (src/client/client.cc): a job no
+  -- `warden worker` can name would wait for ever.
+  IF queue = '' THEN
+    RAISE EXCEPTION 'warden.add_job: queue must not be empty' USING ERRCODE = '22023';
+  END IF;
+  IF octet_length(task) > 200 OR octet_length(queue) > 200 OR octet_length(unique_key) > 200
+      OR octet_length(concurrency_key) > 200 THEN
+    RAISE EXCEPTION 'warden.add_job: task, queue and keys are at most 200 bytes'
       USING ERRCODE = '22023';
+  END IF;
+  IF concat(task, queue, unique_key, concurrency_key) ~ '[\x01-\x1f\x7f]' THEN
+    RAISE EXCEPTION 'warden.add_job: task, queue and keys must not contain control characters'
+      USING ERRCODE = '22023';
+  END IF;
+  IF position(',' IN queue) > 0 THEN
+    RAISE EXCEPTION 'warden.add_job: queue must not contain '','' (warden worker --queues '
+      'splits at commas): %', queue USING ERRCODE = '22023';
+  END IF;
+  IF position('=' IN task) > 0 THEN
+    RAISE EXCEPTION 'warden.add_job: task must not contain ''='' (warden worker --task '
+      'NAME=COMMAND splits at the first ''=''): %', task USING ERRCODE = '22023';
   END IF;
   IF delivery IS NULL OR delivery NOT IN ('at_least_once', 'at_most_once') THEN
     RAISE EXCEPTION 'warden.add_job: delivery must be at_least_once or at_most_once, not %',
@@ -214,6 +237,9 @@ BEGIN
   RETURN new_id;
 END $$;
 
+)sql";
+
+const char* const kMigration1Views = R"sql(
 -- The job table with readable times, for people and dashboards.
 CREATE VIEW warden.job_times AS
   SELECT id, queue, task, state, attempt, worker_id,
@@ -226,7 +252,10 @@ CREATE VIEW warden.job_times AS
   FROM warden.jobs;
 )sql";
 
-const std::vector<const char*> kMigrations = {kMigration1};
+const std::vector<std::string> kMigrations = {
+    std::string(kMigration1Tables) + kAddJob + kMigration1Views,
+    kAddJob,
+};
 
 // pg_advisory_xact_lock(kLockClass, kMigrationLock) serialises migrations
 // of hosts that start at once.
