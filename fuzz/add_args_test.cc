@@ -126,6 +126,13 @@ TEST(ParseAddArgs, PayloadErrorsComeFromTheSharedParser) {
   ExpectRefused(Parse({"t", "-"}, "\"caf\xe9\""),
                 "the payload is not valid JSON: not UTF-8 at byte 4 (0xe9)");
   ExpectRefused(Parse({"t", "-"}, ""), "the payload is not valid JSON: the text is empty");
+  // An empty argument is an empty payload, refused like empty stdin (a
+  // script's unset "$PAYLOAD" was stored as {}); no argument is none: {}.
+  ExpectRefused(Parse({"t", ""}), "the payload is not valid JSON: the text is empty");
+  ExpectRefused(Parse({"--cmd", "cat", "t", ""}), "the text is empty");
+  auto none = Parse({"t"});
+  ASSERT_TRUE(none.has_value()) << none.error().ToString();
+  EXPECT_EQ(none->payload, Json::object());
   ExpectRefused(Parse({"t", "-"}, std::string(100'000, '{')), "the payload nests deeper than 512");
 }
 

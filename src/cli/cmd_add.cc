@@ -17,6 +17,9 @@ struct AddFlags {
   int max_attempts = 5;
   int max_crashes = 3;
   bool at_most_once = false;
+  // Set by AddAddSubcommand: tells `add t ''` (an empty payload, refused)
+  // from `add t` (none: {}).
+  const CLI::Option* payload_option = nullptr;
 };
 
 // For CLI11 integer options, which would read 010 as octal 8 and 0x10 as 16:
@@ -76,7 +79,8 @@ Result<JobSpec> BuildSpec(const AddFlags& f, std::istream& in) {
   auto retry = ParseRetryPolicy(f.retry);
   if (!retry) return InvalidArgument("--retry must be none, default or forever");
   spec.retry = *retry;
-  if (!payload_arg.empty()) {
+  const bool payload_given = f.payload_option && f.payload_option->count() > 0;
+  if (!payload_arg.empty() || payload_given) {
     std::string text = payload_arg;
     if (text == "-") text.assign(std::istreambuf_iterator<char>(in), {});
     WARDEN_ASSIGN_OR_RETURN(spec.payload, ParsePayload(text));
@@ -98,7 +102,8 @@ CLI::App* AddAddSubcommand(CLI::App& app, AddFlags& f) {
   cmd->add_option("task", f.task,
                   "task name (handled by a worker's --task or handler); with --cmd, optional "
                   "(default: command), and a lone JSON object, array or - is the payload");
-  cmd->add_option("payload", f.payload, "payload JSON, or - to read it from stdin");
+  f.payload_option =
+      cmd->add_option("payload", f.payload, "payload JSON, or - to read it from stdin");
   cmd->add_option("--cmd", f.command, "run this shell command (workers need --allow-cmd)");
   cmd->add_option("--queue", f.queue, "queue (default: default)");
   cmd->add_option("--priority", f.priority, "higher runs first (default 0)")

@@ -51,7 +51,7 @@ class PayloadTest : public BadInputTest {
 
 TEST_P(PayloadTest, MalformedJsonArgumentIsAUsageError) {
   for (const char* bad : {"{bad", "[1, 2", "{\"a\": 1,}", "{'a': 1}", "{} trailing",
-                                 "\"\\ud800\"", "nul", "{\"a\":\x01}"}) {
+                                 "\"\\ud800\"", "nul", "{\"a\":\x01}", "", " "}) {
     CliResult r = Warden(db(), {"add", "t", bad});
     EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
     EXPECT_TRUE(OneLineError(r, "invalid argument: the payload is not valid JSON")) << bad;
