@@ -93,7 +93,9 @@ class Worker {
   void Handle(const std::string& task, Handler handler);
   // Registers (recovering a dead previous incarnation of the same name),
   // then claims and runs jobs until Stop() (or idle, with exit_when_idle).
-  // Fails if a live worker already has this name.
+  // Fails if a live worker already has this name. Stops by itself, after
+  // a graceful shutdown, and returns kDataLoss when a claim finds the
+  // database damaged: retrying would not mend it.
   Status Run();
   // First call: graceful (drain up to shutdown_timeout, then release).
   // With release_now (or a second call): release running jobs at once.

@@ -33,6 +33,18 @@ Result<std::unique_ptr<Worker>> Worker::Create(const std::string& db_url,
   if (options.sweep_interval.count() <= 0) {
     return InvalidArgument("sweep interval must be positive");
   }
+  // Sweepers declare a worker dead once its heartbeat is this old: as with
+  // the lease, one slow heartbeat must not do it.
+  if (options.keepalive_threshold < options.heartbeat * 3) {
+    return InvalidArgument("the keepalive threshold (" +
+                           FormatDuration(options.keepalive_threshold) +
+                           ") must be at least three heartbeat intervals (" +
+                           FormatDuration(options.heartbeat) + ")");
+  }
+  if (options.poll_interval < Millis(10)) {
+    return InvalidArgument("poll interval must be at least 10ms (it is the fallback when no "
+                           "wake-up arrives; below that the worker busy-polls)");
+  }
   if (options.name.empty()) options.name = HostName() + "-" + std::to_string(getpid());
   // Four connections: claims, heartbeats, sweeps and completions never wait
   // for each other inside this process.
@@ -155,7 +167,7 @@ Status Worker::Impl::Run() {
 
   ClaimLoop();
   Shutdown();
-  return Status::Ok();
+  return fatal_;
 }
 
 size_t Worker::Impl::Inflight() {
@@ -216,6 +228,14 @@ void Worker::Impl::ClaimLoop() {
         {
           std::lock_guard lock(mu_);
           claim_sent_mono_.reset();
+        }
+        if (claimed.error().code() == StatusCode::kDataLoss) {
+          // Retrying cannot mend a damaged database, and carrying on would
+          // keep writing heartbeats into it: stop, and say why (exit 1).
+          log_("stopping: " + claimed.error().ToString());
+          fatal_ = claimed.error();
+          Stop(/*release_now=*/false);
+          break;
         }
         if (!reported_error) log_("claim failed, retrying: " + claimed.error().ToString());
         reported_error = true;

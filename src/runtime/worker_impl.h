@@ -143,6 +143,7 @@ class Worker::Impl {
   std::optional<int64_t> claim_sent_mono_;  // guarded by mu_
 
   std::atomic<bool> stopping_{false};
+  Status fatal_;  // why the claim loop stopped the worker (ClaimLoop's thread only)
   std::atomic<bool> release_now_{false};
   std::atomic<bool> threads_done_{false};
   std::vector<std::thread> threads_;

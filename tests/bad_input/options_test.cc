@@ -85,6 +85,11 @@ TEST_P(OptionsTest, BadWorkerOptionsAreUsageErrorsAndNoWorkerStarts) {
       {{w, "--allow-cmd", "--heartbeat", "1x"}, "--heartbeat: invalid duration '1x'"},
       {{w, "--allow-cmd", "--sweep-interval", "0s"}, "sweep interval must be positive"},
       {{w, "--allow-cmd", "--poll-interval", "soon"}, "--poll-interval: invalid duration"},
+      // A worker declared itself dead at every sweep; one busy-polled.
+      {{w, "--allow-cmd", "--keepalive-threshold", "0s"},
+       "the keepalive threshold (0ms) must be at least three heartbeat intervals (1s)"},
+      {{w, "--allow-cmd", "--keepalive-threshold", "2s"}, "at least three heartbeat intervals"},
+      {{w, "--allow-cmd", "--poll-interval", "0s"}, "poll interval must be at least 10ms"},
       {{w, "--allow-cmd", "--concurrency", "0"}, "--concurrency"},
       {{w, "--allow-cmd", "--concurrency", "5000"}, "--concurrency"},
       {{w, "--allow-cmd", "--queues", ""}, "a worker needs at least one queue"},
