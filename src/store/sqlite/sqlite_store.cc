@@ -139,7 +139,8 @@ std::string Placeholders(size_t n) {
 // only on the list sizes, so each worker reuses one prepared statement;
 // every value is a parameter (BindClaimable).
 std::string ClaimableWhere(const ClaimParams& p, size_t queue_count) {
-  std::string sql = "state = 'available' AND (start_deadline_at IS NULL OR start_deadline_at >= ?)";
+  std::string sql =
+      "state = 'available' AND (start_deadline_at IS NULL OR start_deadline_at >= ?)";
   if (queue_count > 0) sql += " AND queue IN (" + Placeholders(queue_count) + ")";
   sql += " AND (task IN (" + Placeholders(p.tasks.size()) + ")";
   sql += p.allow_commands ? " OR command <> '')" : ") AND command = ''";
@@ -158,12 +159,20 @@ int BindClaimable(Stmt& s, int i, const ClaimParams& p, std::span<const std::str
   return i;
 }
 
+// SQLite allows at most 500 arms in a compound SELECT; past this many
+// queues a claim sorts their available jobs instead (see PickSql).
+constexpr size_t kMaxMergedQueues = 64;
+
+bool MergesQueues(const ClaimParams& p) {
+  return p.queues.size() >= 2 && p.queues.size() <= kMaxMergedQueues;
+}
+
 }  // namespace
 
 std::string PickSql(const ClaimParams& p) {
   const std::string select = std::string("SELECT ") + kJobColumns + " FROM jobs j WHERE ";
   const std::string order = " ORDER BY priority DESC, run_at, id";
-  if (p.queues.size() < 2) return select + ClaimableWhere(p, p.queues.size()) + order;
+  if (!MergesQueues(p)) return select + ClaimableWhere(p, p.queues.size()) + order;
   // One arm per queue: SQLite walks each queue's jobs_claim index in claim
   // order and merges the arms lazily (MERGE (UNION ALL)). `queue IN (a, b)`
   // cannot use that index's order, so it sorted every available job of
@@ -189,7 +198,7 @@ Result<bool> SqliteStore::AnyClaimableLocked(const ClaimParams& p, TimeMs now) {
 Result<std::vector<JobInfo>> SqliteStore::PickLocked(const ClaimParams& p, TimeMs now,
                                                      int limit) {
   WARDEN_ASSIGN_OR_RETURN(Stmt pick, db_->Prepare(PickSql(p)));
-  if (p.queues.size() < 2) {
+  if (!MergesQueues(p)) {
     BindClaimable(pick, 1, p, p.queues, now);
   } else {
     int i = 1;
