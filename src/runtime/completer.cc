@@ -61,6 +61,10 @@ void Completer::Stop() {
 
 void Completer::Loop() {
   Millis backoff(10);
+  // Failed writes since the last one that worked: the first is logged, the
+  // retries are not (one line a second per batch buried the log), and the
+  // recovery is.
+  int failed_tries = 0;
   std::unique_lock lock(mu_);
   while (true) {
     cv_.wait(lock, [&] { return stop_ || !pending_.empty(); });
@@ -86,6 +90,11 @@ void Completer::Loop() {
     lock.lock();
     if (r.has_value()) {
       backoff = Millis(10);
+      if (failed_tries > 0 && cb_.log) {
+        cb_.log("recording outcomes works again (after " + std::to_string(failed_tries) +
+                " failed tries)");
+      }
+      failed_tries = 0;
       int accepted = 0;
       bool keyed = false;
       for (size_t i = 0; i < batch.size(); ++i) {
@@ -124,7 +133,7 @@ void Completer::Loop() {
       }
     }
     lock.unlock();
-    if (cb_.log) {
+    if (cb_.log && (++failed_tries == 1 || dropped > 0)) {
       cb_.log("recording " + std::to_string(batch.size()) +
               " outcomes failed: " + r.error().ToString() +
               (dropped ? "; dropped " + std::to_string(dropped) +

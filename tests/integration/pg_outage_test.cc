@@ -494,6 +494,14 @@ TEST_P(PgOutageClusterTest, CompletionsDuringARestartAreRetriedAndLandOnce) {
   ASSERT_TRUE(WaitFor([&] { return LedgerCount(fresh, "done") == fresh.size(); })) << w.Log();
   const int64_t fresh_ms = MillisSince(up);
   const std::string log = w.Log();
+  // The completer logs the first failure and the recovery, not each retry.
+  size_t failures = 0;
+  for (size_t at = log.find("outcomes failed"); at != std::string::npos;
+       at = log.find("outcomes failed", at + 1)) {
+    ++failures;
+  }
+  EXPECT_EQ(failures, 1u) << log;
+  EXPECT_NE(log.find("recording outcomes works again"), std::string::npos) << log;
   std::cout << "[ measure  ] stop took " << stop_ms << " ms, start " << restart_ms
             << " ms; server down ~" << outage_ms << " ms; after it was up: held completions "
             << "landed in " << landed_ms << " ms, jobs enqueued then ran in " << fresh_ms
