@@ -129,8 +129,9 @@ inline std::string OneLine(std::string_view text, size_t max) {
 // Strict JSON from outside (a payload, a command job's `checkpoint JSON` or
 // `result JSON` line): refuses text that is not one valid JSON document,
 // is not UTF-8, holds a NUL byte, or nests deeper than kMaxJsonDepth
-// (checked before parsing, without recursion). Errors are kInvalidArgument, one line of at most about
-// 150 bytes, phrased to follow a subject: "the payload " + message reads
+// (checked before parsing, without recursion). Errors are kInvalidArgument,
+// one line of at most about 150 bytes, phrased to follow a subject:
+// "the payload " + message reads
 // "the payload is not valid JSON: {bad", "the payload nests deeper than 512
 // levels", "the payload is not valid JSON: not UTF-8 at byte 3 (0xe9)".
 inline Result<Json> ParseJsonText(std::string_view text) {

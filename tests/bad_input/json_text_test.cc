@@ -52,8 +52,10 @@ TEST(ParseJsonText, RefusesMalformedTextOnOneLine) {
   ExpectInvalid(ParseJsonText(""), "is not valid JSON: the text is empty");
   ExpectInvalid(ParseJsonText(" \n"), "is not valid JSON: the text is empty");
   // The parser stops at a NUL byte; nothing after one may be dropped.
-  ExpectInvalid(ParseJsonText(std::string("{\"a\":\0}", 7)), "is not valid JSON: a NUL byte at byte 5");
-  ExpectInvalid(ParseJsonText(std::string("1\0junk", 6)), "is not valid JSON: a NUL byte at byte 1");
+  ExpectInvalid(ParseJsonText(std::string("{\"a\":\0}", 7)),
+                "is not valid JSON: a NUL byte at byte 5");
+  ExpectInvalid(ParseJsonText(std::string("1\0junk", 6)),
+                "is not valid JSON: a NUL byte at byte 1");
   ExpectInvalid(ParseJsonText(std::string("\"a\"\0", 4)), "a NUL byte at byte 3");
   // A long document is quoted in part.
   ExpectInvalid(ParseJsonText("[" + std::string(10'000, '1') + ",]"), "...");
