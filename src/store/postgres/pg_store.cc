@@ -232,15 +232,12 @@ constexpr const char* kClaimOrder = "ORDER BY j.priority DESC, j.run_at, j.id ";
 std::string PickSql(const ClaimParams& p, const std::string& now, const std::string& from) {
   const std::string jobs = "FROM warden.jobs j" + from + " WHERE ";
   const std::string limit = "LIMIT $5::int FOR UPDATE OF j SKIP LOCKED";
-  if (p.queues.size() == 1) {
-    // The claim index (queue, priority, run_at, id) is walked in order and
-    // the scan stops at the limit, however long the backlog.
-    return "SELECT j.id, j.concurrency_key " + jobs + ClaimableWhere(now, "$2") +
-           kClaimOrder + limit;
-  }
-  if (p.queues.empty()) {
-    return "SELECT j.id, j.concurrency_key " + jobs + ClaimableWhere(now, "") +
-           kClaimOrder + limit;
+  if (p.queues.size() < 2) {
+    // One queue: the claim index (queue, priority, run_at, id) is walked in
+    // order and the scan stops at the limit, however long the backlog.
+    // (None means every queue: no worker claims so.)
+    return "SELECT j.id, j.concurrency_key " + jobs +
+           ClaimableWhere(now, p.queues.empty() ? "" : "$2") + kClaimOrder + limit;
   }
   // Several queues: the same walk in each, merged. `j.queue = ANY(...)`
   // cannot use the index's order, so it sorted every available job of those
