@@ -16,14 +16,18 @@ Completer::Completer(Store& store, const Clock& clock, Millis window, Callbacks 
 Completer::~Completer() { Stop(); }
 
 void Completer::Add(JobOutcome outcome, Millis give_up_after, bool keyed) {
+  bool wake;
   {
     std::lock_guard lock(mu_);
     pending_.push_back(
         Item{std::move(outcome), clock_.MonotonicMs() + give_up_after.count(), keyed});
     ++added_;
     ++unsettled_[pending_.back().outcome.ref.id];
+    // Only these two change what the writer waits for (work, a full batch).
+    // Waking it on every Add cost a futex wake per job, 512 per batch.
+    wake = pending_.size() == 1 || pending_.size() == kMaxBatch;
   }
-  cv_.notify_all();
+  if (wake) cv_.notify_all();
 }
 
 bool Completer::Unsettled(JobId id) {

@@ -510,17 +510,44 @@ TEST_P(StoreTest, PruneRemovesOldFinishedJobsOnly) {
   EXPECT_TRUE(store_->JobGet(waiting).has_value());
 }
 
+// Running jobs are counted and listed like any others (SQLite's state
+// index leaves them out: other indexes find them).
 TEST_P(StoreTest, CountsAndStats) {
-  Add(Spec());
-  Add(Spec());
-  EXPECT_EQ(store_->JobCountUnfinished().value(), 2);
-  RegisterWorker();
+  std::vector<JobId> ids;
+  for (int i = 0; i < 4; ++i) ids.push_back(Add(Spec()));
+  EXPECT_EQ(store_->JobCountUnfinished().value(), 4);
+  const WorkerId w = RegisterWorker();
+  auto jobs = Claim(w, 2);
+  ASSERT_EQ(jobs.size(), 2u);
+  JobOutcome ok{JobRef{jobs[0].id, jobs[0].lease_token}, true, Json(), {}};
+  ASSERT_TRUE(store_->JobFinishMany(w, std::span(&ok, 1)).has_value());
+  EXPECT_EQ(store_->JobCountUnfinished().value(), 3) << "two available, one running";
+
   auto stats = store_->GetStats();
   ASSERT_TRUE(stats.has_value());
-  ASSERT_EQ(stats->jobs.size(), 1u);
-  EXPECT_EQ(stats->jobs[0], std::make_pair(std::string("available"), int64_t{2}));
+  using Count = std::pair<std::string, int64_t>;
+  EXPECT_EQ(stats->jobs, (std::vector<Count>{{"available", 2}, {"running", 1}, {"succeeded", 1}}));
   ASSERT_EQ(stats->workers.size(), 1u);
   EXPECT_EQ(stats->workers[0].first, "active");
+
+  auto listed = [&](JobState state) {
+    JobFilter f;
+    f.state = state;
+    std::vector<JobId> out;
+    auto list = store_->JobList(f);
+    EXPECT_TRUE(list.has_value()) << list.error().ToString();
+    if (list.has_value()) {
+      for (const JobInfo& j : *list) out.push_back(j.id);
+    }
+    return out;
+  };
+  EXPECT_EQ(listed(JobState::kRunning), std::vector<JobId>{jobs[1].id});
+  EXPECT_EQ(listed(JobState::kSucceeded), std::vector<JobId>{jobs[0].id});
+  EXPECT_EQ(listed(JobState::kAvailable), (std::vector<JobId>{ids[3], ids[2]})) << "newest first";
+  JobFilter other_queue;
+  other_queue.state = JobState::kRunning;
+  other_queue.queue = "elsewhere";
+  EXPECT_TRUE(store_->JobList(other_queue).value().empty());
 }
 
 TEST_P(StoreTest, NextDueIsRelativeToTheStoreClock) {

@@ -115,13 +115,25 @@ CREATE TABLE fenced_writes (
 );
 )sql";
 
-const std::vector<const char*> kMigrations = {kMigration1};
+// A job's usual life (available, running, succeeded) rewrote entries of
+// these two indexes at every step, under the one write lock: they now leave
+// out the states that path passes through and that other indexes cover.
+// Running jobs are found through jobs_running_worker (queries name it), and
+// attempts are only ever counted by outcome for the lost ones.
+const char* const kMigration2 = R"sql(
+DROP INDEX jobs_state;
+CREATE INDEX jobs_state ON jobs (state, id) WHERE state <> 'running';
+DROP INDEX attempts_outcome;
+CREATE INDEX attempts_lost ON attempts (job_id) WHERE outcome = 'lost';
+)sql";
+
+const std::vector<const char*> kMigrations = {kMigration1, kMigration2};
 
 // Every table and index the migrations create (a new migration adds its own).
 const char* const kWardenObjects[] = {
     "jobs", "jobs_claim", "jobs_due", "jobs_running_worker", "jobs_running_lease",
     "jobs_deadline", "jobs_state", "jobs_finished", "jobs_running_ckey", "jobs_live_unique",
-    "attempts", "attempts_outcome",
+    "attempts", "attempts_outcome", "attempts_lost",
     "workers", "workers_live_name",
     "leaders",
     "fenced_writes",

@@ -184,6 +184,28 @@ std::string PickSql(const ClaimParams& p) {
   return sql + order;
 }
 
+// jobs_state leaves running jobs out (see schema.cc) and jobs_running_worker
+// has them all. SQLite uses a partial index only for a query that repeats
+// its condition word for word, hence the `state <> 'running'` terms.
+std::string JobListSql(const JobFilter& f) {
+  const bool running = f.state == JobState::kRunning;
+  std::string sql = std::string("SELECT ") + kJobColumns + " FROM jobs" +
+                    (running ? " INDEXED BY jobs_running_worker" : "") + " WHERE 1 = 1";
+  if (f.state) sql += running ? " AND state = 'running'" : " AND state = ? AND state <> 'running'";
+  if (!f.queue.empty()) sql += " AND queue = ?";
+  return sql + " ORDER BY id DESC LIMIT ?";
+}
+
+const char* const kJobCountsSql =
+    "SELECT state, n FROM (SELECT state, count(*) AS n FROM jobs WHERE state <> 'running' "
+    "GROUP BY state UNION ALL SELECT 'running', count(*) FROM jobs INDEXED BY "
+    "jobs_running_worker WHERE state = 'running') WHERE n > 0 ORDER BY state";
+
+const char* const kCountUnfinishedSql =
+    "SELECT (SELECT count(*) FROM jobs WHERE state IN ('scheduled', 'available', 'retryable') "
+    "AND state <> 'running') + (SELECT count(*) FROM jobs INDEXED BY jobs_running_worker "
+    "WHERE state = 'running')";
+
 Result<bool> SqliteStore::AnyClaimableLocked(const ClaimParams& p, TimeMs now) {
   // EXISTS stops at the first row: the IN form costs nothing here.
   WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("SELECT EXISTS (SELECT 1 FROM jobs j WHERE " +
@@ -356,29 +378,27 @@ Status SqliteStore::LogFenced(const JobRef& ref, WorkerId worker, const char* wh
 }
 
 Result<bool> SqliteStore::SucceedLocked(const JobOutcome& o, TimeMs now) {
-  // A point read, then updates without RETURNING (see JobClaim: SQLite's
+  // Fenced by the UPDATE itself, and no RETURNING (see JobClaim: SQLite's
   // RETURNING is a trigger with a statement journal, and costs more than
-  // the rest of the completion).
-  WARDEN_ASSIGN_OR_RETURN(
-      Stmt q, db_->Prepare("SELECT attempt FROM jobs WHERE id = ? AND lease_token = ? AND "
-                           "state = 'running'"));
-  WARDEN_ASSIGN_OR_RETURN(bool row, q.Bind(1, o.ref.id).Bind(2, o.ref.lease_token).Step());
-  if (!row) return false;
-  const int64_t attempt = q.Int(0);
-  q.Reset();
+  // the rest of the completion). The attempt is the one its claim wrote
+  // with this lease token: tokens grow with every claim.
   WARDEN_ASSIGN_OR_RETURN(
       Stmt upd, db_->Prepare("UPDATE jobs SET state = 'succeeded', result = ?, finished_at = ?, "
-                             "lease_expires_at = NULL WHERE id = ?"));
+                             "lease_expires_at = NULL WHERE id = ? AND lease_token = ? AND "
+                             "state = 'running'"));
   if (o.result.is_null()) {
     upd.BindNull(1);
   } else {
     upd.Bind(1, JsonText(o.result));
   }
-  WARDEN_RETURN_IF_ERROR(upd.Bind(2, now).Bind(3, o.ref.id).Exec().status());
+  WARDEN_ASSIGN_OR_RETURN(
+      int changed, upd.Bind(2, now).Bind(3, o.ref.id).Bind(4, o.ref.lease_token).Exec());
+  if (changed == 0) return false;
   WARDEN_ASSIGN_OR_RETURN(
       Stmt att, db_->Prepare("UPDATE attempts SET outcome = 'succeeded', finished_at = ? "
-                             "WHERE job_id = ? AND attempt = ?"));
-  WARDEN_RETURN_IF_ERROR(att.Bind(1, now).Bind(2, o.ref.id).Bind(3, attempt).Exec().status());
+                             "WHERE job_id = ? AND lease_token = ?"));
+  WARDEN_RETURN_IF_ERROR(
+      att.Bind(1, now).Bind(2, o.ref.id).Bind(3, o.ref.lease_token).Exec().status());
   return true;
 }
 
@@ -523,13 +543,9 @@ Result<JobInfo> SqliteStore::JobGet(JobId id) {
 
 Result<std::vector<JobInfo>> SqliteStore::JobList(const JobFilter& f) {
   std::lock_guard lock(mu_);
-  std::string sql = std::string("SELECT ") + kJobColumns + " FROM jobs WHERE 1 = 1";
-  if (f.state) sql += " AND state = ?";
-  if (!f.queue.empty()) sql += " AND queue = ?";
-  sql += " ORDER BY id DESC LIMIT ?";
-  WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(sql));
+  WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(JobListSql(f)));
   int i = 1;
-  if (f.state) q.Bind(i++, JobStateName(*f.state));
+  if (f.state && *f.state != JobState::kRunning) q.Bind(i++, JobStateName(*f.state));
   if (!f.queue.empty()) q.Bind(i++, f.queue);
   q.Bind(i, f.limit);
   std::vector<JobInfo> out;
@@ -591,8 +607,7 @@ Result<JobState> SqliteStore::JobCancel(JobId id) {
 Result<int64_t> SqliteStore::JobCountUnfinished() {
   std::lock_guard lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(
-      Stmt q, db_->Prepare("SELECT count(*) FROM jobs WHERE state IN ('scheduled', "
-                           "'available', 'retryable', 'running')"));
+      Stmt q, db_->Prepare(kCountUnfinishedSql));
   WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
   const int64_t n = row ? q.Int(0) : 0;
   q.Reset();

@@ -23,6 +23,12 @@ namespace warden::sqlite {
 // then run_at, then id). Public for a test of its query plan.
 std::string PickSql(const ClaimParams& p);
 
+// Reads whose plans depend on jobs_state leaving running jobs out (see
+// schema.cc). Public, like PickSql, for a test of their query plans.
+std::string JobListSql(const JobFilter& f);
+extern const char* const kJobCountsSql;       // (state, count), states in use
+extern const char* const kCountUnfinishedSql;
+
 class SqliteStore final : public Store {
  public:
   static Result<std::unique_ptr<Store>> Open(const std::string& path, StoreOptions options);

@@ -338,7 +338,7 @@ Result<Stats> SqliteStore::GetStats() {
     return v;
   };
   WARDEN_RETURN_IF_ERROR(
-      counts("SELECT state, count(*) FROM jobs GROUP BY state ORDER BY state", stats.jobs));
+      counts(kJobCountsSql, stats.jobs));
   WARDEN_RETURN_IF_ERROR(counts(
       "SELECT state, count(*) FROM workers GROUP BY state ORDER BY state", stats.workers));
   WARDEN_ASSIGN_OR_RETURN(stats.rescued,
