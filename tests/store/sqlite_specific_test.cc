@@ -13,6 +13,7 @@
 #include "store/store.h"
 #include "warden/client.h"
 #include "warden/sqlite.h"
+#include "wal_watch.h"
 
 namespace warden {
 namespace {
@@ -261,32 +262,78 @@ TEST_F(SqliteFileTest, ClientRejectsBadSpecsBeforeStoringAnything) {
   EXPECT_EQ((*client)->CountUnfinished().value(), 0) << "a batch is all or nothing";
 }
 
-int Synchronous(sqlite::Db& db) {
-  auto q = db.Prepare("PRAGMA synchronous");
-  EXPECT_TRUE(q.has_value());
-  auto row = q->Step();
-  EXPECT_TRUE(row.has_value() && *row);
-  const int level = static_cast<int>(q->Int(0));
-  q->Reset();
-  return level;
-}
+// A durable commit is on disk when the call returns: the WAL is synced
+// after its last write. The sync happens once the write lock is released,
+// SQLite's and this process's: another writer can begin a transaction
+// during it. A claim's commit is not synced (JobClaim says why), and a
+// store opened with sync=normal syncs nothing.
+TEST_F(SqliteFileTest, DurableCommitsAreSyncedAfterTheWriteLockIsReleased) {
+  testing::WalWatch watch;
+  auto store = OpenStore(path_);
+  ASSERT_TRUE(store.has_value()) << store.error().ToString();
+  auto other = sqlite::Db::Open(path_, /*busy_timeout_ms=*/0);
+  ASSERT_TRUE(other.has_value());
+  int syncs = 0, other_writer_got_in = 0;
+  watch.on_sync = [&] {
+    ++syncs;
+    auto tx = sqlite::WriteTx::Begin(**other);  // rolled back at once
+    if (tx.has_value()) ++other_writer_got_in;
+  };
+  // A string of W and S ends in S: nothing written after the last sync.
+  auto synced_at_end = [](const std::string& events) {
+    return events.find('W') != std::string::npos && events.back() == 'S';
+  };
 
-TEST_F(SqliteFileTest, UnsyncedCommitsRelaxTheConnectionOnlyWhileTheyLive) {
-  auto db = sqlite::Db::Open(path_, 1000);
-  ASSERT_TRUE(db.has_value());
-  ASSERT_TRUE((*db)->ExecScript("PRAGMA synchronous=FULL").ok());
-  {
-    auto unsynced = sqlite::UnsyncedCommits::Begin(**db, /*durable=*/true);
-    ASSERT_TRUE(unsynced.has_value());
-    EXPECT_EQ(Synchronous(**db), 1) << "NORMAL";
-  }
-  EXPECT_EQ(Synchronous(**db), 2) << "FULL again";
-  ASSERT_TRUE((*db)->ExecScript("PRAGMA synchronous=NORMAL").ok());
-  {
-    auto unsynced = sqlite::UnsyncedCommits::Begin(**db, /*durable=*/false);
-    ASSERT_TRUE(unsynced.has_value());
-  }
-  EXPECT_EQ(Synchronous(**db), 1) << "a connection opened non-durable stays so";
+  WorkerRegistration r;
+  r.name = "w";
+  r.node = "testhost";
+  r.boot_id = "boot";
+  r.pid = 1;
+  r.version = "test";
+  r.queues = {"default"};
+  r.tasks = {"t"};
+  auto worker = (*store)->WorkerRegister(r);
+  ASSERT_TRUE(worker.has_value()) << worker.error().ToString();
+
+  watch.Clear();
+  JobSpec spec;
+  spec.task.push_back('t');
+  ASSERT_TRUE((*store)->JobInsertMany(std::span(&spec, 1)).has_value());
+  EXPECT_TRUE(synced_at_end(watch.events())) << "enqueue: " << watch.events();
+
+  watch.Clear();
+  ClaimParams p;
+  p.worker = *worker;
+  p.queues = {"default"};
+  p.tasks = {"t"};
+  p.limit = 1;
+  p.default_lease = std::chrono::seconds(30);
+  auto claimed = (*store)->JobClaim(p);
+  ASSERT_TRUE(claimed.has_value() && claimed->size() == 1u);
+  EXPECT_NE(watch.events().find('W'), std::string::npos);
+  EXPECT_EQ(watch.events().find('S'), std::string::npos) << "claim: " << watch.events();
+
+  watch.Clear();
+  JobOutcome ok{JobRef{(*claimed)[0].id, (*claimed)[0].lease_token}, true, Json(), {}};
+  auto finished = (*store)->JobFinishMany(*worker, std::span(&ok, 1));
+  ASSERT_TRUE(finished.has_value() && (*finished)[0]);
+  EXPECT_TRUE(synced_at_end(watch.events())) << "outcome: " << watch.events();
+
+  // A statement that is its own transaction (no WriteTx) is synced too.
+  watch.Clear();
+  ASSERT_TRUE((*store)->WorkerSetDraining(*worker).ok());
+  EXPECT_TRUE(synced_at_end(watch.events())) << "autocommit: " << watch.events();
+
+  EXPECT_GE(syncs, 3);
+  EXPECT_EQ(other_writer_got_in, syncs) << "a sync ran under the write lock";
+
+  store->reset();
+  auto relaxed = OpenStore("sqlite:" + path_ + "?sync=normal");
+  ASSERT_TRUE(relaxed.has_value()) << relaxed.error().ToString();
+  watch.Clear();
+  ASSERT_TRUE((*relaxed)->JobInsertMany(std::span(&spec, 1)).has_value());
+  EXPECT_NE(watch.events().find('W'), std::string::npos);
+  EXPECT_EQ(watch.events().find('S'), std::string::npos) << "sync=normal: " << watch.events();
 }
 
 // Connections of one process to one file queue for the write lock on a

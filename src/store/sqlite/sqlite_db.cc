@@ -221,32 +221,61 @@ Result<std::unique_ptr<WriteTx>> WriteTx::Begin(Db& db) {
     }
   }
   WARDEN_RETURN_IF_ERROR(db.ExecScript("BEGIN IMMEDIATE"));
+  db.in_write_tx_ = true;
   return std::unique_ptr<WriteTx>(new WriteTx(db, std::move(writer)));
 }
 
 WriteTx::~WriteTx() {
   if (!done_) (void)db_.ExecScript("ROLLBACK");
+  db_.in_write_tx_ = false;
 }
 
-Status WriteTx::Commit() {
-  Status s = db_.ExecScript("COMMIT");
-  if (s.ok()) {
-    done_ = true;
-    if (writer_.owns_lock()) writer_.unlock();
+Status WriteTx::Commit(const std::function<void()>& on_visible) {
+  WARDEN_RETURN_IF_ERROR(db_.ExecScript("COMMIT"));
+  done_ = true;
+  db_.in_write_tx_ = false;
+  if (writer_.owns_lock()) writer_.unlock();
+  if (on_visible) on_visible();
+  if (!db_.sync_commits_ || db_.unsynced_ > 0) return Status::Ok();
+  if (const int rc = db_.SyncWal(); rc != SQLITE_OK) {
+    // Committed and visible, but maybe not on disk: not an error to retry
+    // (a retried enqueue would add the job twice).
+    return DataLoss(std::string("sqlite: the write was committed but could not be synced to "
+                                "disk: ") +
+                    sqlite3_errstr(rc));
   }
-  return s;
+  return Status::Ok();
 }
 
-Result<UnsyncedCommits> UnsyncedCommits::Begin(Db& db, bool durable) {
-  if (!durable) return UnsyncedCommits(nullptr);
-  WARDEN_RETURN_IF_ERROR(db.ExecScript("PRAGMA synchronous=NORMAL"));
-  return UnsyncedCommits(&db);
+// What `PRAGMA wal_autocheckpoint` would do by default: a hook of our own
+// replaces SQLite's, so the hook checkpoints as SQLite's did.
+constexpr int kAutoCheckpointFrames = 1000;
+
+Status Db::SyncCommitsAfterUnlock() {
+  WARDEN_RETURN_IF_ERROR(ExecScript("PRAGMA synchronous=NORMAL"));
+  sync_commits_ = true;
+  sqlite3_wal_hook(db_, &Db::OnWalCommit, this);
+  return Status::Ok();
 }
 
-UnsyncedCommits::~UnsyncedCommits() {
-  // A PRAGMA outside a transaction does not touch the file; it cannot fail
-  // short of misuse.
-  if (db_) (void)db_->ExecScript("PRAGMA synchronous=FULL");
+int Db::OnWalCommit(void* arg, sqlite3* db, const char* name, int frames) {
+  auto* self = static_cast<Db*>(arg);
+  if (frames >= kAutoCheckpointFrames) (void)sqlite3_wal_checkpoint(db, name);
+  // A statement that was its own transaction is synced here (its error,
+  // returned, becomes the statement's); WriteTx syncs after releasing
+  // this process's writer lock too.
+  if (self->in_write_tx_ || self->unsynced_ > 0) return SQLITE_OK;
+  return self->SyncWal();
+}
+
+int Db::SyncWal() {
+  sqlite3_file* wal = nullptr;
+  const int rc = sqlite3_file_control(db_, "main", SQLITE_FCNTL_JOURNAL_POINTER, &wal);
+  if (rc != SQLITE_OK) return rc;
+  // After a commit in WAL mode the WAL is open; anything else would mean
+  // a commit that nothing made durable.
+  if (wal == nullptr || wal->pMethods == nullptr) return SQLITE_IOERR_FSYNC;
+  return wal->pMethods->xSync(wal, SQLITE_SYNC_NORMAL);
 }
 
 }  // namespace warden::sqlite

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -91,8 +92,25 @@ class Db {
 
   sqlite3* raw() { return db_; }
 
+  // Durable commits without the fsync under the write lock. The connection
+  // runs synchronous=NORMAL (no sync at commit) and every commit then syncs
+  // the write-ahead log itself, once the write lock is released (SQLite's
+  // and this process's, see WriteTx): other writers go on meanwhile, and
+  // commits that end together share one fsync. A call returns only after
+  // its commit is on disk, as with synchronous=FULL. Commits made while an
+  // UnsyncedCommits lives are not synced.
+  Status SyncCommitsAfterUnlock();
+
  private:
   friend class WriteTx;
+  friend class UnsyncedCommits;
+  // Runs after each commit (sqlite3_wal_hook), the write lock released.
+  static int OnWalCommit(void* self, sqlite3* db, const char* name, int frames);
+  // The WAL's frames so far made durable: an SQLite result code.
+  int SyncWal();
+  bool sync_commits_ = false;
+  bool in_write_tx_ = false;  // WriteTx syncs at its end, not the hook
+  int unsynced_ = 0;          // UnsyncedCommits alive
   explicit Db(sqlite3* db, bool owned = true) : db_(db), owned_(owned) {}
   sqlite3* db_;
   bool owned_;
@@ -114,7 +132,9 @@ class WriteTx {
  public:
   static Result<std::unique_ptr<WriteTx>> Begin(Db& db);
   ~WriteTx();
-  Status Commit();
+  // `on_visible` runs once other connections can see the changes, before
+  // the sync that makes them durable (see Db::SyncCommitsAfterUnlock).
+  Status Commit(const std::function<void()>& on_visible = nullptr);
 
  private:
   WriteTx(Db& db, std::unique_lock<WriterLock> writer)
@@ -124,19 +144,18 @@ class WriteTx {
   bool done_ = false;
 };
 
-// synchronous=NORMAL for the commits made while it lives, FULL again after
-// (a connection opened durable only). Lives outside the transaction: the
-// setting is read when a transaction begins.
+// Commits made while it lives are not synced (see SyncCommitsAfterUnlock):
+// a later synced commit of the same file makes them durable with it, as the
+// WAL is written in order.
 class UnsyncedCommits {
  public:
-  static Result<UnsyncedCommits> Begin(Db& db, bool durable);
-  UnsyncedCommits(UnsyncedCommits&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
-  UnsyncedCommits& operator=(UnsyncedCommits&&) = delete;
-  ~UnsyncedCommits();
+  explicit UnsyncedCommits(Db& db) : db_(db) { ++db_.unsynced_; }
+  ~UnsyncedCommits() { --db_.unsynced_; }
+  UnsyncedCommits(const UnsyncedCommits&) = delete;
+  UnsyncedCommits& operator=(const UnsyncedCommits&) = delete;
 
  private:
-  explicit UnsyncedCommits(Db* db) : db_(db) {}
-  Db* db_;  // null: nothing to restore
+  Db& db_;
 };
 
 }  // namespace warden::sqlite

@@ -86,11 +86,10 @@ Result<std::unique_ptr<Store>> SqliteStore::Open(const std::string& path,
   if (Status s = CheckBeforeUse(*db); !s.ok()) return refuse(s);
   // journal_mode=WAL needs the write lock once on a fresh file.
   if (Status s = SwitchToWal(*db, options.busy_timeout); !s.ok()) return refuse(s);
-  WARDEN_RETURN_IF_ERROR(db->ExecScript(options.durable ? "PRAGMA synchronous=FULL"
-                                                        : "PRAGMA synchronous=NORMAL"));
+  WARDEN_RETURN_IF_ERROR(options.durable ? db->SyncCommitsAfterUnlock()
+                                         : db->ExecScript("PRAGMA synchronous=NORMAL"));
   const Clock* clock = options.clock ? options.clock : &SystemClock::Get();
-  std::unique_ptr<SqliteStore> store(new SqliteStore(std::move(db), clock, WakeDirFor(path),
-                                                      options.durable));
+  std::unique_ptr<SqliteStore> store(new SqliteStore(std::move(db), clock, WakeDirFor(path)));
   if (Status s = store->Migrate(); !s.ok()) return refuse(s);
   return std::unique_ptr<Store>(std::move(store));
 }
@@ -121,8 +120,9 @@ Result<std::vector<EnqueueResult>> SqliteStore::JobInsertMany(std::span<const Jo
     WARDEN_ASSIGN_OR_RETURN(EnqueueResult r, InsertJob(*db_, spec, now));
     out.push_back(r);
   }
-  WARDEN_RETURN_IF_ERROR(tx->Commit());
-  warden::NotifyWorkers(wake_dir_);
+  // Workers are woken as soon as the jobs are visible: the sync that makes
+  // them durable, before this call returns, need not delay their start.
+  WARDEN_RETURN_IF_ERROR(tx->Commit([this] { warden::NotifyWorkers(wake_dir_); }));
   return out;
 }
 
@@ -285,7 +285,7 @@ Result<std::vector<JobInfo>> SqliteStore::JobClaim(const ClaimParams& p) {
   // any enqueue) makes the claim durable before anything that depends on
   // it: the WAL is written in order. One fsync fewer per job on the way to
   // its start.
-  WARDEN_ASSIGN_OR_RETURN(UnsyncedCommits unsynced, UnsyncedCommits::Begin(*db_, durable_));
+  UnsyncedCommits unsynced(*db_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
   // Read under the lock, so recorded times follow the commit order.
   const TimeMs now = clock_->NowMs();

@@ -1,7 +1,9 @@
 // The embedded SQLite backend: one file, many processes on one host.
 //
-// WAL mode, synchronous=FULL by default (an acknowledged write survives power
-// loss). Every write runs in a BEGIN IMMEDIATE transaction, so writers
+// WAL mode; by default an acknowledged write survives power loss (each
+// commit's WAL frames are synced before the call returns, after the write
+// lock is released: Db::SyncCommitsAfterUnlock). Every write runs in a
+// BEGIN IMMEDIATE transaction, so writers
 // serialise on the file lock and a conditional UPDATE is all a claim needs.
 // The store's clock is the injected Clock: on one host every process reads
 // the same wall clock.
@@ -71,8 +73,8 @@ class SqliteStore final : public Store {
   Result<Stats> GetStats() override;
 
  private:
-  SqliteStore(std::unique_ptr<Db> db, const Clock* clock, std::string wake_dir, bool durable)
-      : db_(std::move(db)), clock_(clock), wake_dir_(std::move(wake_dir)), durable_(durable),
+  SqliteStore(std::unique_ptr<Db> db, const Clock* clock, std::string wake_dir)
+      : db_(std::move(db)), clock_(clock), wake_dir_(std::move(wake_dir)),
         rng_(std::random_device{}()) {}
 
   // Each REQUIRES mu_ held and, for writes, an open transaction.
@@ -100,7 +102,6 @@ class SqliteStore final : public Store {
   std::unique_ptr<Db> db_;
   const Clock* clock_;
   const std::string wake_dir_;  // see wake_socket.h
-  const bool durable_;          // synchronous=FULL (else NORMAL throughout)
   std::mt19937_64 rng_;
 };
 
