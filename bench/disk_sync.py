@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How long this disk takes to make one small write durable: the floor under
-every fsynced commit (SQLite synchronous=FULL, PostgreSQL fsync on), so under
-warden's enqueue-to-start latency. Writes N blocks of 4 KiB to a file in DIR,
+every fsynced commit (SQLite's durable commits, PostgreSQL fsync on), so under
+an acknowledged enqueue (and, on PostgreSQL, under a job's way to its start). Writes N blocks of 4 KiB to a file in DIR,
 each followed by fdatasync, SLEEP ms apart (an idle queue's pace), and prints
 p50 / p99 / max in ms.
 

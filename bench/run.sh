@@ -354,7 +354,7 @@ meta = {
                "rescue bound": "$RESCUE_BOUND s",
                "warden concurrency": "default $WARDEN_DEFAULT_CONCURRENCY, tuned $WARDEN_TUNED_CONCURRENCY",
                "PostgreSQL": "fsync on, synchronous_commit on",
-               "SQLite": "WAL, synchronous=FULL",
+               "SQLite": "WAL, each acknowledged commit fsynced after the write lock",
                "Redis": "appendonly yes, appendfsync everysec, noeviction",
                "elapsed": "%d min" % round(($(date +%s) - $START) / 60)},
   "failures": [l.strip() for l in open("$FAILURES") if l.strip()],
