@@ -13,6 +13,7 @@
 #include "store/store.h"
 #include "warden/client.h"
 #include "warden/sqlite.h"
+#include "store_fixture.h"
 #include "wal_watch.h"
 
 namespace warden {
@@ -284,15 +285,7 @@ TEST_F(SqliteFileTest, DurableCommitsAreSyncedAfterTheWriteLockIsReleased) {
     return events.find('W') != std::string::npos && events.back() == 'S';
   };
 
-  WorkerRegistration r;
-  r.name = "w";
-  r.node = "testhost";
-  r.boot_id = "boot";
-  r.pid = 1;
-  r.version = "test";
-  r.queues = {"default"};
-  r.tasks = {"t"};
-  auto worker = (*store)->WorkerRegister(r);
+  auto worker = (*store)->WorkerRegister(testing::TestWorker());
   ASSERT_TRUE(worker.has_value()) << worker.error().ToString();
 
   watch.Clear();

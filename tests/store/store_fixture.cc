@@ -38,7 +38,7 @@ std::unique_ptr<Store> StoreTest::OpenAnother() {
   return s.has_value() ? std::move(s).value() : nullptr;
 }
 
-WorkerId StoreTest::RegisterWorker(const std::string& name) {
+WorkerRegistration TestWorker(const std::string& name) {
   WorkerRegistration r;
   r.name = name;
   r.node = "testhost";
@@ -47,7 +47,11 @@ WorkerId StoreTest::RegisterWorker(const std::string& name) {
   r.version = "test";
   r.queues = {"default"};
   r.tasks = {"t"};
-  auto id = store_->WorkerRegister(r);
+  return r;
+}
+
+WorkerId StoreTest::RegisterWorker(const std::string& name) {
+  auto id = store_->WorkerRegister(TestWorker(name));
   EXPECT_TRUE(id.has_value()) << id.error().ToString();
   return id.has_value() ? *id : 0;
 }

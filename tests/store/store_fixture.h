@@ -24,6 +24,9 @@ struct Backend {
 
 std::vector<Backend> AllBackends();
 
+// A worker of this host on queue `default`, serving task `t`.
+WorkerRegistration TestWorker(const std::string& name = "w");
+
 class StoreTest : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override;
