@@ -30,9 +30,9 @@ void Completer::Add(JobOutcome outcome, Millis give_up_after, bool keyed) {
   if (wake) cv_.notify_all();
 }
 
-bool Completer::Unsettled(JobId id) {
+void Completer::CollectUnsettled(std::unordered_set<JobId>& ids) {
   std::lock_guard lock(mu_);
-  return unsettled_.count(id) > 0;
+  for (const auto& [id, count] : unsettled_) ids.insert(id);
 }
 
 void Completer::SettleLocked(const Item& item) {

@@ -18,6 +18,7 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "store/store.h"
@@ -44,9 +45,9 @@ class Completer {
   void Flush();
   void Stop();  // flushes, then ends the writer thread
   bool idle();
-  // Whether an outcome for this job was added and is not yet written (or
-  // dropped).
-  bool Unsettled(JobId id);
+  // Adds to `ids` every job whose outcome was added and is not yet written
+  // (or dropped).
+  void CollectUnsettled(std::unordered_set<JobId>& ids);
 
  private:
   struct Item {

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/lost_claims.h"
 #include "runtime/completer.h"
 #include "runtime/log.h"
 #include "runtime/subprocess.h"
@@ -90,16 +91,12 @@ class Worker::Impl {
   void SleepUntilNextHeartbeat(int64_t start);
   // A job that must not (or no longer) run: its lease may be someone else's.
   bool LeaseMayBeGone(const RunningJob& r);
-  // Hands back, unrun, jobs the store says this worker holds but that it
-  // never heard of (a claim that committed but whose reply was lost).
-  // `reply_mono`: when the heartbeat's reply came.
-  void ReleaseUnknownJobs(const std::unordered_map<JobId, int64_t>& held, int64_t reply_mono);
-  struct UnknownJob {
-    int64_t lease_token;
-    int64_t first_reply_mono;  // the reply that first listed it
-  };
-  // Heartbeat thread only: the jobs the last heartbeat found unknown.
-  std::unordered_map<JobId, UnknownJob> unknown_last_;
+  // Hands back, unrun, jobs the store says this worker holds but whose
+  // claim's reply was lost (see core/lost_claims.h). `reply_mono`: when the
+  // heartbeat's reply came.
+  void ReleaseLostClaims(const HeartbeatStart& at_start,
+                         const std::unordered_map<JobId, int64_t>& held, int64_t reply_mono);
+  LostClaimDetector lost_claims_;  // heartbeat thread only
 
   // Runs one job and says how its attempt ended. There is always an outcome:
   // the heartbeats keep a held job's lease alive, so a job left without one

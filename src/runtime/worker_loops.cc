@@ -20,10 +20,19 @@ void Worker::Impl::HeartbeatLoop() {
     // by its reply: a claim that began earlier but committed after the
     // heartbeat's transaction (it waited for the write lock) is not in it.
     std::unordered_map<JobId, int64_t> known;
+    HeartbeatStart at_start;
     {
       std::lock_guard lock(mu_);
-      for (const auto& [id, r] : running_) known[id] = r->job.lease_token;
+      for (const auto& [id, r] : running_) {
+        known[id] = r->job.lease_token;
+        at_start.known.insert(id);
+      }
+      at_start.claim_sent_mono = claim_sent_mono_;
     }
+    // After running_: a slot adds a job's outcome before it forgets the job,
+    // so a job that left running_ before the look above is found here, or
+    // its outcome was written before the heartbeat reads the store.
+    completer_->CollectUnsettled(at_start.known);
     const int64_t start = clock_.MonotonicMs();
     auto hb = heartbeat_store_->WorkerHeartbeat(id_);
     if (!hb.has_value()) {
@@ -73,48 +82,19 @@ void Worker::Impl::HeartbeatLoop() {
         }
       }
     }
-    ReleaseUnknownJobs(held, clock_.MonotonicMs());
+    ReleaseLostClaims(at_start, held, clock_.MonotonicMs());
     SleepUntilNextHeartbeat(start);
   }
 }
 
-void Worker::Impl::ReleaseUnknownJobs(const std::unordered_map<JobId, int64_t>& held,
-                                      int64_t reply_mono) {
-  std::unordered_map<JobId, UnknownJob> unknown;
-  std::optional<int64_t> claim_sent;
-  {
-    std::lock_guard lock(mu_);
-    claim_sent = claim_sent_mono_;
-    for (const auto& [id, token] : held) {
-      if (running_.count(id) == 0) unknown[id] = UnknownJob{token, reply_mono};
-    }
-  }
-  // A slot adds a job's outcome before it forgets the job, so a job of ours
-  // is running or unsettled, or its outcome was written after this
-  // heartbeat read the store (a job claimed and finished in between looks
-  // the same). Such a job is gone from the next heartbeat's reply; a job
-  // whose claim's reply was lost is still there: only two sightings count.
-  for (auto it = unknown.begin(); it != unknown.end();) {
-    it = completer_->Unsettled(it->first) ? unknown.erase(it) : std::next(it);
-  }
-  std::vector<JobRef> lost;
-  for (auto& [id, job] : unknown) {
-    auto last = unknown_last_.find(id);
-    if (last == unknown_last_.end() || last->second.lease_token != job.lease_token) continue;
-    job.first_reply_mono = last->second.first_reply_mono;
-    // The claim in flight may be the one that took it (its reply slow, not
-    // lost) if it was sent before a reply listed the job; one sent after
-    // cannot be, however long it hangs.
-    if (claim_sent && *claim_sent <= job.first_reply_mono) continue;
-    lost.push_back(JobRef{id, job.lease_token});
-  }
-  unknown_last_ = std::move(unknown);
-  for (const JobRef& ref : lost) {
-    unknown_last_.erase(ref.id);
-    log_("job " + std::to_string(ref.id) +
+void Worker::Impl::ReleaseLostClaims(const HeartbeatStart& at_start,
+                                     const std::unordered_map<JobId, int64_t>& held,
+                                     int64_t reply_mono) {
+  for (JobId id : lost_claims_.Judge(at_start, held, reply_mono)) {
+    log_("job " + std::to_string(id) +
          " is held by this worker but its claim's reply never came; handing it back unrun");
     JobOutcome o;
-    o.ref = ref;
+    o.ref = JobRef{id, held.at(id)};
     o.success = false;
     o.error.kind = ErrorKind::kLost;
     o.error.message = "claimed, but the claim's reply never reached the worker; not run";

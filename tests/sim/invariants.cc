@@ -184,7 +184,7 @@ void Checker::CheckStore() {
     const bool orphan = p && p->alive() && !p->threads_done() && !p->Knows(j.id, j.lease_token) &&
                         !p->ClaimInFlightSince(w_.ToSimUs(j.claimed_at) + kUsPerMs - 1);
     if (orphan) {
-      // ReleaseUnknownJobs hands such a job back at its second sighting,
+      // ReleaseLostClaims hands such a job back at its second sighting,
       // unless the claim in flight was sent before a reply first listed it:
       // such a claim, slow or lost (up to the call's timeout, 10 s), holds it
       // back. Allowed for any claim in flight (a little looser than src/).

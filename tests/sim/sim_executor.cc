@@ -220,10 +220,9 @@ void SimWorker::CompleterAdd(JobOutcome o, Millis give_up_after, bool keyed) {
   CompleterKick();
 }
 
-bool SimWorker::Unsettled(JobId job) const {
-  auto is = [job](const Pending& p) { return p.outcome.ref.id == job; };
-  return std::any_of(pending_.begin(), pending_.end(), is) ||
-         std::any_of(in_flight_.begin(), in_flight_.end(), is);
+void SimWorker::CollectUnsettled(std::unordered_set<JobId>& ids) const {
+  for (const Pending& p : pending_) ids.insert(p.outcome.ref.id);
+  for (const Pending& p : in_flight_) ids.insert(p.outcome.ref.id);
 }
 
 void SimWorker::CompleterKick() {
@@ -264,7 +263,11 @@ void SimWorker::CompleterFlush() {
         // order; once stopping, drop what is past its give-up time.
         const int64_t now = MonoMs();
         for (auto it = in_flight_.rbegin(); it != in_flight_.rend(); ++it) {
-          if (!completer_stop_ || it->give_up_at_ms > now) pending_.push_front(std::move(*it));
+          if (!completer_stop_ || it->give_up_at_ms > now) {
+            pending_.push_front(std::move(*it));
+          } else {
+            dropped_.emplace(it->outcome.ref.id, it->outcome.ref.lease_token);
+          }
         }
         in_flight_.clear();
         const Millis wait = completer_backoff_;

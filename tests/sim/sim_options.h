@@ -33,9 +33,6 @@ struct KnownIssues {
   // PostgreSQL: a live worker's session is cut and it cannot lock again
   // within the 250 ms confirmation: it is "proven" dead while it runs.
   bool session_cut = false;
-  // Check that a job whose claim's reply was lost is handed back within
-  // lease + 5 sweep intervals of its worker forgetting it, even while
-  // another claim of that worker hangs (ReleaseUnknownJobs waits for it).
   bool any() const { return session_cut; }
 };
 

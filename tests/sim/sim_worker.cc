@@ -290,6 +290,7 @@ void SimWorker::ClaimStep() {
           shorter_lease |= HeartbeatFor(r->lease, t_.heartbeat) < t_.heartbeat;
           longer_lease |= r->lease > t_.lease;
           running_[r->job.id] = r;
+          delivered_.emplace(r->job.id, r->job.lease_token);
           slots_.push_back(r);
           w_.trace().Line(w_.now(), "{}: claimed job {} (token {}, lease {}ms)", info_.name,
                           r->job.id, r->job.lease_token, r->lease.count());

@@ -21,8 +21,10 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <unordered_set>
 #include <vector>
 
+#include "core/lost_claims.h"
 #include "scenario.h"
 #include "sim_world.h"
 #include "store/store.h"
@@ -154,13 +156,14 @@ class SimWorker {
   void CompleterAdd(JobOutcome o, Millis give_up_after, bool keyed);
   void CompleterKick();
   void CompleterFlush();
-  bool Unsettled(JobId job) const;  // an outcome for it waits or is being written
+  // Adds the jobs whose outcome waits or is being written.
+  void CollectUnsettled(std::unordered_set<JobId>& ids) const;
 
   // worker_loops.cc
   void HeartbeatStep();
   void HeartbeatSleep(int64_t start_ms);
   void HeartbeatWake();
-  void ReleaseUnknownJobs(const std::map<JobId, int64_t>& held);
+  void ReleaseLostClaims(const HeartbeatStart& at_start, const std::map<JobId, int64_t>& held);
   void SessionKeepAlive();
   void WatchdogArm();
   void WatchdogTick();
@@ -201,9 +204,11 @@ class SimWorker {
   bool claim_in_flight_ = false;
   SimUs claim_sent_at_ = 0;
   int64_t claim_sent_mono_ = 0;  // the worker's clock, as src/ records it
-  // ReleaseUnknownJobs: jobs the last heartbeat found unknown (token, and
-  // the worker's clock when a reply first listed them).
-  std::map<JobId, std::pair<int64_t, int64_t>> unknown_last_;
+  LostClaimDetector lost_claims_;
+  // Every (job, token) a claim's reply delivered, and those whose outcome the
+  // completer gave up on while stopping: only the latter may be handed back
+  // as a lost claim (checked in ReleaseLostClaims).
+  std::set<std::pair<JobId, int64_t>> delivered_, dropped_;
   bool waiting_ = false;       // in a wait Stop wakes
   bool waiting_poll_ = false;  // ...which a wake-up datagram also ends
   bool pending_wake_ = false;  // the eventfd holds a wake-up

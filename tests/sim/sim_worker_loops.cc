@@ -15,7 +15,13 @@ void SimWorker::HeartbeatStep() {
   // Only jobs this worker knew it held before the heartbeat are judged by
   // its reply.
   auto known = std::make_shared<std::map<JobId, int64_t>>();
-  for (const auto& [id, r] : running_) (*known)[id] = r->job.lease_token;
+  auto at_start = std::make_shared<HeartbeatStart>();
+  for (const auto& [id, r] : running_) {
+    (*known)[id] = r->job.lease_token;
+    at_start->known.insert(id);
+  }
+  CollectUnsettled(at_start->known);
+  if (claim_in_flight_) at_start->claim_sent_mono = claim_sent_mono_;
   const int64_t start = MonoMs();
   const WorkerId id = id_;
   w_.Call<HeartbeatReply>(
@@ -23,7 +29,7 @@ void SimWorker::HeartbeatStep() {
       [id](MemStore& s, TimeMs now) -> Result<HeartbeatReply> {
         return s.WorkerHeartbeat(id, now);
       },
-      [this, known, start](Result<HeartbeatReply> hb) {
+      [this, known, at_start, start](Result<HeartbeatReply> hb) {
         if (!hb.has_value()) {
           return SleepMono(std::max(Millis(50), t_.heartbeat / 4), [this] { HeartbeatStep(); });
         }
@@ -60,37 +66,24 @@ void SimWorker::HeartbeatStep() {
             RequestStop(r, Stop::kFence);
           }
         }
-        ReleaseUnknownJobs(held);
+        ReleaseLostClaims(*at_start, held);
         HeartbeatSleep(start);
       });
 }
 
-// Jobs the reply lists that this worker does not know it holds: a claim
-// committed but its reply never came. A job neither running nor with an
-// outcome unsettled in the completer, listed so by two replies in a row
-// (one also matches a job claimed and finished while the heartbeat was in
-// flight), is handed back unrun, unless the claim in flight was sent before
-// a reply first listed it (then it may be that claim's, its reply slow).
-void SimWorker::ReleaseUnknownJobs(const std::map<JobId, int64_t>& held) {
-  const int64_t reply_mono = MonoMs();
-  std::map<JobId, std::pair<int64_t, int64_t>> unknown;
-  for (const auto& [jid, token] : held) {
-    if (running_.count(jid) || Unsettled(jid)) continue;
-    unknown[jid] = {token, reply_mono};
-  }
-  std::vector<JobRef> lost;
-  for (auto& [jid, u] : unknown) {
-    auto last = unknown_last_.find(jid);
-    if (last == unknown_last_.end() || last->second.first != u.first) continue;
-    u.second = last->second.second;
-    if (claim_in_flight_ && claim_sent_mono_ <= u.second) continue;
-    lost.push_back(JobRef{jid, u.first});
-  }
-  unknown_last_ = std::move(unknown);
-  for (const JobRef& ref : lost) {
-    unknown_last_.erase(ref.id);
-    const JobId jid = ref.id;
-    const int64_t token = ref.lease_token;
+// Jobs the reply lists whose claim's reply never came (core/lost_claims.h)
+// are handed back unrun.
+void SimWorker::ReleaseLostClaims(const HeartbeatStart& at_start,
+                                  const std::map<JobId, int64_t>& held) {
+  const std::unordered_map<JobId, int64_t> listed(held.begin(), held.end());
+  for (JobId jid : lost_claims_.Judge(at_start, listed, MonoMs())) {
+    const int64_t token = held.at(jid);
+    if (delivered_.count({jid, token}) && !dropped_.count({jid, token})) {
+      return w_.Fail(fmt::format(
+          "false lost claim: {} hands back job {} (token {}) as never delivered, but its claim's "
+          "reply did deliver it",
+          info_.name, jid, token));
+    }
     w_.trace().Line(w_.now(), "{}: job {} (token {}) is held but its claim's reply never came; "
                     "handing it back unrun", info_.name, jid, token);
     JobOutcome o;

@@ -50,7 +50,7 @@ void World::Call(SimWorker& w, const char* what, std::function<Result<T>(MemStor
          if (sqlite) rep = Fate{};
          // PostgreSQL: now and then the connection dies after a claim's
          // COMMIT; the worker never learns it holds the jobs until a
-         // heartbeat lists them (Worker::Impl::ReleaseUnknownJobs).
+         // heartbeat lists them (Worker::Impl::ReleaseLostClaims).
          if (claim && !sqlite && rng_.Percent(3)) rep.lost = true;
          // SQLite: the statement ran in the caller's own process, which
          // returns its result however long it was frozen meanwhile.
