@@ -16,16 +16,22 @@ TEST_FUZZ_SECONDS ?= 5
 deps:
 	@./scripts/deps.sh
 
+# The Release tree: warden, the benchmarks, and the tests that need a
+# normal build (tests/CMakeLists.txt); the functional suites run under the
+# sanitizers (test-asan, test-tsan).
+RELEASE_ARGS := -DCMAKE_BUILD_TYPE=Release -DWARDEN_FUNCTIONAL_TESTS=OFF
+
 build: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS) >/dev/null
+	@cmake -S . -B $(BUILD) $(RELEASE_ARGS) $(CMAKE_ARGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
 	./$(BUILD)/warden demo
 
-# Release tests, then the same suite under AddressSanitizer+UBSan and under
-# ThreadSanitizer, all three against one throwaway PostgreSQL server that
-# scripts/pg-cluster.sh starts (deps first: it installs the server).
+# The Release tree's tests, then the functional suites under
+# AddressSanitizer+UBSan and the integration tests under ThreadSanitizer,
+# all against one throwaway PostgreSQL server that scripts/pg-cluster.sh
+# starts (deps first: it installs the server).
 test: deps
 	$(PG_CLUSTER) run $(MAKE) test-all
 
@@ -36,7 +42,7 @@ test: deps
 # scenario on every system, tiny sizes): it fails when a run fails, never
 # for a speed.
 test-all: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DWARDEN_WERROR=ON $(CMAKE_ARGS) >/dev/null
+	@cmake -S . -B $(BUILD) $(RELEASE_ARGS) -DWARDEN_WERROR=ON $(CMAKE_ARGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 	cd $(BUILD) && $(PG_CLUSTER) run ctest --output-on-failure -j $(JOBS) --timeout 300
 	bench/run.sh --quick --build $(BUILD)
