@@ -37,6 +37,10 @@ struct ClaimParams {
   std::vector<std::string> tasks;   // tasks this worker has handlers for
   bool allow_commands = false;      // also claim `--cmd` jobs
   int limit = 1;
+  // Of the `limit` jobs next in claim order, the last `ahead` are claimed
+  // only if SafeToClaimAhead (core/claim_ahead.h): they are for slots not
+  // free yet. The others are skipped, not replaced by later jobs.
+  int ahead = 0;
   Millis default_lease{10'000};
 };
 

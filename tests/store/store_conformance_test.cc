@@ -202,6 +202,66 @@ TEST_P(StoreTest, OneRunningJobPerConcurrencyKey) {
   EXPECT_EQ(next[0].id, second);
 }
 
+// Jobs claimed ahead of free slots are charged like the others when their
+// worker dies, so only those one such loss cannot kill are taken for them
+// (core/claim_ahead.h); the free slots take jobs in claim order as always.
+// PostgreSQL checks this in SQL on its one-statement claim and in C++ on
+// its transaction (taken when a due job needs promoting): both are run.
+TEST_P(StoreTest, ClaimAheadTakesOnlyJobsALossCannotKill) {
+  auto spec = [&](auto change) {
+    JobSpec s = Spec();
+    change(s);
+    return Add(s);
+  };
+  const JobId plain = Add(Spec());
+  const JobId no_retry = spec([](JobSpec& s) { s.retry = RetryPolicy::kNone; });
+  const JobId one_crash = spec([](JobSpec& s) { s.max_crashes = 1; });
+  const JobId last_attempt = spec([](JobSpec& s) { s.max_attempts = 1; });
+  const JobId at_most_once = spec([](JobSpec& s) {
+    s.delivery = Delivery::kAtMostOnce;
+    s.retry = RetryPolicy::kNone;
+  });
+  const JobId forever = spec([](JobSpec& s) {
+    s.retry = RetryPolicy::kForever;
+    s.max_attempts = 1;
+  });
+  const JobId beyond = Add(Spec());
+  const WorkerId w = RegisterWorker();
+  auto ids = [](const std::vector<JobInfo>& jobs) {
+    std::vector<JobId> out;
+    for (const JobInfo& j : jobs) out.push_back(j.id);
+    return out;
+  };
+
+  // One free slot and five ahead: the slot's job, then the safe ones among
+  // the next five; the seventh job is not looked at.
+  EXPECT_EQ(ids(Claim(w, 6, Millis(10'000), 5)), (std::vector<JobId>{plain, at_most_once, forever}));
+  // A free slot takes the next job, safe or not.
+  EXPECT_EQ(ids(Claim(w, 2, Millis(10'000), 1)), (std::vector<JobId>{no_retry}));
+  for (JobId id : {one_crash, last_attempt, beyond}) {
+    EXPECT_EQ(store_->JobGet(id)->state, JobState::kAvailable) << "job " << id;
+  }
+  EXPECT_EQ(ids(Claim(w, 3, Millis(10'000), 3)), (std::vector<JobId>{beyond}));
+
+  // A job that crashed once may be the one that kills workers: not ahead.
+  JobSpec again = Spec();
+  again.retry = RetryPolicy::kForever;
+  const JobId crashed = Add(again);
+  auto first = Claim(w, 1);
+  ASSERT_EQ(ids(first), (std::vector<JobId>{one_crash}));
+  first = Claim(w, 1);
+  ASSERT_EQ(ids(first), (std::vector<JobId>{last_attempt}));
+  auto mine = Claim(w, 1);
+  ASSERT_EQ(ids(mine), (std::vector<JobId>{crashed}));
+  JobOutcome crash{JobRef{crashed, mine[0].lease_token}, false, {}, {}};
+  crash.error.kind = ErrorKind::kCrash;
+  ASSERT_TRUE(store_->JobFinishMany(w, std::span(&crash, 1)).has_value());
+  const JobId fresh = Add(Spec());
+  clock_.Advance(seconds(120));  // the crash's backoff is over: due again
+  EXPECT_EQ(ids(Claim(w, 2, Millis(10'000), 2)), (std::vector<JobId>{fresh}));
+  EXPECT_EQ(store_->JobGet(crashed)->state, JobState::kAvailable);
+}
+
 TEST_P(StoreTest, DelayedJobWaitsUntilDue) {
   JobSpec s = Spec();
   s.delay = seconds(30);

@@ -68,12 +68,13 @@ JobId StoreTest::Add(JobSpec spec) {
   return r.has_value() ? (*r)[0].id : 0;
 }
 
-std::vector<JobInfo> StoreTest::Claim(WorkerId w, int limit, Millis lease) {
+std::vector<JobInfo> StoreTest::Claim(WorkerId w, int limit, Millis lease, int ahead) {
   ClaimParams p;
   p.worker = w;
   p.queues = {"default"};
   p.tasks = {"t"};
   p.limit = limit;
+  p.ahead = ahead;
   p.default_lease = lease;
   auto r = store_->JobClaim(p);
   EXPECT_TRUE(r.has_value()) << r.error().ToString();

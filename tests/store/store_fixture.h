@@ -37,7 +37,9 @@ class StoreTest : public ::testing::TestWithParam<Backend> {
   WorkerId RegisterWorker(const std::string& name = "w");
   JobId Add(JobSpec spec);
   JobSpec Spec(const std::string& task = "t");
-  std::vector<JobInfo> Claim(WorkerId w, int limit = 10, Millis lease = Millis(10'000));
+  // `ahead`: ClaimParams::ahead, the last of `limit` only if safe to claim ahead.
+  std::vector<JobInfo> Claim(WorkerId w, int limit = 10, Millis lease = Millis(10'000),
+                             int ahead = 0);
 
   FakeClock clock_;
   std::string dir_;

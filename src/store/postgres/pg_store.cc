@@ -227,6 +227,12 @@ std::string ClaimableWhere(const std::string& now, const std::string& queue) {
 
 constexpr const char* kClaimOrder = "ORDER BY j.priority DESC, j.run_at, j.id ";
 
+// SafeToClaimAhead (core/claim_ahead.h) in SQL; the conformance test
+// ClaimAheadTakesOnlyJobsALossCannotKill checks that both agree.
+constexpr const char* kSafeToClaimAhead =
+    "(j.delivery = 'at_most_once' OR (j.crashes = 0 AND j.crashes + 1 < j.max_crashes AND "
+    "j.retry <> 'none' AND (j.retry = 'forever' OR j.charged + 1 < j.max_attempts)))";
+
 }  // namespace
 
 std::string PickSql(const ClaimParams& p, const std::string& now, const std::string& from) {
@@ -236,16 +242,20 @@ std::string PickSql(const ClaimParams& p, const std::string& now, const std::str
     // One queue: the claim index (queue, priority, run_at, id) is walked in
     // order and the scan stops at the limit, however long the backlog.
     // (None means every queue: no worker claims so.)
-    return "SELECT j.id, j.concurrency_key " + jobs +
+    return std::string("SELECT j.id, j.concurrency_key, j.priority, j.run_at, ") +
+           kSafeToClaimAhead + " AS safe " + jobs +
            ClaimableWhere(now, p.queues.empty() ? "" : "$2") + kClaimOrder + limit;
   }
   // Several queues: the same walk in each, merged. `j.queue = ANY(...)`
   // cannot use the index's order, so it sorted every available job of those
   // queues on each claim. The rows an arm locks beyond the merged limit
   // stay locked (unclaimed) only until this transaction ends.
-  return "SELECT m.id, m.concurrency_key FROM unnest($2::text[]) AS q(name) CROSS JOIN "
-         "LATERAL (SELECT j.id, j.concurrency_key, j.priority, j.run_at " +
-         jobs + ClaimableWhere(now, "q.name") + kClaimOrder + limit +
+  return std::string(
+             "SELECT m.id, m.concurrency_key, m.priority, m.run_at, m.safe FROM "
+             "unnest($2::text[]) AS q(name) CROSS JOIN LATERAL (SELECT j.id, "
+             "j.concurrency_key, j.priority, j.run_at, ") +
+         kSafeToClaimAhead + " AS safe " + jobs + ClaimableWhere(now, "q.name") + kClaimOrder +
+         limit +
          ") m ORDER BY m.priority DESC, m.run_at, m.id LIMIT $5::int";
 }
 
@@ -271,7 +281,10 @@ Result<std::vector<JobId>> PgStore::PickLocked(const ClaimParams& p, TimeMs now)
   std::vector<Pick> picks;  // in claim order
   std::vector<std::string> keys;
   std::unordered_set<std::string> seen;  // one job per concurrency key per batch
+  // Rows past the free slots' share are taken only if safe to claim ahead.
+  const int for_free_slots = p.limit - std::clamp(p.ahead, 0, p.limit);
   for (int i = 0; i < r.size(); ++i) {
+    if (i >= for_free_slots && !r.Bool(i, 4)) continue;
     if (r.IsNull(i, 1)) {
       picks.push_back({r.Int(i, 0), std::nullopt});
     } else if (seen.insert(r.Text(i, 1)).second) {
@@ -315,6 +328,7 @@ Result<std::optional<std::vector<JobInfo>>> PgStore::ClaimInOneStatementLocked(
   Params params;
   AddPickParams(params, p, FakeNow());
   params.Add(p.worker).Add(static_cast<int64_t>(p.default_lease.count()));
+  params.Add(std::clamp(p.ahead, 0, p.limit));
   WARDEN_ASSIGN_OR_RETURN(
       Rows r,
       conn_->Exec(
@@ -322,7 +336,12 @@ Result<std::optional<std::vector<JobInfo>>> PgStore::ClaimInOneStatementLocked(
               "WITH w AS MATERIALIZED (SELECT coalesce($1::bigint, warden.now_ms()) AS now "
               "FROM warden.workers WHERE id = $6::bigint AND state = 'active' FOR SHARE), "
               "pick AS MATERIALIZED (") +
-              PickSql(p, "w.now", ", w") + "), "
+              PickSql(p, "w.now", ", w") +
+              "), "
+              // Rows past the free slots' share only if safe to claim ahead.
+              "take AS MATERIALIZED (SELECT id FROM (SELECT id, safe, row_number() OVER "
+              "(ORDER BY priority DESC, run_at, id) AS n FROM pick) o WHERE o.n <= $5::int - "
+              "$8::int OR o.safe), "
               "fast AS MATERIALIZED (SELECT NOT EXISTS (SELECT 1 FROM pick WHERE "
               "concurrency_key IS NOT NULL) AND NOT EXISTS (SELECT 1 FROM warden.jobs d, w "
               "WHERE d.state IN ('scheduled', 'retryable') AND d.run_at <= w.now) AS ok), "
@@ -330,7 +349,7 @@ Result<std::optional<std::vector<JobInfo>>> PgStore::ClaimInOneStatementLocked(
               "$6::bigint, lease_token = j.lease_token + 1, attempt = j.attempt + 1, "
               "active_lease_ms = COALESCE(j.lease_ms, $7::bigint), lease_expires_at = w.now + "
               "COALESCE(j.lease_ms, $7::bigint), started_mark = false, cancel_requested = "
-              "false, started_at = w.now FROM pick, w, fast WHERE j.id = pick.id AND fast.ok "
+              "false, started_at = w.now FROM take, w, fast WHERE j.id = take.id AND fast.ok "
               "RETURNING " +
               kJobColumns +
               "), att AS (INSERT INTO warden.attempts (job_id, attempt, worker_id, "

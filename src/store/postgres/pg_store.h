@@ -23,8 +23,9 @@
 
 namespace warden::pg {
 
-// The claim's pick for `p`: ids and concurrency keys of claimable jobs in
-// claim order, at most $5, locked FOR UPDATE SKIP LOCKED. `now` is an SQL
+// The claim's pick for `p`: id, concurrency key, priority, run_at and
+// whether it is safe to claim ahead (core/claim_ahead.h) of claimable jobs
+// in claim order, at most $5, locked FOR UPDATE SKIP LOCKED. `now` is an SQL
 // expression for the time; `from` adds tables (", w"). AddPickParams binds
 // $1..$5: the time (NULL where the SQL reads the server's instead), the
 // queue or queues, the tasks, whether commands run, the limit. Public for a

@@ -11,6 +11,7 @@
 #include <thread>
 #include <unordered_set>
 
+#include "core/claim_ahead.h"
 #include "core/operator_rules.h"
 #include "core/retry.h"
 #include "env/system_clock.h"
@@ -229,10 +230,18 @@ Result<std::vector<JobInfo>> SqliteStore::PickLocked(const ClaimParams& p, TimeM
 
   std::vector<JobInfo> jobs;
   std::unordered_set<std::string> keys;  // one job per concurrency key per batch
+  // Once the free slots have theirs, jobs for the slots not free yet are
+  // taken only if safe to claim ahead, from the next `ahead` rows at most.
+  const int for_free_slots = limit - std::clamp(p.ahead, 0, limit);
+  int looked_ahead = 0;
   while (static_cast<int>(jobs.size()) < limit) {
     WARDEN_ASSIGN_OR_RETURN(bool row, pick.Step());
     if (!row) break;
     JobInfo job = JobFromRow(pick);
+    if (static_cast<int>(jobs.size()) >= for_free_slots) {
+      if (++looked_ahead > p.ahead) break;
+      if (!SafeToClaimAhead(job)) continue;
+    }
     if (!job.concurrency_key.empty() && !keys.insert(job.concurrency_key).second) continue;
     // The claim sets the effective lease afresh: a per-job lease, else the
     // claiming worker's (not the previous attempt's).
