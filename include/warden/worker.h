@@ -82,6 +82,9 @@ struct WorkerCounters {
   std::atomic<int64_t> fenced{0};       // outcomes refused by fencing
   std::atomic<int64_t> self_fenced{0};  // runs stopped by self-fencing
   std::atomic<int64_t> rescued{0};      // jobs this worker's sweeps recovered
+  // Jobs claimed beyond the free slots, for slots that would finish their
+  // short jobs while the claim was on its way (core/claim_ahead.h).
+  std::atomic<int64_t> claimed_ahead{0};
 };
 
 class Worker {

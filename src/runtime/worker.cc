@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 
+#include "core/claim_ahead.h"
 #include "core/duration.h"
 #include "core/lease.h"
 #include "env/process.h"
@@ -204,10 +206,19 @@ void Worker::Impl::ClaimLoop() {
 
   bool gathered = false;
   while (!stopping_) {
-    const int free = opt_.concurrency - static_cast<int>(Inflight());
+    int ahead, held;
+    {
+      std::lock_guard lock(mu_);
+      ahead = ClaimAhead(opt_.concurrency, claim_us_avg_, job_us_avg_);
+      held = static_cast<int>(running_.size());
+    }
+    const int slots_free = std::max(0, opt_.concurrency - held);
+    const int free = opt_.concurrency + ahead - held;
     // One claim transaction per freed slot would make short jobs cost a
     // commit each: while most slots are busy, let a few more free up first.
-    if (free > 0 && free * 2 < opt_.concurrency && !gathered) {
+    // Not when claiming ahead: the jobs are short, and the claims follow
+    // one another, each taking what freed up during the last.
+    if (free > 0 && free * 2 < opt_.concurrency && ahead == 0 && !gathered) {
       gathered = true;
       std::unique_lock lock(mu_);
       sleep_cv_.wait_for(lock, opt_.flush_window);
@@ -218,12 +229,18 @@ void Worker::Impl::ClaimLoop() {
     if (free > 0) {
       params.worker = id_;
       params.limit = free;
+      params.ahead = free - slots_free;
       const int64_t start = clock_.MonotonicMs();
       {
         std::lock_guard lock(mu_);
         claim_sent_mono_ = start;
       }
+      // Steady time, not clock_: these only size the next claim.
+      const auto sent = std::chrono::steady_clock::now();
       auto claimed = claim_store_->JobClaim(params);
+      const double claim_us =
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - sent)
+              .count();
       if (!claimed.has_value()) {
         {
           std::lock_guard lock(mu_);
@@ -251,9 +268,11 @@ void Worker::Impl::ClaimLoop() {
       backoff = Millis(50);
       got = claimed->size();
       bool shorter_lease = false, longer_lease = false;
+      counters_.claimed_ahead += std::max(0, static_cast<int>(got) - slots_free);
       {
         std::lock_guard lock(mu_);
         claim_sent_mono_.reset();
+        claim_us_avg_ = Smooth(claim_us_avg_, claim_us);
         for (JobInfo& job : *claimed) {
           auto r = std::make_shared<RunningJob>();
           r->lease = job.lease.value_or(opt_.lease);
@@ -309,7 +328,11 @@ void Worker::Impl::SlotLoop() {
     }
     // A job claimed but not started when shutdown began goes straight back.
     if (stopping_) r->stop.Request(StopReason::kShutdown);
+    const auto taken = std::chrono::steady_clock::now();
     JobOutcome outcome = Execute(*r);
+    const double job_us =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - taken)
+            .count();
     r->finished = true;
     (outcome.success ? counters_.succeeded : counters_.failed)++;
     completer_->Add(std::move(outcome), r->lease, !r->job.concurrency_key.empty());
@@ -319,6 +342,9 @@ void Worker::Impl::SlotLoop() {
       // one was being stopped: remove only our own entry.
       auto it = running_.find(r->job.id);
       if (it != running_.end() && it->second == r) running_.erase(it);
+      // Only jobs that ran: one handed back unstarted says nothing of how
+      // long jobs take.
+      if (r->started_mono != 0) job_us_avg_ = Smooth(job_us_avg_, job_us);
     }
     WakeClaimLoop();
   }

@@ -1,6 +1,7 @@
 // Worker::Impl: the threads of one worker process and what they share.
 //
-//   claim loop (Run's thread)  claims up to the free slots, queues the jobs
+//   claim loop (Run's thread)  claims for the free slots (and, for short jobs,
+//                              ahead of them: core/claim_ahead.h), queues the jobs
 //   slot threads (concurrency) run one job each: a command under the
 //                              subprocess supervisor, or an in-process handler
 //   completer                  writes outcomes in batches
@@ -138,6 +139,10 @@ class Worker::Impl {
   // When the claim in flight was sent; none between claims (one claim
   // loop: at most one at a time).
   std::optional<int64_t> claim_sent_mono_;  // guarded by mu_
+  // Recent averages, in µs, of a claim's round trip and of a started job's
+  // time in its slot: how many jobs to claim ahead (core/claim_ahead.h).
+  double claim_us_avg_ = 0;  // guarded by mu_
+  double job_us_avg_ = 0;    // guarded by mu_
 
   std::atomic<bool> stopping_{false};
   Status fatal_;  // why the claim loop stopped the worker (ClaimLoop's thread only)
