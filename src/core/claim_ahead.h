@@ -14,7 +14,9 @@
 // there. When a worker dies, every job it held is recovered as `lost`, and
 // the store cannot tell one that waited from one that ran, so each is
 // charged an attempt and a crash: only jobs that such a charge cannot kill
-// are claimed ahead (SafeToClaimAhead). Nothing is claimed ahead of jobs longer than slots × claim time
+// are claimed ahead (SafeToClaimAhead).
+//
+// Nothing is claimed ahead of jobs longer than slots × claim time
 // (seconds-long jobs never), and the cap bounds what a wrong estimate
 // costs: a long job after many short ones holds up at most that many jobs
 // claimed ahead of it, for at most its own duration.

@@ -7,9 +7,9 @@
 
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <ostream>
 #include <string>
-#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -48,12 +48,9 @@ class ClaimAheadTest : public ::testing::TestWithParam<Backend> {
     if (!dir_.empty()) std::filesystem::remove_all(dir_);
   }
 
-  void Enqueue(int n, const std::string& task, warden::Json payload = warden::Json::object()) {
+  void Enqueue(int n, const std::string& task) {
     std::vector<warden::JobSpec> specs(static_cast<size_t>(n));
-    for (auto& s : specs) {
-      s.task = task;
-      s.payload = payload;
-    }
+    for (auto& s : specs) s.task = task;
     auto r = client_->EnqueueMany(specs);
     ASSERT_TRUE(r.has_value()) << r.error().ToString();
   }
