@@ -50,8 +50,7 @@ inline int ClaimAhead(int slots, double claim_us, double job_us) {
 // The PostgreSQL claim repeats this in SQL (pg_store.cc, kSafeToClaimAhead).
 inline bool SafeToClaimAhead(const JobInfo& job) {
   if (job.delivery == Delivery::kAtMostOnce) return true;
-  return job.crashes == 0 && job.crashes + 1 < job.max_crashes &&
-         job.retry != RetryPolicy::kNone &&
+  return job.crashes == 0 && job.max_crashes > 1 && job.retry != RetryPolicy::kNone &&
          (job.retry == RetryPolicy::kForever || job.charged + 1 < job.max_attempts);
 }
 
