@@ -110,6 +110,9 @@ class Worker::Impl {
   bool Retrying(const Status& s, int64_t deadline_mono, Millis* backoff);
 
   void WakeClaimLoop();
+  // Wakes idle slots for queued jobs that no slot already awake is on its
+  // way to: a few at a time, each woken slot passing the word on.
+  void WakeSlotsLocked();
   void StopAll(StopReason why, const std::string& log_line);
   size_t Inflight();
   // A sleep that ends early when the worker stops.
@@ -135,6 +138,13 @@ class Worker::Impl {
   std::condition_variable heartbeat_cv_;  // a job with a shorter lease came in
   std::map<JobId, std::shared_ptr<RunningJob>> running_;  // guarded by mu_
   std::deque<std::shared_ptr<RunningJob>> queue_;         // guarded by mu_
+  // Slots waiting for a job, and those of them woken to take one and not
+  // yet awake (see WakeSlotsLocked).
+  int idle_slots_ = 0;  // guarded by mu_
+  int slot_wakes_ = 0;  // guarded by mu_
+  // The claim loop is (about to be) asleep until a slot frees or new jobs
+  // come: only then does a freed slot need to wake it.
+  std::atomic<bool> claim_loop_asleep_{false};
   bool slots_exit_ = false;                               // guarded by mu_
   // When the claim in flight was sent; none between claims (one claim
   // loop: at most one at a time).

@@ -1,83 +1,16 @@
 // Claiming ahead (core/claim_ahead.h) in a real in-process worker, on both
 // backends: short jobs are claimed beyond the free slots and each still
 // runs exactly once; long jobs are never claimed ahead.
-#include <stdlib.h>
-
-#include <gtest/gtest.h>
-
-#include <filesystem>
 #include <map>
 #include <mutex>
-#include <ostream>
-#include <string>
 #include <thread>
-#include <vector>
 
-#include "pg_test_db.h"
-#include "warden/client.h"
-#include "warden/worker.h"
+#include "in_process_fixture.h"
 
 namespace {
 
 using namespace std::chrono_literals;
-
-enum class Backend { kSqlite, kPostgres };
-const char* Name(Backend b) { return b == Backend::kSqlite ? "sqlite" : "postgres"; }
-void PrintTo(Backend b, std::ostream* os) { *os << Name(b); }
-
-class ClaimAheadTest : public ::testing::TestWithParam<Backend> {
- protected:
-  void SetUp() override {
-    if (GetParam() == Backend::kPostgres) {
-      WARDEN_REQUIRE_PG();
-      auto db = warden::testing::PgTestDb::Create();
-      ASSERT_TRUE(db.has_value()) << db.error().ToString();
-      pg_ = std::move(*db);
-      url_ = pg_->url();
-    } else {
-      char dir[] = "/tmp/warden-claim-ahead-XXXXXX";
-      ASSERT_NE(mkdtemp(dir), nullptr);
-      dir_ = dir;
-      url_ = dir_ + "/jobs.db";
-    }
-    auto client = warden::Client::Open(url_);
-    ASSERT_TRUE(client.has_value()) << client.error().ToString();
-    client_ = std::move(*client);
-  }
-  void TearDown() override {
-    if (!dir_.empty()) std::filesystem::remove_all(dir_);
-  }
-
-  void Enqueue(int n, const std::string& task) {
-    std::vector<warden::JobSpec> specs(static_cast<size_t>(n));
-    for (auto& s : specs) s.task = task;
-    auto r = client_->EnqueueMany(specs);
-    ASSERT_TRUE(r.has_value()) << r.error().ToString();
-  }
-
-  std::unique_ptr<warden::Worker> MakeWorker(int concurrency) {
-    warden::WorkerOptions o;
-    o.concurrency = concurrency;
-    o.exit_when_idle = true;
-    auto w = warden::Worker::Create(url_, o);
-    EXPECT_TRUE(w.has_value()) << w.error().ToString();
-    return w.has_value() ? std::move(*w) : nullptr;
-  }
-
-  int64_t Count(const std::string& state) {
-    auto stats = client_->GetStats();
-    EXPECT_TRUE(stats.has_value()) << stats.error().ToString();
-    if (!stats.has_value()) return -1;
-    for (const auto& [s, n] : stats->jobs) {
-      if (s == state) return n;
-    }
-    return 0;
-  }
-
-  std::string url_, dir_;
-  std::unique_ptr<warden::testing::PgTestDb> pg_;
-  std::unique_ptr<warden::Client> client_;
-};
+using ClaimAheadTest = inproc::InProcessTest;
 
 TEST_P(ClaimAheadTest, ShortJobsAreClaimedAheadAndEachRunsOnce) {
   constexpr int kJobs = 3000;
@@ -123,7 +56,7 @@ TEST_P(ClaimAheadTest, LongJobsAreNeverClaimedAhead) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ClaimAheadTest,
-                         ::testing::Values(Backend::kSqlite, Backend::kPostgres),
-                         [](const auto& info) { return std::string(Name(info.param)); });
+                         ::testing::Values(inproc::Backend::kSqlite, inproc::Backend::kPostgres),
+                         inproc::BackendName);
 
 }  // namespace
