@@ -13,11 +13,24 @@ void CheckpointWriter::Submit(Json checkpoint) {
   std::lock_guard lock(mu_);
   if (done_) return;
   pending_ = std::move(checkpoint);
+  ++submitted_;
   if (!thread_.joinable()) {
     thread_ = std::thread([this] { Loop(); });
   } else {
     cv_.notify_one();
   }
+}
+
+Status CheckpointWriter::SaveAndWait(Json checkpoint, const std::function<bool()>& give_up) {
+  Submit(std::move(checkpoint));
+  std::unique_lock lock(mu_);
+  if (done_) return FailedPrecondition("the job has ended; its checkpoint was not saved");
+  const int64_t mine = submitted_;
+  while (settled_ < mine) {
+    if (give_up()) return FailedPrecondition("this attempt must stop; its checkpoint may or may not be saved");
+    cv_.wait_for(lock, Millis(10));
+  }
+  return last_;
 }
 
 std::string CheckpointWriter::Finish() {
@@ -38,18 +51,23 @@ void CheckpointWriter::Loop() {
     if (!pending_) return;  // done, and nothing left to write
     Json checkpoint = std::move(*pending_);
     pending_.reset();
+    const int64_t seq = submitted_;
     lock.unlock();
     Result<bool> saved = save_(checkpoint);
+    if (saved.has_value() && !*saved) on_fenced_();
     lock.lock();
+    settled_ = seq;
     if (!saved.has_value()) {
+      last_ = saved.error();
       if (errors_.size() < 4096) {
         errors_ += "warden: checkpoint not saved: " + saved.error().ToString() + "\n";
       }
     } else if (!*saved) {
-      lock.unlock();
-      on_fenced_();
-      lock.lock();
+      last_ = FailedPrecondition("this attempt was fenced off; stop working on it");
+    } else {
+      last_ = Status::Ok();
     }
+    cv_.notify_all();
   }
 }
 

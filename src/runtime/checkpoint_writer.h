@@ -1,9 +1,11 @@
-// Saves a command job's checkpoints (`checkpoint JSON` lines on fd 3) on a
-// thread of its own. The supervisor that reads those lines is also the one
-// that kills the job on a stop; were it to make the store call itself, a
-// call that hangs (the SQLite file locked, a PostgreSQL partition) would
-// leave a fenced job running past its lease while its next attempt runs
-// elsewhere. Here the supervisor only hands the line over and goes on.
+// Saves a job's checkpoints on a thread of its own: a command's (`checkpoint
+// JSON` lines on fd 3) and an in-process handler's (SaveCheckpoint). The
+// supervisor that reads a command's lines is also the one that kills the job
+// on a stop, and a handler learns of a stop only between its own calls;
+// were either to make the store call itself, a call that hangs (the SQLite
+// file locked, a PostgreSQL partition) would keep a fenced job running past
+// its lease while its next attempt runs elsewhere. Here the caller hands the
+// checkpoint over and waits for it only as long as the job may go on.
 #pragma once
 
 #include <condition_variable>
@@ -30,6 +32,12 @@ class CheckpointWriter {
   // Queues a checkpoint; one still waiting is replaced (only the latest
   // matters to the next attempt).
   void Submit(Json checkpoint);
+  // Queues a checkpoint and waits until it is written (Ok), refused
+  // (kFailedPrecondition: the attempt was fenced) or failed (the store's
+  // error); or until `give_up()`, polled every 10 ms, says the job must
+  // stop (kFailedPrecondition too; the write goes on, and lands or is
+  // refused later).
+  Status SaveAndWait(Json checkpoint, const std::function<bool()>& give_up);
   // Waits for the last queued checkpoint to be written or refused, so the
   // job's outcome is recorded after it; returns what went wrong, if anything.
   std::string Finish();
@@ -42,6 +50,9 @@ class CheckpointWriter {
   std::mutex mu_;
   std::condition_variable cv_;
   std::optional<Json> pending_;  // guarded by mu_
+  int64_t submitted_ = 0;        // guarded by mu_: checkpoints queued so far
+  int64_t settled_ = 0;          // guarded by mu_: the last one written or failed
+  Status last_;                  // guarded by mu_: how that one went
   bool done_ = false;            // guarded by mu_
   std::string errors_;           // guarded by mu_
   std::thread thread_;           // started by the first Submit

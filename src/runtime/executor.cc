@@ -50,7 +50,13 @@ JobOutcome Failure(const RunningJob& r, ErrorKind kind, std::string message) {
 
 class HandlerContext final : public JobContext {
  public:
-  HandlerContext(RunningJob& r, Store& store) : r_(r), store_(store) {}
+  HandlerContext(RunningJob& r, Store& store)
+      : r_(r),
+        checkpoints_(
+            [&store, ref = JobRef{r.job.id, r.job.lease_token}](const Json& checkpoint) {
+              return store.JobCheckpoint(ref, checkpoint);
+            },
+            [&r] { r.stop.Request(StopReason::kFence); }) {}
   JobId id() const override { return r_.job.id; }
   const std::string& task() const override { return r_.job.task; }
   int attempt() const override { return r_.job.attempt; }
@@ -58,19 +64,24 @@ class HandlerContext final : public JobContext {
   const Json& payload() const override { return r_.job.payload; }
   const Json& checkpoint() const override { return r_.job.checkpoint; }
   Status SaveCheckpoint(const Json& checkpoint) override {
-    WARDEN_ASSIGN_OR_RETURN(bool ok,
-                            store_.JobCheckpoint(JobRef{id(), lease_token()}, checkpoint));
-    if (!ok) return FailedPrecondition("this attempt was fenced off; stop working on it");
+    // Not the store call itself: one held up by a locked file or a lost
+    // connection would keep the handler from seeing a stop (self-fencing)
+    // until after its lease had passed on.
+    WARDEN_RETURN_IF_ERROR(
+        checkpoints_.SaveAndWait(checkpoint, [this] { return stop_requested(); }));
     r_.job.checkpoint = checkpoint;
     return Status::Ok();
   }
   void SetResult(Json result) override { result_ = std::move(result); }
   bool stop_requested() const override { return r_.stop.requested() || r_.timed_out; }
   Json& result() { return result_; }
+  // Waits for a checkpoint write still under way, so the outcome is
+  // recorded after it.
+  void FinishCheckpoints() { checkpoints_.Finish(); }
 
  private:
   RunningJob& r_;
-  Store& store_;
+  CheckpointWriter checkpoints_;
   Json result_;
 };
 
@@ -245,6 +256,7 @@ JobOutcome Worker::Impl::ExecuteHandler(RunningJob& r, const Handler& handler) {
   } catch (...) {
     s = Internal("handler threw a non-standard exception");
   }
+  ctx.FinishCheckpoints();
   if (r.timed_out) {
     return Failure(r, ErrorKind::kTimeout,
                    "ran past its timeout of " + FormatDuration(r.job.timeout));

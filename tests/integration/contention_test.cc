@@ -1,92 +1,17 @@
 // Many processes on one database: another process holding a lock against
 // every writer for seconds loses nothing and crashes no one; three workers
 // share 300 jobs with every job run and completed exactly once.
-#include <sqlite3.h>
-
-#include <atomic>
 #include <iostream>
 #include <map>
 #include <set>
-#include <thread>
 
+#include "database_lock.h"
 #include "harness.h"
-#include "store/postgres/pg_conn.h"
 
 namespace wt {
 namespace {
 
 using warden::JobState;
-
-// Another process's lock against every writer, held for a while on a thread
-// of the test with its own connection (locks are between connections, so
-// the workers see what another process would cause). Readers go on; every
-// write waits, and gives up after the backend's wait limit (5 s on both).
-//  - SQLite: a write transaction (BEGIN IMMEDIATE) holds the database's one
-//    write lock; writers wait up to the store's busy timeout.
-//  - PostgreSQL has no database-wide write lock; the nearest thing another
-//    session can hold is an EXCLUSIVE lock on every warden table (what a
-//    migration or an operator's maintenance takes); writers wait up to the
-//    session's lock_timeout, then fail with lock_not_available.
-class DatabaseLock {
- public:
-  DatabaseLock(Backend backend, const std::string& db, Millis hold) {
-    thread_ = std::thread([this, backend, db, hold] {
-      if (backend == Backend::kPostgres) {
-        HoldPostgres(db, hold);
-      } else {
-        HoldSqlite(db, hold);
-      }
-    });
-  }
-  ~DatabaseLock() { Join(); }
-  bool WaitHeld() {
-    return WaitFor([&] { return held_.load() || failed_.load(); }) && held_;
-  }
-  void Join() {
-    if (thread_.joinable()) thread_.join();
-  }
-
- private:
-  void HoldSqlite(const std::string& db, Millis hold) {
-    sqlite3* conn = nullptr;
-    int rc = sqlite3_open_v2(db.c_str(), &conn, SQLITE_OPEN_READWRITE, nullptr);
-    if (rc == SQLITE_OK) sqlite3_busy_timeout(conn, 10'000);
-    if (rc == SQLITE_OK) rc = sqlite3_exec(conn, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr);
-    if (rc == SQLITE_OK) {
-      held_ = true;
-      std::this_thread::sleep_for(hold);  // the scenario: a lock held this long
-      sqlite3_exec(conn, "COMMIT", nullptr, nullptr, nullptr);
-    } else {
-      failed_ = true;
-    }
-    sqlite3_close(conn);
-  }
-  void HoldPostgres(const std::string& url, Millis hold) {
-    auto conn = warden::pg::Conn::Connect(url);
-    warden::Status s = conn.has_value() ? warden::Status::Ok() : conn.error();
-    // Another application's session, not warden's: no idle-in-transaction
-    // limit (pg::Conn sets warden's 1 s). Our own LOCK waits for the
-    // workers' short transactions (up to the session's 5 s lock_timeout).
-    if (s.ok()) {
-      s = (*conn)->ExecScript(
-          "SET idle_in_transaction_session_timeout = 0; BEGIN; LOCK TABLE warden.jobs, "
-          "warden.attempts, warden.workers, warden.leaders, warden.fenced_writes IN EXCLUSIVE "
-          "MODE");
-    }
-    if (s.ok()) {
-      held_ = true;
-      std::this_thread::sleep_for(hold);
-      s = (*conn)->ExecScript("COMMIT");
-      if (!s.ok()) std::cerr << "[ lock     ] COMMIT failed: " << s.ToString() << "\n";
-    } else {
-      std::cerr << "[ lock     ] could not take the lock: " << s.ToString() << "\n";
-      failed_ = true;
-    }
-  }
-
-  std::atomic<bool> held_{false}, failed_{false};
-  std::thread thread_;
-};
 
 class ContentionTest : public IntegrationTest {
  protected:
@@ -123,7 +48,7 @@ class ContentionTest : public IntegrationTest {
     EXPECT_EQ(ids.size(), 60u);
     EXPECT_TRUE(WaitFor([&] { return Ledger().size() >= 6; }));
 
-    DatabaseLock lock(backend(), db(), hold);
+    DatabaseLock lock(backend() == Backend::kPostgres, db(), hold);
     EXPECT_TRUE(lock.WaitHeld());
     // An enqueue meanwhile waits out the lock (up to its 5 s busy timeout or
     // lock_timeout).
@@ -201,7 +126,7 @@ TEST_P(ContentionTest, OutcomeIsRecordedAfterALockLongerThanTheBusyTimeout) {
   const int64_t id = Add(Job("log start; sleep 0.3; log end"));
   ASSERT_GT(id, 0);
   ASSERT_TRUE(WaitFor([&] { return LedgerHas(id, 1, "start"); }));
-  DatabaseLock lock(backend(), db(), Millis(6500));
+  DatabaseLock lock(backend() == Backend::kPostgres, db(), Millis(6500));
   ASSERT_TRUE(lock.WaitHeld());
   ASSERT_TRUE(WaitFor([&] { return LedgerHas(id, 1, "end"); }));
   lock.Join();
