@@ -46,8 +46,12 @@ class JobContext {
   virtual const Json& payload() const = 0;
   // The last checkpoint saved by any attempt (null if none).
   virtual const Json& checkpoint() const = 0;
-  // Durably saves progress; fails (kFailedPrecondition) if this attempt has
-  // been fenced off, in which case the handler should return.
+  // Durably saves progress. Fails with kFailedPrecondition when this attempt
+  // has been fenced off or must stop (see stop_requested), in which case the
+  // handler should return: it waits for the store only while the job may go
+  // on (a write held up by a locked database goes on in the background, and
+  // lands or is refused later). Other errors are the store's (kUnavailable:
+  // busy, locked or gone) and may be retried.
   virtual Status SaveCheckpoint(const Json& checkpoint) = 0;
   virtual void SetResult(Json result) = 0;
   // Cancelled, timed out, fenced off or released by shutdown.

@@ -27,7 +27,9 @@ Status CheckpointWriter::SaveAndWait(Json checkpoint, const std::function<bool()
   if (done_) return FailedPrecondition("the job has ended; its checkpoint was not saved");
   const int64_t mine = submitted_;
   while (settled_ < mine) {
-    if (give_up()) return FailedPrecondition("this attempt must stop; its checkpoint may or may not be saved");
+    if (give_up()) {
+      return FailedPrecondition("this attempt must stop; its checkpoint may or may not be saved");
+    }
     cv_.wait_for(lock, Millis(10));
   }
   return last_;
