@@ -401,6 +401,21 @@ TEST_F(PostgresTest, AddJobFromSqlIsPartOfTheCallersTransaction) {
   ASSERT_TRUE(dup.has_value());
   EXPECT_EQ(dup->Int(0, 0), id->Int(0, 0)) << "a live unique key returns the existing job";
 
+  // An empty key is no key, as in Client::Enqueue: neither deduplicates
+  // nor serialises.
+  auto keyless1 = app->Exec("SELECT warden.add_job('t', unique_key => '', concurrency_key => '')");
+  auto keyless2 = app->Exec("SELECT warden.add_job('t', unique_key => '', concurrency_key => '')");
+  ASSERT_TRUE(keyless1.has_value() && keyless2.has_value());
+  EXPECT_NE(keyless1->Int(0, 0), keyless2->Int(0, 0)) << "'' is not a unique key";
+  auto nulls = app->Exec("SELECT count(*) FROM warden.jobs WHERE id IN ($1::bigint, $2::bigint) "
+                         "AND unique_key IS NULL AND concurrency_key IS NULL",
+                         pg::Params().Add(keyless1->Int(0, 0)).Add(keyless2->Int(0, 0)));
+  ASSERT_TRUE(nulls.has_value());
+  EXPECT_EQ(nulls->Int(0, 0), 2);
+  ASSERT_TRUE(app->Exec("DELETE FROM warden.jobs WHERE id IN ($1::bigint, $2::bigint)",
+                        pg::Params().Add(keyless1->Int(0, 0)).Add(keyless2->Int(0, 0)))
+                  .has_value());
+
   auto later = app->Exec("SELECT warden.add_job('t', run_at => now() + interval '1 hour')");
   ASSERT_TRUE(later.has_value());
   EXPECT_EQ(store_->JobGet(later->Int(0, 0))->state, JobState::kScheduled);

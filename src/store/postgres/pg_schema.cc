@@ -138,8 +138,9 @@ CREATE TRIGGER jobs_notify AFTER INSERT ON warden.jobs
 
 )sql";
 
-// Migration 2 replaces warden.add_job with one that keeps the name rules;
-// migration 1 creates the same, so a new database is never without them.
+// Migrations 2 and 3 replace warden.add_job (2: the name rules; 3: an
+// empty key is no key); migration 1 creates the latest, so a new database
+// is never without them.
 const char* const kAddJob = R"sql(
 -- Enqueue from SQL, inside the application's own transaction: the job
 -- exists exactly when the transaction commits. Returns the job id (the
@@ -166,6 +167,11 @@ DECLARE
   at_ms  bigint := coalesce((extract(epoch FROM run_at) * 1000)::bigint, now_ms);
   new_id bigint;
 BEGIN
+  -- An empty key is no key, as for warden's clients: one '' unique key
+  -- would make every job given it a duplicate of the first, and one ''
+  -- concurrency key would let only one of them run at a time.
+  unique_key := nullif(unique_key, '');
+  concurrency_key := nullif(concurrency_key, '');
   IF task IS NULL OR task = '' THEN
     RAISE EXCEPTION 'warden.add_job: task must not be empty' USING ERRCODE = '22023';
   END IF;
@@ -254,6 +260,7 @@ CREATE VIEW warden.job_times AS
 
 const std::vector<std::string> kMigrations = {
     std::string(kMigration1Tables) + kAddJob + kMigration1Views,
+    kAddJob,
     kAddJob,
 };
 
