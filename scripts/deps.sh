@@ -13,7 +13,6 @@ PACKAGES=(
   libfmt-dev                         # formatting (g++ 12 has no <format>)
   libcli11-dev                       # command-line parsing
   libgtest-dev libgmock-dev          # tests
-  libbenchmark-dev                   # micro-benchmarks
   clang libclang-rt-14-dev llvm-14   # fuzzing (fuzz/run.sh): clang 14, its libFuzzer
                                      # runtime (only recommended by clang), llvm-symbolizer
   redis-server                       # BullMQ's store, for the benchmark
