@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <iostream>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -77,6 +78,16 @@ TEST_P(InProcessWorkerTest, AHandlerSavingACheckpointIntoALockedDatabaseSeesItsS
     warden::Status s = worker->Run();
     EXPECT_TRUE(s.ok()) << s.ToString();
   });
+  // A failed ASSERT below must not leave the worker's thread running.
+  struct StopAndJoin {
+    warden::Worker& w;
+    std::thread& t;
+    ~StopAndJoin() {
+      if (!t.joinable()) return;
+      w.Stop(/*release_now=*/true);
+      t.join();
+    }
+  } stop_and_join{*worker, run};
   ASSERT_TRUE(wt::WaitFor([&] { return saving.load(); }));
   std::optional<wt::DatabaseLock> lock;
   lock.emplace(GetParam() == inproc::Backend::kPostgres, url_, 8s);
