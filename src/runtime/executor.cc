@@ -2,6 +2,7 @@
 // in-process handler; and turning how it ended into an outcome.
 #include <csignal>
 #include <cstring>
+#include <optional>
 
 #include "core/duration.h"
 #include "core/json_text.h"
@@ -50,13 +51,7 @@ JobOutcome Failure(const RunningJob& r, ErrorKind kind, std::string message) {
 
 class HandlerContext final : public JobContext {
  public:
-  HandlerContext(RunningJob& r, Store& store)
-      : r_(r),
-        checkpoints_(
-            [&store, ref = JobRef{r.job.id, r.job.lease_token}](const Json& checkpoint) {
-              return store.JobCheckpoint(ref, checkpoint);
-            },
-            [&r] { r.stop.Request(StopReason::kFence); }) {}
+  HandlerContext(RunningJob& r, Store& store) : r_(r), store_(store) {}
   JobId id() const override { return r_.job.id; }
   const std::string& task() const override { return r_.job.task; }
   int attempt() const override { return r_.job.attempt; }
@@ -67,8 +62,17 @@ class HandlerContext final : public JobContext {
     // Not the store call itself: one held up by a locked file or a lost
     // connection would keep the handler from seeing a stop (self-fencing)
     // until after its lease had passed on.
+    // Made on the first checkpoint: most jobs never save one, and a short
+    // job should not pay for the writer.
+    if (!checkpoints_) {
+      checkpoints_.emplace(
+          [this](const Json& c) {
+            return store_.JobCheckpoint(JobRef{r_.job.id, r_.job.lease_token}, c);
+          },
+          [this] { r_.stop.Request(StopReason::kFence); });
+    }
     WARDEN_RETURN_IF_ERROR(
-        checkpoints_.SaveAndWait(checkpoint, [this] { return stop_requested(); }));
+        checkpoints_->SaveAndWait(checkpoint, [this] { return stop_requested(); }));
     r_.job.checkpoint = checkpoint;
     return Status::Ok();
   }
@@ -77,11 +81,14 @@ class HandlerContext final : public JobContext {
   Json& result() { return result_; }
   // Waits for a checkpoint write still under way, so the outcome is
   // recorded after it.
-  void FinishCheckpoints() { checkpoints_.Finish(); }
+  void FinishCheckpoints() {
+    if (checkpoints_) checkpoints_->Finish();
+  }
 
  private:
   RunningJob& r_;
-  CheckpointWriter checkpoints_;
+  Store& store_;
+  std::optional<CheckpointWriter> checkpoints_;
   Json result_;
 };
 
