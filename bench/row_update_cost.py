@@ -19,14 +19,14 @@ import time
 
 VARIANTS = {
     "as is": "",
-    "only jobs_claim": "DROP INDEX jobs_state; DROP INDEX jobs_running_lease; "
+    "only jobs_claim": "DROP INDEX jobs_state; "
     "DROP INDEX jobs_finished; DROP INDEX jobs_running_worker; DROP INDEX jobs_running_ckey; "
     "DROP INDEX jobs_live_unique; DROP INDEX jobs_deadline; DROP INDEX jobs_due;",
 }
 
 CLAIM = ("UPDATE jobs SET state = 'running', worker_id = ?, lease_token = ?, attempt = ?, "
-         "active_lease_ms = ?, lease_expires_at = ?, started_mark = 0, cancel_requested = 0, "
-         "started_at = ? WHERE id = ? AND state = 'available' AND lease_token = ?")
+         "active_lease_ms = ?, lease_expires_at = ?, started_mark = 0, attempt_started_at = NULL, "
+         "cancel_requested = 0, started_at = ? WHERE id = ? AND state = 'available' AND lease_token = ?")
 COMPLETE = ("UPDATE jobs SET state = 'succeeded', result = ?, finished_at = ?, "
             "lease_expires_at = NULL WHERE id = ? AND lease_token = ? AND state = 'running'")
 

@@ -141,18 +141,54 @@ TEST_F(SqliteFileTest, ListsAndCountsByStateReadAnIndexNotTheTable) {
   sqlite3_close(db);
 }
 
-// Migration 2 changes two indexes. A version-1 file (made here by undoing
-// it) gets them on open and keeps its jobs.
-TEST_F(SqliteFileTest, VersionOneFileIsMigratedAndKeepsItsJobs) {
+// The definitions of jobs_state, attempts_outcome, attempts_lost and
+// jobs_running_lease in the file, in name order.
+std::string IndexSql(sqlite3* db) {
+  sqlite3_stmt* q = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db,
+                               "SELECT group_concat(name || ': ' || sql, '; ') FROM "
+                               "(SELECT name, sql FROM sqlite_master WHERE name IN "
+                               "('jobs_state', 'attempts_outcome', 'attempts_lost', "
+                               "'jobs_running_lease') ORDER BY name)",
+                               -1, &q, nullptr),
+            SQLITE_OK);
+  EXPECT_EQ(sqlite3_step(q), SQLITE_ROW);
+  std::string sql = reinterpret_cast<const char*>(sqlite3_column_text(q, 0));
+  sqlite3_finalize(q);
+  return sql;
+}
+
+// A version-1 file (made here by undoing migrations 3 and 2) gets the
+// later indexes and the attempt_started_at column on open, and keeps its
+// jobs. Two of them were claimed by a warden of before schema 3, which
+// wrote their attempts at the claim: they end under the new one, which
+// records the success in the job row and the failure in the old row.
+TEST_F(SqliteFileTest, VersionOneFileIsMigratedAndKeepsItsJobsAndAttempts) {
+  WorkerId w = 0;
+  std::vector<JobInfo> claimed;
   {
-    auto client = Client::Open(path_);
-    ASSERT_TRUE(client.has_value()) << client.error().ToString();
+    auto store = OpenStore(path_);
+    ASSERT_TRUE(store.has_value()) << store.error().ToString();
     JobSpec spec;
-    spec.task.push_back('t');
-    ASSERT_TRUE((*client)->Enqueue(spec).has_value());
+    spec.task = "t";
+    std::vector<JobSpec> specs(3, spec);
+    ASSERT_TRUE((*store)->JobInsertMany(specs).has_value());
+    w = (*store)->WorkerRegister(testing::TestWorker()).value();
+    ClaimParams p;
+    p.worker = w;
+    p.tasks = {"t"};
+    p.limit = 2;
+    claimed = (*store)->JobClaim(p).value();
+    ASSERT_EQ(claimed.size(), 2u);
   }
   sqlite3* db = Raw();
   ASSERT_EQ(sqlite3_exec(db,
+                         "INSERT INTO attempts (job_id, attempt, worker_id, lease_token, "
+                         "claimed_at) SELECT id, attempt, worker_id, lease_token, started_at "
+                         "FROM jobs WHERE state = 'running'; "
+                         "ALTER TABLE jobs DROP COLUMN attempt_started_at; "
+                         "CREATE INDEX jobs_running_lease ON jobs (lease_expires_at) WHERE "
+                         "state = 'running'; "
                          "DROP INDEX jobs_state; CREATE INDEX jobs_state ON jobs (state, id); "
                          "DROP INDEX attempts_lost; CREATE INDEX attempts_outcome ON attempts "
                          "(outcome) WHERE outcome <> 'succeeded'; "
@@ -164,25 +200,35 @@ TEST_F(SqliteFileTest, VersionOneFileIsMigratedAndKeepsItsJobs) {
 
   auto store = OpenStore(path_);
   ASSERT_TRUE(store.has_value()) << store.error().ToString();
-  EXPECT_EQ((*store)->SchemaVersion().value(), 2);
+  EXPECT_EQ((*store)->SchemaVersion().value(), 3);
   db = Raw();
-  sqlite3_stmt* q = nullptr;
-  ASSERT_EQ(sqlite3_prepare_v2(db,
-                               "SELECT group_concat(name || ': ' || sql, '; ') FROM "
-                               "(SELECT name, sql FROM sqlite_master WHERE name IN "
-                               "('jobs_state', 'attempts_outcome', 'attempts_lost') ORDER BY name)",
-                               -1, &q, nullptr),
-            SQLITE_OK);
-  ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
-  EXPECT_EQ(std::string(reinterpret_cast<const char*>(sqlite3_column_text(q, 0))),
+  EXPECT_EQ(IndexSql(db),
             "attempts_lost: CREATE INDEX attempts_lost ON attempts (job_id) WHERE outcome = "
-            "'lost'; jobs_state: CREATE INDEX jobs_state ON jobs (state, id) WHERE state <> "
-            "'running'");
-  sqlite3_finalize(q);
+            "'lost'; jobs_state: CREATE INDEX jobs_state ON jobs (state, id) WHERE state NOT IN "
+            "('running', 'available')");
   sqlite3_close(db);
   JobFilter available;
   available.state = JobState::kAvailable;
   EXPECT_EQ((*store)->JobList(available).value().size(), 1u);
+
+  JobOutcome ok;
+  ok.ref = JobRef{claimed[0].id, claimed[0].lease_token};
+  ok.success = true;
+  JobOutcome failed;
+  failed.ref = JobRef{claimed[1].id, claimed[1].lease_token};
+  failed.error.kind = ErrorKind::kError;
+  failed.error.message = "boom";
+  const std::vector<JobOutcome> outcomes = {ok, failed};
+  ASSERT_EQ((*store)->JobFinishMany(w, outcomes).value(), (std::vector<bool>{true, true}));
+  auto succeeded = (*store)->JobGet(claimed[0].id).value();
+  ASSERT_EQ(succeeded.attempts.size(), 1u);
+  EXPECT_EQ(succeeded.attempts[0].outcome, "succeeded");
+  EXPECT_EQ(succeeded.attempts[0].finished_at, succeeded.finished_at);
+  auto retrying = (*store)->JobGet(claimed[1].id).value();
+  ASSERT_EQ(retrying.attempts.size(), 1u);
+  EXPECT_EQ(retrying.attempts[0].outcome, "error");
+  ASSERT_TRUE(retrying.attempts[0].error.has_value());
+  EXPECT_EQ(retrying.attempts[0].error->message, "boom");
 }
 
 TEST_F(SqliteFileTest, NotADatabaseIsDataLossAndUntouched) {

@@ -360,6 +360,53 @@ TEST_P(StoreTest, AtMostOnceIsRequeuedBeforeStartAndDeadAfter) {
   ASSERT_TRUE(a->attempts[0].started_at.has_value());
 }
 
+// Every field of an attempt while it runs and once it succeeded. (SQLite
+// keeps both in the job row, not in `attempts`: see its schema 3.)
+TEST_P(StoreTest, AnAttemptInProgressAndASucceededOneAreShownWithTheirTimes) {
+  JobSpec s = Spec();
+  s.delivery = Delivery::kAtMostOnce;
+  const JobId id = Add(s);
+  clock_.Advance(Millis(5));
+  const TimeMs claimed_at = clock_.NowMs();
+  const WorkerId w = RegisterWorker();
+  auto jobs = Claim(w);
+  ASSERT_EQ(jobs.size(), 1u);
+  auto running = store_->JobGet(id);
+  ASSERT_TRUE(running.has_value()) << running.error().ToString();
+  ASSERT_EQ(running->attempts.size(), 1u);
+  const AttemptInfo& r = running->attempts[0];
+  EXPECT_EQ(r.attempt, 1);
+  EXPECT_EQ(r.worker, w);
+  EXPECT_EQ(r.lease_token, jobs[0].lease_token);
+  EXPECT_EQ(r.claimed_at, claimed_at);
+  EXPECT_FALSE(r.started_at.has_value());
+  EXPECT_FALSE(r.finished_at.has_value());
+  EXPECT_EQ(r.outcome, "running");
+  EXPECT_FALSE(r.error.has_value());
+
+  clock_.Advance(Millis(7));
+  const TimeMs started_at = clock_.NowMs();
+  ASSERT_TRUE(store_->JobMarkStarted(JobRef{id, jobs[0].lease_token}).value());
+  clock_.Advance(Millis(11));
+  const TimeMs finished_at = clock_.NowMs();
+  JobOutcome ok;
+  ok.ref = JobRef{id, jobs[0].lease_token};
+  ok.success = true;
+  ASSERT_TRUE(store_->JobFinishMany(w, std::span(&ok, 1)).value().at(0));
+  auto done = store_->JobGet(id);
+  ASSERT_TRUE(done.has_value());
+  ASSERT_EQ(done->attempts.size(), 1u);
+  const AttemptInfo& d = done->attempts[0];
+  EXPECT_EQ(d.attempt, 1);
+  EXPECT_EQ(d.worker, w);
+  EXPECT_EQ(d.lease_token, jobs[0].lease_token);
+  EXPECT_EQ(d.claimed_at, claimed_at);
+  EXPECT_EQ(d.started_at, std::optional<TimeMs>(started_at));
+  EXPECT_EQ(d.finished_at, std::optional<TimeMs>(finished_at));
+  EXPECT_EQ(d.outcome, "succeeded");
+  EXPECT_FALSE(d.error.has_value());
+}
+
 TEST_P(StoreTest, MarkStartedIsFenced) {
   JobSpec s = Spec();
   s.delivery = Delivery::kAtMostOnce;

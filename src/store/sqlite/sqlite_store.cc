@@ -185,27 +185,40 @@ std::string PickSql(const ClaimParams& p) {
   return sql + order;
 }
 
-// jobs_state leaves running jobs out (see schema.cc) and jobs_running_worker
-// has them all. SQLite uses a partial index only for a query that repeats
-// its condition word for word, hence the `state <> 'running'` terms.
+// jobs_state leaves running and available jobs out (see schema.cc):
+// jobs_running_worker has the running ones, jobs_claim the available ones.
+// SQLite uses a partial index only for a query that repeats its condition
+// word for word, hence the literal state terms.
+#define WARDEN_NOT_IN_CLAIM_PATH "state NOT IN ('running', 'available')"
+
 std::string JobListSql(const JobFilter& f) {
-  const bool running = f.state == JobState::kRunning;
-  std::string sql = std::string("SELECT ") + kJobColumns + " FROM jobs" +
-                    (running ? " INDEXED BY jobs_running_worker" : "") + " WHERE 1 = 1";
-  if (f.state) sql += running ? " AND state = 'running'" : " AND state = ? AND state <> 'running'";
+  std::string sql = std::string("SELECT ") + kJobColumns + " FROM jobs";
+  if (!f.state) {
+    sql += " WHERE 1 = 1";
+  } else if (*f.state == JobState::kRunning) {
+    sql += " INDEXED BY jobs_running_worker WHERE state = 'running'";
+  } else if (*f.state == JobState::kAvailable) {
+    sql += " INDEXED BY jobs_claim WHERE state = 'available'";
+  } else {
+    sql += " WHERE state = ? AND " WARDEN_NOT_IN_CLAIM_PATH;
+  }
   if (!f.queue.empty()) sql += " AND queue = ?";
   return sql + " ORDER BY id DESC LIMIT ?";
 }
 
 const char* const kJobCountsSql =
-    "SELECT state, n FROM (SELECT state, count(*) AS n FROM jobs WHERE state <> 'running' "
-    "GROUP BY state UNION ALL SELECT 'running', count(*) FROM jobs INDEXED BY "
+    "SELECT state, n FROM (SELECT state, count(*) AS n FROM jobs WHERE " WARDEN_NOT_IN_CLAIM_PATH
+    " GROUP BY state UNION ALL SELECT 'available', count(*) FROM jobs INDEXED BY jobs_claim "
+    "WHERE state = 'available' UNION ALL SELECT 'running', count(*) FROM jobs INDEXED BY "
     "jobs_running_worker WHERE state = 'running') WHERE n > 0 ORDER BY state";
 
 const char* const kCountUnfinishedSql =
-    "SELECT (SELECT count(*) FROM jobs WHERE state IN ('scheduled', 'available', 'retryable') "
-    "AND state <> 'running') + (SELECT count(*) FROM jobs INDEXED BY jobs_running_worker "
+    "SELECT (SELECT count(*) FROM jobs WHERE state IN ('scheduled', 'retryable') AND "
+    WARDEN_NOT_IN_CLAIM_PATH ") + (SELECT count(*) FROM jobs INDEXED BY jobs_claim WHERE "
+    "state = 'available') + (SELECT count(*) FROM jobs INDEXED BY jobs_running_worker "
     "WHERE state = 'running')";
+
+#undef WARDEN_NOT_IN_CLAIM_PATH
 
 Result<bool> SqliteStore::AnyClaimableLocked(const ClaimParams& p, TimeMs now) {
   // EXISTS stops at the first row: the IN form costs nothing here.
@@ -320,11 +333,10 @@ Result<std::vector<JobInfo>> SqliteStore::JobClaim(const ClaimParams& p) {
       Stmt upd,
       db_->Prepare("UPDATE jobs SET state = 'running', worker_id = ?1, lease_token = ?2, "
                    "attempt = ?3, active_lease_ms = ?4, lease_expires_at = ?5, "
-                   "started_mark = 0, cancel_requested = 0, started_at = ?6 "
+                   "started_mark = 0, attempt_started_at = NULL, cancel_requested = 0, "
+                   "started_at = ?6 "
                    "WHERE id = ?7 AND state = 'available' AND lease_token = ?8"));
-  WARDEN_ASSIGN_OR_RETURN(
-      Stmt att, db_->Prepare("INSERT INTO attempts (job_id, attempt, worker_id, lease_token, "
-                             "claimed_at) VALUES (?, ?, ?, ?, ?)"));
+  // The attempt begun here is recorded in the job row (see schema.cc).
   for (JobInfo& job : picked) {
     const int64_t old_token = job.lease_token;
     const Millis lease = job.lease.value_or(p.default_lease);
@@ -343,9 +355,6 @@ Result<std::vector<JobInfo>> SqliteStore::JobClaim(const ClaimParams& p) {
     if (changed != 1) {
       return Internal("job " + std::to_string(job.id) + " changed under the write lock");
     }
-    att.Reset();
-    att.Bind(1, job.id).Bind(2, job.attempt).Bind(3, p.worker).Bind(4, job.lease_token);
-    WARDEN_RETURN_IF_ERROR(att.Bind(5, now).Exec().status());
   }
   WARDEN_RETURN_IF_ERROR(tx->Commit());
   return picked;
@@ -356,18 +365,12 @@ Result<bool> SqliteStore::JobMarkStarted(JobRef ref) {
   WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
   const TimeMs now = clock_->NowMs();
   WARDEN_ASSIGN_OR_RETURN(
-      Stmt upd, db_->Prepare("UPDATE jobs SET started_mark = 1 WHERE id = ? AND "
-                             "lease_token = ? AND state = 'running' AND cancel_requested = 0 "
-                             "RETURNING attempt"));
-  upd.Bind(1, ref.id).Bind(2, ref.lease_token);
-  WARDEN_ASSIGN_OR_RETURN(bool row, upd.Step());
-  if (!row) return false;
-  const int64_t attempt = upd.Int(0);
-  upd.Reset();
-  WARDEN_ASSIGN_OR_RETURN(
-      Stmt att,
-      db_->Prepare("UPDATE attempts SET started_at = ? WHERE job_id = ? AND attempt = ?"));
-  WARDEN_RETURN_IF_ERROR(att.Bind(1, now).Bind(2, ref.id).Bind(3, attempt).Exec().status());
+      Stmt upd, db_->Prepare("UPDATE jobs SET started_mark = 1, attempt_started_at = ? "
+                             "WHERE id = ? AND lease_token = ? AND state = 'running' AND "
+                             "cancel_requested = 0"));
+  WARDEN_ASSIGN_OR_RETURN(int changed,
+                          upd.Bind(1, now).Bind(2, ref.id).Bind(3, ref.lease_token).Exec());
+  if (changed == 0) return false;
   WARDEN_RETURN_IF_ERROR(tx->Commit());
   return true;
 }
@@ -389,8 +392,8 @@ Status SqliteStore::LogFenced(const JobRef& ref, WorkerId worker, const char* wh
 Result<bool> SqliteStore::SucceedLocked(const JobOutcome& o, TimeMs now) {
   // Fenced by the UPDATE itself, and no RETURNING (see JobClaim: SQLite's
   // RETURNING is a trigger with a statement journal, and costs more than
-  // the rest of the completion). The attempt is the one its claim wrote
-  // with this lease token: tokens grow with every claim.
+  // the rest of the completion). The job row keeps the succeeded attempt:
+  // no `attempts` row (see schema.cc).
   WARDEN_ASSIGN_OR_RETURN(
       Stmt upd, db_->Prepare("UPDATE jobs SET state = 'succeeded', result = ?, finished_at = ?, "
                              "lease_expires_at = NULL WHERE id = ? AND lease_token = ? AND "
@@ -402,20 +405,15 @@ Result<bool> SqliteStore::SucceedLocked(const JobOutcome& o, TimeMs now) {
   }
   WARDEN_ASSIGN_OR_RETURN(
       int changed, upd.Bind(2, now).Bind(3, o.ref.id).Bind(4, o.ref.lease_token).Exec());
-  if (changed == 0) return false;
-  WARDEN_ASSIGN_OR_RETURN(
-      Stmt att, db_->Prepare("UPDATE attempts SET outcome = 'succeeded', finished_at = ? "
-                             "WHERE job_id = ? AND lease_token = ?"));
-  WARDEN_RETURN_IF_ERROR(
-      att.Bind(1, now).Bind(2, o.ref.id).Bind(3, o.ref.lease_token).Exec().status());
-  return true;
+  return changed == 1;
 }
 
 Result<bool> SqliteStore::FailLocked(WorkerId worker, const JobOutcome& o, TimeMs now) {
   (void)worker;
   WARDEN_ASSIGN_OR_RETURN(
       Stmt q, db_->Prepare("SELECT delivery, started_mark, retry, charged, max_attempts, "
-                           "crashes, max_crashes, attempt, cancel_requested FROM jobs "
+                           "crashes, max_crashes, attempt, cancel_requested, worker_id, "
+                           "started_at, attempt_started_at FROM jobs "
                            "WHERE id = ? AND lease_token = ? AND state = 'running'"));
   q.Bind(1, o.ref.id).Bind(2, o.ref.lease_token);
   WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
@@ -433,6 +431,9 @@ Result<bool> SqliteStore::FailLocked(WorkerId worker, const JobOutcome& o, TimeM
   // An operator's cancel wins over however the attempt ended (a job whose
   // worker died before it could stop it must not be retried).
   if (q.Int(8) != 0) in.kind = ErrorKind::kCancelled;
+  const int64_t claimed_by = q.Int(9);
+  const int64_t claimed_at = q.OptInt(10).value_or(now);
+  const std::optional<int64_t> attempt_started_at = q.OptInt(11);
   q.Reset();
 
   const FailureDecision d = DecideFailure(in, Jitter());
@@ -458,19 +459,28 @@ Result<bool> SqliteStore::FailLocked(WorkerId worker, const JobOutcome& o, TimeM
   WARDEN_RETURN_IF_ERROR(upd.Exec().status());
 
   // The attempt keeps what really happened; the job keeps the verdict
-  // (e.g. this attempt `crash`, the job `crash_loop`).
+  // (e.g. this attempt `crash`, the job `crash_loop`). An attempt claimed
+  // before schema 3 has its row already, written at its claim.
   WARDEN_ASSIGN_OR_RETURN(
       Stmt att,
-      db_->Prepare("UPDATE attempts SET outcome = ?, finished_at = ?, error_message = ?, "
-                   "exit_code = ?, signal = ?, stderr_tail = ? WHERE job_id = ? AND attempt = ?"));
-  att.Bind(1, ErrorKindName(o.error.kind))
-      .Bind(2, now)
-      .Bind(3, o.error.message)
-      .Bind(4, o.error.exit_code ? std::optional<int64_t>(*o.error.exit_code) : std::nullopt)
-      .Bind(5, o.error.signal ? std::optional<int64_t>(*o.error.signal) : std::nullopt)
-      .BindTextOrNull(6, o.error.stderr_tail)
-      .Bind(7, o.ref.id)
-      .Bind(8, attempt);
+      db_->Prepare("INSERT INTO attempts (job_id, attempt, worker_id, lease_token, claimed_at, "
+                   "started_at, outcome, finished_at, error_message, exit_code, signal, "
+                   "stderr_tail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
+                   "ON CONFLICT (job_id, attempt) DO UPDATE SET outcome = ?7, finished_at = ?8, "
+                   "error_message = ?9, exit_code = ?10, signal = ?11, stderr_tail = ?12, "
+                   "started_at = coalesce(attempts.started_at, ?6)"));
+  att.Bind(1, o.ref.id)
+      .Bind(2, attempt)
+      .Bind(3, claimed_by)
+      .Bind(4, o.ref.lease_token)
+      .Bind(5, claimed_at)
+      .Bind(6, attempt_started_at)
+      .Bind(7, ErrorKindName(o.error.kind))
+      .Bind(8, now)
+      .Bind(9, o.error.message)
+      .Bind(10, o.error.exit_code ? std::optional<int64_t>(*o.error.exit_code) : std::nullopt)
+      .Bind(11, o.error.signal ? std::optional<int64_t>(*o.error.signal) : std::nullopt)
+      .BindTextOrNull(12, o.error.stderr_tail);
   WARDEN_RETURN_IF_ERROR(att.Exec().status());
   return true;
 }
@@ -505,7 +515,8 @@ Result<bool> SqliteStore::JobCheckpoint(JobRef ref, const Json& checkpoint) {
   return n == 1;
 }
 
-Result<std::vector<AttemptInfo>> SqliteStore::AttemptsLocked(JobId id) {
+Result<std::vector<AttemptInfo>> SqliteStore::AttemptsLocked(const JobInfo& job) {
+  const JobId id = job.id;
   WARDEN_ASSIGN_OR_RETURN(
       Stmt q, db_->Prepare("SELECT attempt, worker_id, lease_token, claimed_at, started_at, "
                            "finished_at, outcome, error_message, exit_code, signal, stderr_tail "
@@ -534,6 +545,37 @@ Result<std::vector<AttemptInfo>> SqliteStore::AttemptsLocked(JobId id) {
     }
     out.push_back(std::move(a));
   }
+  q.Reset();
+  // The attempt in progress, or the one that succeeded, is in the job row.
+  if (job.attempt == 0 || !job.worker || !job.started_at) return out;
+  if (job.state != JobState::kRunning && job.state != JobState::kSucceeded) return out;
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt s, db_->Prepare("SELECT attempt_started_at FROM jobs WHERE id = ?"));
+  WARDEN_ASSIGN_OR_RETURN(bool row, s.Bind(1, id).Step());
+  const std::optional<TimeMs> started_at = row ? s.OptInt(0) : std::nullopt;
+  s.Reset();
+  const bool succeeded = job.state == JobState::kSucceeded;
+  auto last = std::find_if(out.begin(), out.end(),
+                           [&](const AttemptInfo& a) { return a.attempt == job.attempt; });
+  if (last == out.end()) {
+    AttemptInfo a;
+    a.attempt = job.attempt;
+    a.worker = *job.worker;
+    a.lease_token = job.lease_token;
+    a.claimed_at = *job.started_at;
+    a.started_at = started_at;
+    a.outcome = succeeded ? "succeeded" : "running";
+    if (succeeded) a.finished_at = job.finished_at;
+    out.push_back(std::move(a));
+  } else if (last->outcome == "running") {
+    // Claimed before schema 3, which wrote its row then: what happened
+    // since is in the job row.
+    if (!last->started_at) last->started_at = started_at;
+    if (succeeded) {
+      last->outcome = "succeeded";
+      last->finished_at = job.finished_at;
+    }
+  }
   return out;
 }
 
@@ -546,7 +588,7 @@ Result<JobInfo> SqliteStore::JobGet(JobId id) {
   if (!row) return NotFound("no job with id " + std::to_string(id));
   JobInfo job = JobFromRow(q);
   q.Reset();
-  WARDEN_ASSIGN_OR_RETURN(job.attempts, AttemptsLocked(id));
+  WARDEN_ASSIGN_OR_RETURN(job.attempts, AttemptsLocked(job));
   return job;
 }
 
@@ -554,7 +596,9 @@ Result<std::vector<JobInfo>> SqliteStore::JobList(const JobFilter& f) {
   std::lock_guard lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(JobListSql(f)));
   int i = 1;
-  if (f.state && *f.state != JobState::kRunning) q.Bind(i++, JobStateName(*f.state));
+  if (f.state && *f.state != JobState::kRunning && *f.state != JobState::kAvailable) {
+    q.Bind(i++, JobStateName(*f.state));
+  }
   if (!f.queue.empty()) q.Bind(i++, f.queue);
   q.Bind(i, f.limit);
   std::vector<JobInfo> out;

@@ -85,7 +85,7 @@ class SqliteStore final : public Store {
   // Fails every running job that `where` selects with kind `lost`.
   Result<RescueReport> RescueLocked(const std::string& where, int64_t arg,
                                     const std::string& message, TimeMs now);
-  Result<std::vector<AttemptInfo>> AttemptsLocked(JobId id);
+  Result<std::vector<AttemptInfo>> AttemptsLocked(const JobInfo& job);
   // Claimable jobs in claim order, at most `limit`, one per concurrency
   // key; `lease` is the per-job lease only.
   Result<std::vector<JobInfo>> PickLocked(const ClaimParams& p, TimeMs now, int limit);

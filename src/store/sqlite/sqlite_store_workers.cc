@@ -124,8 +124,8 @@ Result<std::vector<WorkerLiveness>> SqliteStore::WorkerListLive(const std::strin
 Result<RescueReport> SqliteStore::RescueLocked(const std::string& where, int64_t arg,
                                                const std::string& message, TimeMs now) {
   WARDEN_ASSIGN_OR_RETURN(
-      Stmt q, db_->Prepare("SELECT id, lease_token, worker_id FROM jobs WHERE state = 'running' "
-                           "AND " + where));
+      Stmt q, db_->Prepare("SELECT id, lease_token, worker_id FROM jobs INDEXED BY "
+                           "jobs_running_worker WHERE state = 'running' AND " + where));
   q.Bind(1, arg);
   struct Victim {
     JobRef ref;
@@ -242,12 +242,14 @@ Result<std::optional<WorkerId>> SqliteStore::LeaderHolder(const std::string& nam
 // The maintenance steps below look first and take the write lock only when
 // there is something to change: the leader sweeps several times a second.
 
+// No index on lease_expires_at (see schema.cc, migration 3): this reads
+// the running jobs, as many as the live workers' slots at most.
 Result<RescueReport> SqliteStore::JobRescueExpired() {
   std::lock_guard lock(mu_);
   TimeMs now = clock_->NowMs();
   WARDEN_ASSIGN_OR_RETURN(
-      bool any, ExistsLocked("SELECT 1 FROM jobs WHERE state = 'running' AND "
-                             "lease_expires_at < ?",
+      bool any, ExistsLocked("SELECT 1 FROM jobs INDEXED BY jobs_running_worker WHERE "
+                             "state = 'running' AND lease_expires_at < ?",
                              now));
   if (!any) return RescueReport{};
   WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
