@@ -231,6 +231,33 @@ TEST_F(SqliteFileTest, VersionOneFileIsMigratedAndKeepsItsJobsAndAttempts) {
   EXPECT_EQ(retrying.attempts[0].error->message, "boom");
 }
 
+// SQLite's memory statistics take a global mutex per allocation: the
+// first open turns them off, unless the process used SQLite before (then
+// SQLite refuses the change and they stay on). Each case runs in a fresh
+// process (a re-executed test binary), whose SQLite is not yet initialized.
+int64_t MemoryCounted() {
+  sqlite3_int64 used = 0, highwater = 0;
+  sqlite3_status64(SQLITE_STATUS_MEMORY_USED, &used, &highwater, 0);
+  return used;
+}
+
+TEST_F(SqliteFileTest, MemoryStatisticsAreOffAfterTheFirstOpenUnlessSqliteWasInUse) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        auto store = OpenStore(path_);
+        std::exit(store.has_value() && MemoryCounted() == 0 ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+  EXPECT_EXIT(
+      {
+        sqlite3_initialize();
+        auto store = OpenStore(path_);
+        std::exit(store.has_value() && MemoryCounted() > 0 ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
 TEST_F(SqliteFileTest, NotADatabaseIsDataLossAndUntouched) {
   { std::ofstream(path_) << "this is not a database, it is a grocery list\n"; }
   const auto before = std::filesystem::file_size(path_);

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include <chrono>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 
@@ -151,7 +152,24 @@ void Stmt::Reset() {
   sqlite3_clear_bindings(stmt_);
 }
 
+// SQLite counts every allocation in process-wide statistics under one
+// global mutex: in a 512-slot throughput run that lock was 13-23% of the
+// jobs/s (bench/ab_throughput.sh). SQLite's own list of recommended
+// options turns it off (SQLITE_DEFAULT_MEMSTATUS=0); Debian's build leaves
+// it on. sqlite3_config can only change it before SQLite is initialized,
+// and refuses (SQLITE_MISUSE, nothing changed) afterwards: so a process
+// that used SQLite before warden's first open keeps its statistics, and
+// one that needs them (sqlite3_memory_used, heap limits) calls
+// sqlite3_initialize() first. README: Configuration.
+namespace {
+void TurnOffMemoryStatisticsIfUninitialized() {
+  static std::once_flag once;
+  std::call_once(once, [] { (void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); });
+}
+}  // namespace
+
 Result<std::unique_ptr<Db>> Db::Open(const std::string& path, int busy_timeout_ms) {
+  TurnOffMemoryStatisticsIfUninitialized();
   sqlite3* raw = nullptr;
   const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
   const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
