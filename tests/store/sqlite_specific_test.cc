@@ -141,6 +141,25 @@ TEST_F(SqliteFileTest, ListsAndCountsByStateReadAnIndexNotTheTable) {
   sqlite3_close(db);
 }
 
+// A claim and a batch of plain successes write their jobs in one
+// statement each, from a JSON list of ids: each job is found by its id.
+// A plan that scanned the table would cost a pass over every job kept.
+TEST_F(SqliteFileTest, BatchWritesFindEachJobByItsId) {
+  ASSERT_TRUE(OpenStore(path_).has_value());
+  sqlite3* db = Raw();
+  for (const char* sql : {sqlite::kClaimSql, sqlite::kFencePlainSql, sqlite::kSucceedPlainSql}) {
+    const std::string plan = PlanOf(db, sql);
+    EXPECT_NE(plan.find("USING INTEGER PRIMARY KEY (rowid=?)"), std::string::npos) << plan;
+    // The only scan is of the list itself (json_each, alias d).
+    for (size_t at = plan.find("SCAN "); at != std::string::npos; at = plan.find("SCAN ", at + 1)) {
+      const std::string step = plan.substr(at, plan.find('\n', at) - at);
+      EXPECT_TRUE(step.find("json_each") != std::string::npos || step.rfind("SCAN d ", 0) == 0)
+          << sql << "\n" << plan;
+    }
+  }
+  sqlite3_close(db);
+}
+
 // The definitions of jobs_state, attempts_outcome, attempts_lost and
 // jobs_running_lease in the file, in name order.
 std::string IndexSql(sqlite3* db) {

@@ -360,6 +360,42 @@ TEST_P(StoreTest, AtMostOnceIsRequeuedBeforeStartAndDeadAfter) {
   ASSERT_TRUE(a->attempts[0].started_at.has_value());
 }
 
+// A worker's batch of outcomes: successes without a result (written
+// together on SQLite), one with a result, a failure, and two that are not
+// the holder's (a stale lease token, a job that does not exist). Each is
+// fenced on its own; only the last two are refused and logged.
+TEST_P(StoreTest, ABatchOfOutcomesIsFencedOneByOne) {
+  for (int i = 0; i < 5; ++i) Add(Spec());
+  const WorkerId w = RegisterWorker();
+  auto jobs = Claim(w, 5);
+  ASSERT_EQ(jobs.size(), 5u);
+  auto ref = [&](int i) { return JobRef{jobs[i].id, jobs[i].lease_token}; };
+  std::vector<JobOutcome> batch(6);
+  batch[0] = {ref(0), true, Json(), {}};
+  batch[1] = {JobRef{jobs[1].id, jobs[1].lease_token - 1}, true, Json(), {}};
+  batch[2] = {ref(2), true, Json(7), {}};
+  batch[3].ref = ref(3);
+  batch[3].error.kind = ErrorKind::kError;
+  batch[3].error.message = "no";
+  batch[4] = {ref(4), true, Json(), {}};
+  batch[5] = {JobRef{jobs[4].id + 1000, 1}, true, Json(), {}};
+  auto r = store_->JobFinishMany(w, batch);
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  EXPECT_EQ(*r, (std::vector<bool>{true, false, true, true, true, false}));
+  for (int i : {0, 4}) {
+    auto job = store_->JobGet(jobs[i].id);
+    EXPECT_EQ(job->state, JobState::kSucceeded);
+    EXPECT_TRUE(job->result.is_null());
+    ASSERT_EQ(job->attempts.size(), 1u);
+    EXPECT_EQ(job->attempts[0].outcome, "succeeded");
+    EXPECT_EQ(job->attempts[0].finished_at, std::optional<TimeMs>(clock_.NowMs()));
+  }
+  EXPECT_EQ(store_->JobGet(jobs[1].id)->state, JobState::kRunning);
+  EXPECT_EQ(store_->JobGet(jobs[2].id)->result, Json(7));
+  EXPECT_EQ(store_->JobGet(jobs[3].id)->attempts.at(0).outcome, "error");
+  EXPECT_EQ(store_->GetStats()->fenced_writes, 2);
+}
+
 // Every field of an attempt while it runs and once it succeeded. (SQLite
 // keeps both in the job row, not in `attempts`: see its schema 3.)
 TEST_P(StoreTest, AnAttemptInProgressAndASucceededOneAreShownWithTheirTimes) {

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <span>
 #include <thread>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "core/claim_ahead.h"
@@ -160,6 +161,17 @@ int BindClaimable(Stmt& s, int i, const ClaimParams& p, std::span<const std::str
   return i;
 }
 
+// "[1,2,3]": a list of ids as one parameter, for `IN (SELECT value FROM
+// json_each(?))`, so that one prepared statement serves any batch size.
+std::string JsonIdList(std::span<const JobId> ids) {
+  std::string out = "[";
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i) out += ',';
+    out += std::to_string(ids[i]);
+  }
+  return out + "]";
+}
+
 // SQLite allows at most 500 arms in a compound SELECT; past this many
 // queues a claim sorts their available jobs instead (see PickSql).
 constexpr size_t kMaxMergedQueues = 64;
@@ -219,6 +231,22 @@ const char* const kCountUnfinishedSql =
     "WHERE state = 'running')";
 
 #undef WARDEN_NOT_IN_CLAIM_PATH
+
+const char* const kClaimSql =
+    "UPDATE jobs SET state = 'running', worker_id = ?1, lease_token = lease_token + 1, "
+    "attempt = attempt + 1, active_lease_ms = coalesce(lease_ms, ?2), "
+    "lease_expires_at = ?3 + coalesce(lease_ms, ?2), started_mark = 0, "
+    "attempt_started_at = NULL, cancel_requested = 0, started_at = ?3 "
+    "WHERE id IN (SELECT value FROM json_each(?4)) AND state = 'available'";
+
+const char* const kFencePlainSql =
+    "SELECT d.key FROM json_each(?1) AS d JOIN jobs j ON j.id = d.value ->> 0 "
+    "WHERE j.lease_token = d.value ->> 1 AND j.state = 'running'";
+
+const char* const kSucceedPlainSql =
+    "UPDATE jobs SET state = 'succeeded', result = NULL, finished_at = ?1, "
+    "lease_expires_at = NULL WHERE id IN (SELECT value FROM json_each(?2)) "
+    "AND state = 'running'";
 
 Result<bool> SqliteStore::AnyClaimableLocked(const ClaimParams& p, TimeMs now) {
   // EXISTS stops at the first row: the IN form costs nothing here.
@@ -325,36 +353,39 @@ Result<std::vector<JobInfo>> SqliteStore::JobClaim(const ClaimParams& p) {
   }
   WARDEN_ASSIGN_OR_RETURN(std::vector<JobInfo> picked, PickLocked(p, now, p.limit));
 
+  if (picked.empty()) {
+    WARDEN_RETURN_IF_ERROR(tx->Commit());  // the promotions, if any
+    return picked;
+  }
+
   // The rows were read under the write lock, so they are still available
   // and the claim's new values can be computed here. (UPDATE ... RETURNING
   // would read them back, but SQLite runs RETURNING as a trigger with a
-  // statement journal: it tripled the cost of a claim.)
+  // statement journal: it tripled the cost of a claim.) One statement for
+  // the batch: run per job, opening its cursors cost as much again as the
+  // row's write (bench/row_update_cost.py).
   WARDEN_ASSIGN_OR_RETURN(
       Stmt upd,
-      db_->Prepare("UPDATE jobs SET state = 'running', worker_id = ?1, lease_token = ?2, "
-                   "attempt = ?3, active_lease_ms = ?4, lease_expires_at = ?5, "
-                   "started_mark = 0, attempt_started_at = NULL, cancel_requested = 0, "
-                   "started_at = ?6 "
-                   "WHERE id = ?7 AND state = 'available' AND lease_token = ?8"));
+      db_->Prepare(kClaimSql));
+  std::vector<JobId> ids;
+  ids.reserve(picked.size());
   // The attempt begun here is recorded in the job row (see schema.cc).
   for (JobInfo& job : picked) {
-    const int64_t old_token = job.lease_token;
     const Millis lease = job.lease.value_or(p.default_lease);
     job.state = JobState::kRunning;
     job.worker = p.worker;
-    job.lease_token = old_token + 1;
+    job.lease_token += 1;
     job.attempt += 1;
     job.lease = lease;
     job.lease_expires_at = now + lease.count();
     job.started_at = now;
-    upd.Reset();
-    upd.Bind(1, p.worker).Bind(2, job.lease_token).Bind(3, job.attempt);
-    upd.Bind(4, static_cast<int64_t>(lease.count())).Bind(5, *job.lease_expires_at);
-    upd.Bind(6, now).Bind(7, job.id).Bind(8, old_token);
-    WARDEN_ASSIGN_OR_RETURN(int changed, upd.Exec());
-    if (changed != 1) {
-      return Internal("job " + std::to_string(job.id) + " changed under the write lock");
-    }
+    ids.push_back(job.id);
+  }
+  upd.Bind(1, p.worker).Bind(2, static_cast<int64_t>(p.default_lease.count())).Bind(3, now);
+  WARDEN_ASSIGN_OR_RETURN(int changed, upd.Bind(4, JsonIdList(ids)).Exec());
+  if (changed != static_cast<int>(picked.size())) {
+    return Internal("claimed jobs changed under the write lock (" + std::to_string(changed) +
+                    " of " + std::to_string(picked.size()) + " still available)");
   }
   WARDEN_RETURN_IF_ERROR(tx->Commit());
   return picked;
@@ -485,21 +516,77 @@ Result<bool> SqliteStore::FailLocked(WorkerId worker, const JobOutcome& o, TimeM
   return true;
 }
 
+// Successes without a result are the bulk of a busy worker's outcomes, and
+// all write the same values: one statement writes them (see JobClaim).
+// Each is fenced first, by a read under the same write lock.
+Status SqliteStore::SucceedPlainLocked(std::span<const JobRef> refs, TimeMs now,
+                                       std::vector<bool>* ok) {
+  std::string pairs = "[";
+  for (size_t i = 0; i < refs.size(); ++i) {
+    pairs += (i ? ",[" : "[") + std::to_string(refs[i].id) + "," +
+             std::to_string(refs[i].lease_token) + "]";
+  }
+  pairs += "]";
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt fence, db_->Prepare(kFencePlainSql));
+  fence.Bind(1, pairs);
+  std::vector<JobId> live;
+  live.reserve(refs.size());
+  while (true) {
+    WARDEN_ASSIGN_OR_RETURN(bool row, fence.Step());
+    if (!row) break;
+    const size_t at = static_cast<size_t>(fence.Int(0));
+    (*ok)[at] = true;
+    live.push_back(refs[at].id);
+  }
+  fence.Reset();
+  if (live.empty()) return Status::Ok();
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt upd, db_->Prepare(kSucceedPlainSql));
+  WARDEN_ASSIGN_OR_RETURN(int changed, upd.Bind(1, now).Bind(2, JsonIdList(live)).Exec());
+  if (changed != static_cast<int>(live.size())) {
+    return Internal("completed jobs changed under the write lock");
+  }
+  return Status::Ok();
+}
+
 Result<std::vector<bool>> SqliteStore::JobFinishMany(WorkerId worker,
                                                      std::span<const JobOutcome> outcomes) {
   std::lock_guard lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
   const TimeMs now = clock_->NowMs();
-  std::vector<bool> accepted;
-  accepted.reserve(outcomes.size());
-  for (const JobOutcome& o : outcomes) {
-    WARDEN_ASSIGN_OR_RETURN(bool ok, o.success ? SucceedLocked(o, now)
-                                               : FailLocked(worker, o, now));
-    if (!ok) {
+  // A job named twice in one call is written outcome by outcome, in order
+  // (the second is then fenced), like every outcome that is not a plain
+  // success.
+  std::unordered_map<JobId, int> times_named;
+  for (const JobOutcome& o : outcomes) ++times_named[o.ref.id];
+  std::vector<JobRef> plain;
+  std::vector<size_t> plain_at;
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    const JobOutcome& o = outcomes[i];
+    if (o.success && o.result.is_null() && times_named[o.ref.id] == 1) {
+      plain.push_back(o.ref);
+      plain_at.push_back(i);
+    }
+  }
+  std::vector<bool> plain_ok(plain.size(), false);
+  WARDEN_RETURN_IF_ERROR(SucceedPlainLocked(plain, now, &plain_ok));
+  std::vector<bool> accepted(outcomes.size(), false);
+  std::vector<bool> done(outcomes.size(), false);
+  for (size_t k = 0; k < plain.size(); ++k) {
+    accepted[plain_at[k]] = plain_ok[k];
+    done[plain_at[k]] = true;
+  }
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    const JobOutcome& o = outcomes[i];
+    if (!done[i]) {
+      WARDEN_ASSIGN_OR_RETURN(accepted[i], o.success ? SucceedLocked(o, now)
+                                                     : FailLocked(worker, o, now));
+    }
+    if (!accepted[i]) {
       WARDEN_RETURN_IF_ERROR(
           LogFenced(o.ref, worker, o.success ? "complete" : ErrorKindName(o.error.kind), now));
     }
-    accepted.push_back(ok);
   }
   WARDEN_RETURN_IF_ERROR(tx->Commit());
   return accepted;

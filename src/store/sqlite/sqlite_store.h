@@ -30,6 +30,11 @@ std::string PickSql(const ClaimParams& p);
 std::string JobListSql(const JobFilter& f);
 extern const char* const kJobCountsSql;       // (state, count), states in use
 extern const char* const kCountUnfinishedSql;
+// The batch writes of a claim and of plain successes (see JobClaim and
+// SucceedPlainLocked): each job found by its id, never by a scan.
+extern const char* const kClaimSql;
+extern const char* const kFencePlainSql;
+extern const char* const kSucceedPlainSql;
 
 class SqliteStore final : public Store {
  public:
@@ -81,6 +86,7 @@ class SqliteStore final : public Store {
   // Applies a failed outcome (fenced). false: fenced off.
   Result<bool> FailLocked(WorkerId worker, const JobOutcome& o, TimeMs now);
   Result<bool> SucceedLocked(const JobOutcome& o, TimeMs now);
+  Status SucceedPlainLocked(std::span<const JobRef> refs, TimeMs now, std::vector<bool>* ok);
   Status LogFenced(const JobRef& ref, WorkerId worker, const char* what, TimeMs now);
   // Fails every running job that `where` selects with kind `lost`.
   Result<RescueReport> RescueLocked(const std::string& where, int64_t arg,
