@@ -57,6 +57,36 @@ TEST_P(StoreTest, UniqueKeyDedupesWhileLiveOnly) {
   EXPECT_TRUE((*third)[0].created) << "a finished job no longer holds its key";
 }
 
+// A large batch (on SQLite, several rows to a statement) returns each
+// job's own id in order, and a unique key within the batch is checked
+// against the rows inserted before it.
+TEST_P(StoreTest, ABatchEnqueueReturnsEachJobsIdInOrder) {
+  std::vector<JobSpec> specs;
+  for (int i = 0; i < 75; ++i) {
+    JobSpec s = Spec();
+    s.payload = Json{{"n", i}};
+    if (i == 40 || i == 50) s.unique_key.push_back('u');  // (= "u": a false -Wrestrict in g++ 12)
+    specs.push_back(s);
+  }
+  auto r = store_->JobInsertMany(specs);
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  ASSERT_EQ(r->size(), specs.size());
+  std::set<JobId> ids;
+  for (int i = 0; i < 75; ++i) {
+    if (i == 50) {
+      EXPECT_FALSE((*r)[i].created);
+      EXPECT_EQ((*r)[i].id, (*r)[40].id);
+      continue;
+    }
+    EXPECT_TRUE((*r)[i].created) << i;
+    ids.insert((*r)[i].id);
+    auto job = store_->JobGet((*r)[i].id);
+    ASSERT_TRUE(job.has_value()) << i;
+    EXPECT_EQ(job->payload["n"], i);
+  }
+  EXPECT_EQ(ids.size(), 74u);
+}
+
 TEST_P(StoreTest, ClaimTakesHighestPriorityThenOldest) {
   const JobId low = Add(Spec());
   JobSpec hi = Spec();

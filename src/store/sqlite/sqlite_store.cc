@@ -116,12 +116,7 @@ Result<std::vector<EnqueueResult>> SqliteStore::JobInsertMany(std::span<const Jo
   std::lock_guard lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
   const TimeMs now = clock_->NowMs();
-  std::vector<EnqueueResult> out;
-  out.reserve(specs.size());
-  for (const JobSpec& spec : specs) {
-    WARDEN_ASSIGN_OR_RETURN(EnqueueResult r, InsertJob(*db_, spec, now));
-    out.push_back(r);
-  }
+  WARDEN_ASSIGN_OR_RETURN(std::vector<EnqueueResult> out, InsertJobs(*db_, specs, now));
   // Workers are woken as soon as the jobs are visible: the sync that makes
   // them durable, before this call returns, need not delay their start.
   WARDEN_RETURN_IF_ERROR(tx->Commit([this] { warden::NotifyWorkers(wake_dir_); }));
