@@ -369,6 +369,32 @@ TEST_F(PostgresTest, HostsStartingAtOnceMigrateOnce) {
   EXPECT_EQ((*s)->SchemaVersion().value(), pg::kSchemaVersion);
 }
 
+// Migration 4 narrows jobs_state and drops jobs_running_lease. A version-3
+// database (made here by undoing it) gets them on open and keeps its jobs.
+TEST_F(PostgresTest, VersionThreeDatabaseIsMigratedAndKeepsItsJobs) {
+  JobSpec spec;
+  spec.task.push_back('t');
+  ASSERT_TRUE(store_->JobInsertMany(std::span(&spec, 1)).has_value());
+  auto sql = Sql();
+  ASSERT_TRUE(sql->ExecScript("DROP INDEX warden.jobs_state; CREATE INDEX jobs_state ON "
+                              "warden.jobs (state, id); CREATE INDEX jobs_running_lease ON "
+                              "warden.jobs (lease_expires_at) WHERE state = 'running'; DELETE "
+                              "FROM warden.schema_version WHERE version > 3")
+                  .ok());
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->SchemaVersion().value(), 4);
+  auto indexes = sql->Exec(
+      "SELECT string_agg(indexname || ': ' || indexdef, '; ' ORDER BY indexname) FROM "
+      "pg_indexes WHERE schemaname = 'warden' AND indexname IN ('jobs_state', "
+      "'jobs_running_lease')");
+  ASSERT_TRUE(indexes.has_value()) << indexes.error().ToString();
+  EXPECT_EQ(indexes->Text(0, 0),
+            "jobs_state: CREATE INDEX jobs_state ON warden.jobs USING btree (state, id) WHERE "
+            "(state <> ALL (ARRAY['running'::text, 'available'::text]))");
+  EXPECT_EQ(store->JobCountUnfinished().value(), 1);
+}
+
 TEST_F(PostgresTest, NewerSchemaIsRefusedAndLeftAlone) {
   auto sql = Sql();
   ASSERT_TRUE(sql->ExecScript("INSERT INTO warden.schema_version (version) VALUES (99)").ok());

@@ -704,8 +704,11 @@ Result<JobState> PgStore::JobCancel(JobId id) {
 Result<int64_t> PgStore::JobCountUnfinished() {
   std::lock_guard lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(
-      Rows r, conn_->Exec("SELECT count(*) FROM warden.jobs WHERE state IN ('scheduled', "
-                          "'available', 'retryable', 'running')"));
+      // One count per index: jobs_state has no available or running jobs.
+      Rows r, conn_->Exec("SELECT (SELECT count(*) FROM warden.jobs WHERE state IN "
+                          "('scheduled', 'retryable')) + (SELECT count(*) FROM warden.jobs "
+                          "WHERE state = 'available') + (SELECT count(*) FROM warden.jobs "
+                          "WHERE state = 'running')"));
   return r.Int(0, 0);
 }
 
