@@ -359,9 +359,7 @@ Result<std::vector<JobInfo>> SqliteStore::JobClaim(const ClaimParams& p) {
   // statement journal: it tripled the cost of a claim.) One statement for
   // the batch: run per job, opening its cursors cost as much again as the
   // row's write (bench/row_update_cost.py).
-  WARDEN_ASSIGN_OR_RETURN(
-      Stmt upd,
-      db_->Prepare(kClaimSql));
+  WARDEN_ASSIGN_OR_RETURN(Stmt upd, db_->Prepare(kClaimSql));
   std::vector<JobId> ids;
   ids.reserve(picked.size());
   // The attempt begun here is recorded in the job row (see schema.cc).
@@ -522,8 +520,7 @@ Status SqliteStore::SucceedPlainLocked(std::span<const JobRef> refs, TimeMs now,
              std::to_string(refs[i].lease_token) + "]";
   }
   pairs += "]";
-  WARDEN_ASSIGN_OR_RETURN(
-      Stmt fence, db_->Prepare(kFencePlainSql));
+  WARDEN_ASSIGN_OR_RETURN(Stmt fence, db_->Prepare(kFencePlainSql));
   fence.Bind(1, pairs);
   std::vector<JobId> live;
   live.reserve(refs.size());
@@ -536,8 +533,7 @@ Status SqliteStore::SucceedPlainLocked(std::span<const JobRef> refs, TimeMs now,
   }
   fence.Reset();
   if (live.empty()) return Status::Ok();
-  WARDEN_ASSIGN_OR_RETURN(
-      Stmt upd, db_->Prepare(kSucceedPlainSql));
+  WARDEN_ASSIGN_OR_RETURN(Stmt upd, db_->Prepare(kSucceedPlainSql));
   WARDEN_ASSIGN_OR_RETURN(int changed, upd.Bind(1, now).Bind(2, JsonIdList(live)).Exec());
   if (changed != static_cast<int>(live.size())) {
     return Internal("completed jobs changed under the write lock");
