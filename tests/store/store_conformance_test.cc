@@ -440,11 +440,14 @@ TEST_P(StoreTest, AnAttemptInProgressAndASucceededOneAreShownWithTheirTimes) {
   auto running = store_->JobGet(id);
   ASSERT_TRUE(running.has_value()) << running.error().ToString();
   ASSERT_EQ(running->attempts.size(), 1u);
+  auto expect_its_claim = [&](const AttemptInfo& a) {
+    EXPECT_EQ(a.attempt, 1);
+    EXPECT_EQ(a.worker, w);
+    EXPECT_EQ(a.lease_token, jobs[0].lease_token);
+    EXPECT_EQ(a.claimed_at, claimed_at);
+  };
   const AttemptInfo& r = running->attempts[0];
-  EXPECT_EQ(r.attempt, 1);
-  EXPECT_EQ(r.worker, w);
-  EXPECT_EQ(r.lease_token, jobs[0].lease_token);
-  EXPECT_EQ(r.claimed_at, claimed_at);
+  expect_its_claim(r);
   EXPECT_FALSE(r.started_at.has_value());
   EXPECT_FALSE(r.finished_at.has_value());
   EXPECT_EQ(r.outcome, "running");
@@ -463,10 +466,7 @@ TEST_P(StoreTest, AnAttemptInProgressAndASucceededOneAreShownWithTheirTimes) {
   ASSERT_TRUE(done.has_value());
   ASSERT_EQ(done->attempts.size(), 1u);
   const AttemptInfo& d = done->attempts[0];
-  EXPECT_EQ(d.attempt, 1);
-  EXPECT_EQ(d.worker, w);
-  EXPECT_EQ(d.lease_token, jobs[0].lease_token);
-  EXPECT_EQ(d.claimed_at, claimed_at);
+  expect_its_claim(d);
   EXPECT_EQ(d.started_at, std::optional<TimeMs>(started_at));
   EXPECT_EQ(d.finished_at, std::optional<TimeMs>(finished_at));
   EXPECT_EQ(d.outcome, "succeeded");
