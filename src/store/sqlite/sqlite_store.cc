@@ -514,6 +514,7 @@ Result<bool> SqliteStore::FailLocked(WorkerId worker, const JobOutcome& o, TimeM
 // Each is fenced first, by a read under the same write lock.
 Status SqliteStore::SucceedPlainLocked(std::span<const JobRef> refs, TimeMs now,
                                        std::vector<bool>* ok) {
+  if (refs.empty()) return Status::Ok();
   std::string pairs = "[";
   for (size_t i = 0; i < refs.size(); ++i) {
     pairs += (i ? ",[" : "[") + std::to_string(refs[i].id) + "," +
