@@ -14,6 +14,8 @@ namespace warden::sqlite {
 extern const char* const kJobColumns;
 // kJobColumns' index of lease_ms (the per-job lease, if any).
 constexpr int kJobLeaseMsColumn = 15;
+// How many columns kJobColumns has: a query's further columns start here.
+constexpr int kJobColumnCount = 30;
 JobInfo JobFromRow(const Stmt& s);
 
 extern const char* const kWorkerColumns;

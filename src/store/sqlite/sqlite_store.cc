@@ -9,7 +9,6 @@
 #include <filesystem>
 #include <span>
 #include <thread>
-#include <unordered_map>
 #include <unordered_set>
 
 #include "core/claim_ahead.h"
@@ -511,26 +510,29 @@ Result<bool> SqliteStore::FailLocked(WorkerId worker, const JobOutcome& o, TimeM
 
 // Successes without a result are the bulk of a busy worker's outcomes, and
 // all write the same values: one statement writes them (see JobClaim).
-// Each is fenced first, by a read under the same write lock.
-Status SqliteStore::SucceedPlainLocked(std::span<const JobRef> refs, TimeMs now,
-                                       std::vector<bool>* ok) {
-  if (refs.empty()) return Status::Ok();
+// Each is fenced first, by a read under the same write lock. `at`: their
+// places in `outcomes`, which is where `accepted` is set.
+Status SqliteStore::SucceedPlainLocked(std::span<const JobOutcome> outcomes,
+                                       std::span<const size_t> at, TimeMs now,
+                                       std::vector<bool>* accepted) {
+  if (at.empty()) return Status::Ok();
   std::string pairs = "[";
-  for (size_t i = 0; i < refs.size(); ++i) {
-    pairs += (i ? ",[" : "[") + std::to_string(refs[i].id) + "," +
-             std::to_string(refs[i].lease_token) + "]";
+  for (size_t k = 0; k < at.size(); ++k) {
+    const JobRef& ref = outcomes[at[k]].ref;
+    pairs += (k ? ",[" : "[") + std::to_string(ref.id) + "," + std::to_string(ref.lease_token) +
+             "]";
   }
   pairs += "]";
   WARDEN_ASSIGN_OR_RETURN(Stmt fence, db_->Prepare(kFencePlainSql));
   fence.Bind(1, pairs);
   std::vector<JobId> live;
-  live.reserve(refs.size());
+  live.reserve(at.size());
   while (true) {
     WARDEN_ASSIGN_OR_RETURN(bool row, fence.Step());
     if (!row) break;
-    const size_t at = static_cast<size_t>(fence.Int(0));
-    (*ok)[at] = true;
-    live.push_back(refs[at].id);
+    const size_t i = at[static_cast<size_t>(fence.Int(0))];
+    (*accepted)[i] = true;
+    live.push_back(outcomes[i].ref.id);
   }
   fence.Reset();
   if (live.empty()) return Status::Ok();
@@ -550,28 +552,27 @@ Result<std::vector<bool>> SqliteStore::JobFinishMany(WorkerId worker,
   // A job named twice in one call is written outcome by outcome, in order
   // (the second is then fenced), like every outcome that is not a plain
   // success.
-  std::unordered_map<JobId, int> times_named;
-  for (const JobOutcome& o : outcomes) ++times_named[o.ref.id];
-  std::vector<JobRef> plain;
-  std::vector<size_t> plain_at;
+  std::vector<JobId> named;
+  named.reserve(outcomes.size());
+  for (const JobOutcome& o : outcomes) named.push_back(o.ref.id);
+  std::sort(named.begin(), named.end());
+  auto named_once = [&](JobId id) {
+    auto [from, to] = std::equal_range(named.begin(), named.end(), id);
+    return to - from == 1;
+  };
+  std::vector<size_t> plain;
   for (size_t i = 0; i < outcomes.size(); ++i) {
     const JobOutcome& o = outcomes[i];
-    if (o.success && o.result.is_null() && times_named[o.ref.id] == 1) {
-      plain.push_back(o.ref);
-      plain_at.push_back(i);
-    }
+    if (o.success && o.result.is_null() && named_once(o.ref.id)) plain.push_back(i);
   }
-  std::vector<bool> plain_ok(plain.size(), false);
-  WARDEN_RETURN_IF_ERROR(SucceedPlainLocked(plain, now, &plain_ok));
   std::vector<bool> accepted(outcomes.size(), false);
-  std::vector<bool> done(outcomes.size(), false);
-  for (size_t k = 0; k < plain.size(); ++k) {
-    accepted[plain_at[k]] = plain_ok[k];
-    done[plain_at[k]] = true;
-  }
+  WARDEN_RETURN_IF_ERROR(SucceedPlainLocked(outcomes, plain, now, &accepted));
+  size_t next_plain = 0;
   for (size_t i = 0; i < outcomes.size(); ++i) {
     const JobOutcome& o = outcomes[i];
-    if (!done[i]) {
+    if (next_plain < plain.size() && plain[next_plain] == i) {
+      ++next_plain;
+    } else {
       WARDEN_ASSIGN_OR_RETURN(accepted[i], o.success ? SucceedLocked(o, now)
                                                      : FailLocked(worker, o, now));
     }
@@ -594,7 +595,9 @@ Result<bool> SqliteStore::JobCheckpoint(JobRef ref, const Json& checkpoint) {
   return n == 1;
 }
 
-Result<std::vector<AttemptInfo>> SqliteStore::AttemptsLocked(const JobInfo& job) {
+// `started_at`: the job row's attempt_started_at.
+Result<std::vector<AttemptInfo>> SqliteStore::AttemptsLocked(const JobInfo& job,
+                                                              std::optional<TimeMs> started_at) {
   const JobId id = job.id;
   WARDEN_ASSIGN_OR_RETURN(
       Stmt q, db_->Prepare("SELECT attempt, worker_id, lease_token, claimed_at, started_at, "
@@ -628,11 +631,6 @@ Result<std::vector<AttemptInfo>> SqliteStore::AttemptsLocked(const JobInfo& job)
   // The attempt in progress, or the one that succeeded, is in the job row.
   if (job.attempt == 0 || !job.worker || !job.started_at) return out;
   if (job.state != JobState::kRunning && job.state != JobState::kSucceeded) return out;
-  WARDEN_ASSIGN_OR_RETURN(
-      Stmt s, db_->Prepare("SELECT attempt_started_at FROM jobs WHERE id = ?"));
-  WARDEN_ASSIGN_OR_RETURN(bool row, s.Bind(1, id).Step());
-  const std::optional<TimeMs> started_at = row ? s.OptInt(0) : std::nullopt;
-  s.Reset();
   const bool succeeded = job.state == JobState::kSucceeded;
   auto last = std::find_if(out.begin(), out.end(),
                            [&](const AttemptInfo& a) { return a.attempt == job.attempt; });
@@ -661,13 +659,15 @@ Result<std::vector<AttemptInfo>> SqliteStore::AttemptsLocked(const JobInfo& job)
 Result<JobInfo> SqliteStore::JobGet(JobId id) {
   std::lock_guard lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(
-      Stmt q, db_->Prepare(std::string("SELECT ") + kJobColumns + " FROM jobs WHERE id = ?"));
+      Stmt q, db_->Prepare(std::string("SELECT ") + kJobColumns +
+                           ", attempt_started_at FROM jobs WHERE id = ?"));
   q.Bind(1, id);
   WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
   if (!row) return NotFound("no job with id " + std::to_string(id));
   JobInfo job = JobFromRow(q);
+  const std::optional<TimeMs> attempt_started_at = q.OptInt(kJobColumnCount);
   q.Reset();
-  WARDEN_ASSIGN_OR_RETURN(job.attempts, AttemptsLocked(job));
+  WARDEN_ASSIGN_OR_RETURN(job.attempts, AttemptsLocked(job, attempt_started_at));
   return job;
 }
 

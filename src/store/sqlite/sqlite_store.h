@@ -25,8 +25,8 @@ namespace warden::sqlite {
 // then run_at, then id). Public for a test of its query plan.
 std::string PickSql(const ClaimParams& p);
 
-// Reads whose plans depend on jobs_state leaving running jobs out (see
-// schema.cc). Public, like PickSql, for a test of their query plans.
+// Reads whose plans depend on jobs_state leaving running and available
+// jobs out (see schema.cc). Public, like PickSql, for a test of their query plans.
 std::string JobListSql(const JobFilter& f);
 extern const char* const kJobCountsSql;       // (state, count), states in use
 extern const char* const kCountUnfinishedSql;
@@ -86,12 +86,14 @@ class SqliteStore final : public Store {
   // Applies a failed outcome (fenced). false: fenced off.
   Result<bool> FailLocked(WorkerId worker, const JobOutcome& o, TimeMs now);
   Result<bool> SucceedLocked(const JobOutcome& o, TimeMs now);
-  Status SucceedPlainLocked(std::span<const JobRef> refs, TimeMs now, std::vector<bool>* ok);
+  Status SucceedPlainLocked(std::span<const JobOutcome> outcomes, std::span<const size_t> at,
+                            TimeMs now, std::vector<bool>* accepted);
   Status LogFenced(const JobRef& ref, WorkerId worker, const char* what, TimeMs now);
   // Fails every running job that `where` selects with kind `lost`.
   Result<RescueReport> RescueLocked(const std::string& where, int64_t arg,
                                     const std::string& message, TimeMs now);
-  Result<std::vector<AttemptInfo>> AttemptsLocked(const JobInfo& job);
+  Result<std::vector<AttemptInfo>> AttemptsLocked(const JobInfo& job,
+                                                  std::optional<TimeMs> started_at);
   // Claimable jobs in claim order, at most `limit`, one per concurrency
   // key; `lease` is the per-job lease only.
   Result<std::vector<JobInfo>> PickLocked(const ClaimParams& p, TimeMs now, int limit);
