@@ -153,14 +153,14 @@ void Stmt::Reset() {
 }
 
 // SQLite counts every allocation in process-wide statistics under one
-// global mutex: in a 512-slot throughput run that lock was 13-23% of the
-// jobs/s (bench/ab_throughput.sh). SQLite's own list of recommended
-// options turns it off (SQLITE_DEFAULT_MEMSTATUS=0); Debian's build leaves
-// it on. sqlite3_config can only change it before SQLite is initialized,
-// and refuses (SQLITE_MISUSE, nothing changed) afterwards: so a process
-// that used SQLite before warden's first open keeps its statistics, and
-// one that needs them (sqlite3_memory_used, heap limits) calls
-// sqlite3_initialize() first (README: Durability and limits).
+// global mutex: it cost 8-13% of a worker's jobs/s (bench/ab_throughput.sh,
+// builds before and after this, 512 and 8 slots). SQLite's own list of
+// recommended options turns it off (SQLITE_DEFAULT_MEMSTATUS=0); Debian's
+// build leaves it on. sqlite3_config can only change it before SQLite is
+// initialized, and refuses (SQLITE_MISUSE, nothing changed) afterwards: so
+// a process that used SQLite before warden's first open keeps its
+// statistics, and one that needs them (sqlite3_memory_used, heap limits)
+// calls sqlite3_initialize() first (README: Durability and limits).
 namespace {
 void TurnOffMemoryStatisticsIfUninitialized() {
   static std::once_flag once;
