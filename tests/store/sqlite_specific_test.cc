@@ -141,13 +141,14 @@ TEST_F(SqliteFileTest, ListsAndCountsByStateReadAnIndexNotTheTable) {
   sqlite3_close(db);
 }
 
-// A claim and a batch of plain successes write their jobs in one
-// statement each, from a JSON list of ids: each job is found by its id.
-// A plan that scanned the table would cost a pass over every job kept.
+// A claim, the read of its jobs and a batch of plain successes take their
+// jobs from a JSON list of ids, one statement each: each job is found by
+// its id. A plan that scanned the table would cost a pass over every job.
 TEST_F(SqliteFileTest, BatchWritesFindEachJobByItsId) {
   ASSERT_TRUE(OpenStore(path_).has_value());
   sqlite3* db = Raw();
-  for (const char* sql : {sqlite::kClaimSql, sqlite::kFencePlainSql, sqlite::kSucceedPlainSql}) {
+  for (const std::string sql : {sqlite::kClaimSql, sqlite::kFencePlainSql,
+                                sqlite::kReadClaimedSql.c_str(), sqlite::kSucceedPlainSql}) {
     const std::string plan = PlanOf(db, sql);
     EXPECT_NE(plan.find("USING INTEGER PRIMARY KEY (rowid=?)"), std::string::npos) << plan;
     // The only scan is of the list itself (json_each, alias d).

@@ -12,8 +12,6 @@ namespace warden::sqlite {
 
 // SELECT list for JobFromRow, in its order.
 extern const char* const kJobColumns;
-// kJobColumns' index of lease_ms (the per-job lease, if any).
-constexpr int kJobLeaseMsColumn = 15;
 // How many columns kJobColumns has: a query's further columns start here.
 constexpr int kJobColumnCount = 30;
 JobInfo JobFromRow(const Stmt& s);

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <span>
 #include <thread>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "core/claim_ahead.h"
@@ -176,8 +177,14 @@ bool MergesQueues(const ClaimParams& p) {
 
 }  // namespace
 
+// What a claim decides on, and all it reads under the write lock: the rest
+// of each job is read after the commit (SqliteStore::JobClaim).
+const char* const kPickColumns =
+    "id, lease_token, concurrency_key, delivery, crashes, max_crashes, retry, charged, "
+    "max_attempts, priority, run_at";  // (a compound SELECT orders by its columns)
+
 std::string PickSql(const ClaimParams& p) {
-  const std::string select = std::string("SELECT ") + kJobColumns + " FROM jobs j WHERE ";
+  const std::string select = std::string("SELECT ") + kPickColumns + " FROM jobs j WHERE ";
   const std::string order = " ORDER BY priority DESC, run_at, id";
   if (!MergesQueues(p)) return select + ClaimableWhere(p, p.queues.size()) + order;
   // One arm per queue: SQLite walks each queue's jobs_claim index in claim
@@ -233,9 +240,16 @@ const char* const kClaimSql =
     "attempt_started_at = NULL, cancel_requested = 0, started_at = ?3 "
     "WHERE id IN (SELECT value FROM json_each(?4)) AND state = 'available'";
 
+// The tokens are compared in C++: matching [id, token] pairs in SQL parsed
+// each pair's JSON again, and cost twice this read (0.86 against 0.39 µs a
+// job in Python, 512 jobs a statement).
 const char* const kFencePlainSql =
-    "SELECT d.key FROM json_each(?1) AS d JOIN jobs j ON j.id = d.value ->> 0 "
-    "WHERE j.lease_token = d.value ->> 1 AND j.state = 'running'";
+    "SELECT id, lease_token FROM jobs WHERE id IN (SELECT value FROM json_each(?1)) "
+    "AND state = 'running'";
+
+const std::string kReadClaimedSql =
+    std::string("SELECT ") + kJobColumns +
+    " FROM jobs WHERE id IN (SELECT value FROM json_each(?1))";
 
 const char* const kSucceedPlainSql =
     "UPDATE jobs SET state = 'succeeded', result = NULL, finished_at = ?1, "
@@ -253,8 +267,8 @@ Result<bool> SqliteStore::AnyClaimableLocked(const ClaimParams& p, TimeMs now) {
   return any;
 }
 
-Result<std::vector<JobInfo>> SqliteStore::PickLocked(const ClaimParams& p, TimeMs now,
-                                                     int limit) {
+Result<std::vector<SqliteStore::Picked>> SqliteStore::PickLocked(const ClaimParams& p,
+                                                                  TimeMs now, int limit) {
   WARDEN_ASSIGN_OR_RETURN(Stmt pick, db_->Prepare(PickSql(p)));
   if (!MergesQueues(p)) {
     BindClaimable(pick, 1, p, p.queues, now);
@@ -263,29 +277,31 @@ Result<std::vector<JobInfo>> SqliteStore::PickLocked(const ClaimParams& p, TimeM
     for (const auto& q : p.queues) i = BindClaimable(pick, i, p, std::span(&q, 1), now);
   }
 
-  std::vector<JobInfo> jobs;
+  std::vector<Picked> picked;
   std::unordered_set<std::string> keys;  // one job per concurrency key per batch
   // Once the free slots have theirs, jobs for the slots not free yet are
   // taken only if safe to claim ahead, from the next `ahead` rows at most.
   const int for_free_slots = limit - std::clamp(p.ahead, 0, limit);
   int looked_ahead = 0;
-  while (static_cast<int>(jobs.size()) < limit) {
+  while (static_cast<int>(picked.size()) < limit) {
     WARDEN_ASSIGN_OR_RETURN(bool row, pick.Step());
     if (!row) break;
-    JobInfo job = JobFromRow(pick);
-    if (static_cast<int>(jobs.size()) >= for_free_slots) {
+    if (static_cast<int>(picked.size()) >= for_free_slots) {
       if (++looked_ahead > p.ahead) break;
+      JobInfo job;
+      job.delivery = ParseDelivery(pick.Text(3)).value_or(Delivery::kAtLeastOnce);
+      job.crashes = static_cast<int>(pick.Int(4));
+      job.max_crashes = static_cast<int>(pick.Int(5));
+      job.retry = ParseRetryPolicy(pick.Text(6)).value_or(RetryPolicy::kDefault);
+      job.charged = static_cast<int>(pick.Int(7));
+      job.max_attempts = static_cast<int>(pick.Int(8));
       if (!SafeToClaimAhead(job)) continue;
     }
-    if (!job.concurrency_key.empty() && !keys.insert(job.concurrency_key).second) continue;
-    // The claim sets the effective lease afresh: a per-job lease, else the
-    // claiming worker's (not the previous attempt's).
-    job.lease.reset();
-    if (auto ms = pick.OptInt(kJobLeaseMsColumn)) job.lease = Millis(*ms);
-    jobs.push_back(std::move(job));
+    if (!pick.IsNull(2) && !keys.insert(pick.Text(2)).second) continue;
+    picked.push_back(Picked{pick.Int(0), pick.Int(1)});
   }
   pick.Reset();
-  return jobs;
+  return picked;
 }
 
 Result<bool> SqliteStore::ExistsLocked(const std::string& sql, int64_t arg) {
@@ -345,42 +361,66 @@ Result<std::vector<JobInfo>> SqliteStore::JobClaim(const ClaimParams& p) {
     // never waits for the sweeper.
     WARDEN_RETURN_IF_ERROR(PromoteDueLocked(now).status());
   }
-  WARDEN_ASSIGN_OR_RETURN(std::vector<JobInfo> picked, PickLocked(p, now, p.limit));
-
+  WARDEN_ASSIGN_OR_RETURN(std::vector<Picked> picked, PickLocked(p, now, p.limit));
   if (picked.empty()) {
     WARDEN_RETURN_IF_ERROR(tx->Commit());  // the promotions, if any
-    return picked;
+    return std::vector<JobInfo>{};
   }
-
-  // The rows were read under the write lock, so they are still available
-  // and the claim's new values can be computed here. (UPDATE ... RETURNING
-  // would read them back, but SQLite runs RETURNING as a trigger with a
-  // statement journal: it tripled the cost of a claim.) One statement for
-  // the batch: run per job, opening its cursors cost as much again as the
-  // row's write (bench/row_update_cost.py).
-  WARDEN_ASSIGN_OR_RETURN(Stmt upd, db_->Prepare(kClaimSql));
+  // One statement for the batch: run per job, opening its cursors cost as
+  // much again as the row's write (bench/row_update_cost.py).
   std::vector<JobId> ids;
   ids.reserve(picked.size());
-  // The attempt begun here is recorded in the job row (see schema.cc).
-  for (JobInfo& job : picked) {
-    const Millis lease = job.lease.value_or(p.default_lease);
-    job.state = JobState::kRunning;
-    job.worker = p.worker;
-    job.lease_token += 1;
-    job.attempt += 1;
-    job.lease = lease;
-    job.lease_expires_at = now + lease.count();
-    job.started_at = now;
-    ids.push_back(job.id);
-  }
+  for (const Picked& job : picked) ids.push_back(job.id);
+  const std::string id_list = JsonIdList(ids);
+  WARDEN_ASSIGN_OR_RETURN(Stmt upd, db_->Prepare(kClaimSql));
   upd.Bind(1, p.worker).Bind(2, static_cast<int64_t>(p.default_lease.count())).Bind(3, now);
-  WARDEN_ASSIGN_OR_RETURN(int changed, upd.Bind(4, JsonIdList(ids)).Exec());
+  WARDEN_ASSIGN_OR_RETURN(int changed, upd.Bind(4, id_list).Exec());
   if (changed != static_cast<int>(picked.size())) {
     return Internal("claimed jobs changed under the write lock (" + std::to_string(changed) +
                     " of " + std::to_string(picked.size()) + " still available)");
   }
   WARDEN_RETURN_IF_ERROR(tx->Commit());
-  return picked;
+  return ReadClaimedLocked(p.worker, picked, id_list);
+}
+
+// The claimed jobs are read whole after the commit, so that the write lock,
+// which the completions wait on, is held only for what the claim decides
+// on and writes. (UPDATE ... RETURNING would read them under the lock, and
+// SQLite runs RETURNING as a trigger with a statement journal: it tripled
+// the cost of a claim.) A job changed since the commit (a process frozen
+// here past its lease) is left out unless it is still this claim's: a
+// job the worker holds but was not told of is handed back by the worker's
+// heartbeats (core/lost_claims.h), like one whose claim's reply was lost.
+Result<std::vector<JobInfo>> SqliteStore::ReadClaimedLocked(WorkerId worker,
+                                                            std::span<const Picked> picked,
+                                                            const std::string& id_list) {
+  WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(kReadClaimedSql));
+  q.Bind(1, id_list);
+  std::vector<JobInfo> read;
+  read.reserve(picked.size());
+  while (true) {
+    WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    read.push_back(JobFromRow(q));
+  }
+  q.Reset();
+  // In claim order, which the read need not keep.
+  std::unordered_map<JobId, size_t> at;
+  at.reserve(read.size());
+  for (size_t i = 0; i < read.size(); ++i) at.emplace(read[i].id, i);
+  std::vector<JobInfo> claimed;
+  claimed.reserve(read.size());
+  for (const Picked& job : picked) {
+    auto it = at.find(job.id);
+    if (it == at.end()) continue;
+    JobInfo& row = read[it->second];
+    if (row.state != JobState::kRunning || row.worker != worker ||
+        row.lease_token != job.lease_token + 1) {
+      continue;
+    }
+    claimed.push_back(std::move(row));
+  }
+  return claimed;
 }
 
 Result<bool> SqliteStore::JobMarkStarted(JobRef ref) {
@@ -510,48 +550,45 @@ Result<bool> SqliteStore::FailLocked(WorkerId worker, const JobOutcome& o, TimeM
 
 // Successes without a result are the bulk of a busy worker's outcomes, and
 // all write the same values: one statement writes them (see JobClaim).
-// Each is fenced first, by a read under the same write lock. `at`: their
+// Each is fenced first, by a read under the same write lock. `plain`: their
 // places in `outcomes`, which is where `accepted` is set.
 Status SqliteStore::SucceedPlainLocked(std::span<const JobOutcome> outcomes,
-                                       std::span<const size_t> at, TimeMs now,
+                                       const PlainSuccesses& plain, TimeMs now,
                                        std::vector<bool>* accepted) {
-  if (at.empty()) return Status::Ok();
-  std::string pairs = "[";
-  for (size_t k = 0; k < at.size(); ++k) {
-    const JobRef& ref = outcomes[at[k]].ref;
-    pairs += (k ? ",[" : "[") + std::to_string(ref.id) + "," + std::to_string(ref.lease_token) +
-             "]";
-  }
-  pairs += "]";
+  if (plain.at.empty()) return Status::Ok();
   WARDEN_ASSIGN_OR_RETURN(Stmt fence, db_->Prepare(kFencePlainSql));
-  fence.Bind(1, pairs);
+  fence.Bind(1, plain.ids);
   std::vector<JobId> live;
-  live.reserve(at.size());
+  live.reserve(plain.at.size());
   while (true) {
     WARDEN_ASSIGN_OR_RETURN(bool row, fence.Step());
     if (!row) break;
-    const size_t i = at[static_cast<size_t>(fence.Int(0))];
+    const JobId id = fence.Int(0);
+    auto it = std::lower_bound(plain.by_id.begin(), plain.by_id.end(), std::pair(id, size_t{0}));
+    if (it == plain.by_id.end() || it->first != id) continue;
+    const size_t i = it->second;
+    if (outcomes[i].ref.lease_token != fence.Int(1)) continue;
     (*accepted)[i] = true;
-    live.push_back(outcomes[i].ref.id);
+    live.push_back(id);
   }
   fence.Reset();
   if (live.empty()) return Status::Ok();
   WARDEN_ASSIGN_OR_RETURN(Stmt upd, db_->Prepare(kSucceedPlainSql));
-  WARDEN_ASSIGN_OR_RETURN(int changed, upd.Bind(1, now).Bind(2, JsonIdList(live)).Exec());
+  const std::string some = live.size() < plain.at.size() ? JsonIdList(live) : "";
+  upd.Bind(1, now).Bind(2, some.empty() ? plain.ids : some);
+  WARDEN_ASSIGN_OR_RETURN(int changed, upd.Exec());
   if (changed != static_cast<int>(live.size())) {
     return Internal("completed jobs changed under the write lock");
   }
   return Status::Ok();
 }
 
-Result<std::vector<bool>> SqliteStore::JobFinishMany(WorkerId worker,
-                                                     std::span<const JobOutcome> outcomes) {
-  std::lock_guard lock(mu_);
-  WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
-  const TimeMs now = clock_->NowMs();
-  // A job named twice in one call is written outcome by outcome, in order
-  // (the second is then fenced), like every outcome that is not a plain
-  // success.
+// Successes without a result, each job named once in the batch: a job named
+// twice is written outcome by outcome, in order (the second is then
+// fenced), like every outcome that is not a plain success. Found, and their
+// parameters written, before the write lock is taken.
+SqliteStore::PlainSuccesses SqliteStore::FindPlainSuccesses(
+    std::span<const JobOutcome> outcomes) {
   std::vector<JobId> named;
   named.reserve(outcomes.size());
   for (const JobOutcome& o : outcomes) named.push_back(o.ref.id);
@@ -560,17 +597,32 @@ Result<std::vector<bool>> SqliteStore::JobFinishMany(WorkerId worker,
     auto [from, to] = std::equal_range(named.begin(), named.end(), id);
     return to - from == 1;
   };
-  std::vector<size_t> plain;
+  PlainSuccesses plain;
+  std::vector<JobId> ids;
   for (size_t i = 0; i < outcomes.size(); ++i) {
     const JobOutcome& o = outcomes[i];
-    if (o.success && o.result.is_null() && named_once(o.ref.id)) plain.push_back(i);
+    if (!o.success || !o.result.is_null() || !named_once(o.ref.id)) continue;
+    plain.at.push_back(i);
+    plain.by_id.emplace_back(o.ref.id, i);
+    ids.push_back(o.ref.id);
   }
+  std::sort(plain.by_id.begin(), plain.by_id.end());
+  plain.ids = JsonIdList(ids);
+  return plain;
+}
+
+Result<std::vector<bool>> SqliteStore::JobFinishMany(WorkerId worker,
+                                                     std::span<const JobOutcome> outcomes) {
+  const PlainSuccesses plain = FindPlainSuccesses(outcomes);
+  std::lock_guard lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
+  const TimeMs now = clock_->NowMs();
   std::vector<bool> accepted(outcomes.size(), false);
   WARDEN_RETURN_IF_ERROR(SucceedPlainLocked(outcomes, plain, now, &accepted));
   size_t next_plain = 0;
   for (size_t i = 0; i < outcomes.size(); ++i) {
     const JobOutcome& o = outcomes[i];
-    if (next_plain < plain.size() && plain[next_plain] == i) {
+    if (next_plain < plain.at.size() && plain.at[next_plain] == i) {
       ++next_plain;
     } else {
       WARDEN_ASSIGN_OR_RETURN(accepted[i], o.success ? SucceedLocked(o, now)

@@ -34,6 +34,7 @@ extern const char* const kCountUnfinishedSql;
 // SucceedPlainLocked): each job found by its id, never by a scan.
 extern const char* const kClaimSql;
 extern const char* const kFencePlainSql;
+extern const std::string kReadClaimedSql;  // a claim's jobs, read after its commit
 extern const char* const kSucceedPlainSql;
 
 class SqliteStore final : public Store {
@@ -86,7 +87,14 @@ class SqliteStore final : public Store {
   // Applies a failed outcome (fenced). false: fenced off.
   Result<bool> FailLocked(WorkerId worker, const JobOutcome& o, TimeMs now);
   Result<bool> SucceedLocked(const JobOutcome& o, TimeMs now);
-  Status SucceedPlainLocked(std::span<const JobOutcome> outcomes, std::span<const size_t> at,
+  // A batch's successes without a result (see FindPlainSuccesses).
+  struct PlainSuccesses {
+    std::vector<size_t> at;      // their places in the batch
+    std::string ids;             // their job ids, as a JSON list
+    std::vector<std::pair<JobId, size_t>> by_id;  // (id, place), sorted
+  };
+  static PlainSuccesses FindPlainSuccesses(std::span<const JobOutcome> outcomes);
+  Status SucceedPlainLocked(std::span<const JobOutcome> outcomes, const PlainSuccesses& plain,
                             TimeMs now, std::vector<bool>* accepted);
   Status LogFenced(const JobRef& ref, WorkerId worker, const char* what, TimeMs now);
   // Fails every running job that `where` selects with kind `lost`.
@@ -94,9 +102,16 @@ class SqliteStore final : public Store {
                                     const std::string& message, TimeMs now);
   Result<std::vector<AttemptInfo>> AttemptsLocked(const JobInfo& job,
                                                   std::optional<TimeMs> started_at);
-  // Claimable jobs in claim order, at most `limit`, one per concurrency
-  // key; `lease` is the per-job lease only.
-  Result<std::vector<JobInfo>> PickLocked(const ClaimParams& p, TimeMs now, int limit);
+  // A job chosen by a claim, and its lease token before the claim.
+  struct Picked {
+    JobId id;
+    int64_t lease_token;
+  };
+  // Claimable jobs in claim order, at most `limit`, one per concurrency key.
+  Result<std::vector<Picked>> PickLocked(const ClaimParams& p, TimeMs now, int limit);
+  // The jobs of a committed claim, in claim order: those still this claim's.
+  Result<std::vector<JobInfo>> ReadClaimedLocked(WorkerId worker, std::span<const Picked> picked,
+                                                 const std::string& id_list);
   // Whether PickLocked would find a job, without reading one.
   Result<bool> AnyClaimableLocked(const ClaimParams& p, TimeMs now);
   // Scheduled or retryable jobs due by `now`, and making them available.
