@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -159,6 +160,49 @@ TEST_F(SqliteFileTest, BatchWritesFindEachJobByItsId) {
     }
   }
   sqlite3_close(db);
+}
+
+// A claim reads its jobs whole after its commit, outside the write lock
+// (SqliteStore::JobClaim). A job whose row no longer carries the claim's
+// token by then (taken over while this process was frozen) is left out,
+// and the worker's heartbeats find it held and hand it back
+// (core/lost_claims.h). A trigger stands in for the other writer: it moves
+// one job's token on within the claim's own statement.
+TEST_F(SqliteFileTest, AClaimReturnsOnlyTheJobsStillUnderItsToken) {
+  auto store = OpenStore(path_);
+  ASSERT_TRUE(store.has_value()) << store.error().ToString();
+  JobSpec spec;
+  spec.task.push_back('t');
+  const std::vector<JobSpec> specs(3, spec);
+  auto added = (*store)->JobInsertMany(specs);
+  ASSERT_TRUE(added.has_value()) << added.error().ToString();
+  const JobId taken = (*added)[1].id;
+  sqlite3* db = Raw();
+  const std::string trigger = fmt::format(
+      "CREATE TRIGGER take_over AFTER UPDATE OF state ON jobs WHEN new.id = {} AND "
+      "new.state = 'running' BEGIN UPDATE jobs SET lease_token = lease_token + 1 WHERE id = "
+      "new.id; END",
+      taken);
+  ASSERT_EQ(sqlite3_exec(db, trigger.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  auto worker = (*store)->WorkerRegister(testing::TestWorker());
+  ASSERT_TRUE(worker.has_value()) << worker.error().ToString();
+  ClaimParams p;
+  p.worker = *worker;
+  p.queues = {"default"};
+  p.tasks = {"t"};
+  p.limit = 10;
+  auto claimed = (*store)->JobClaim(p);
+  ASSERT_TRUE(claimed.has_value()) << claimed.error().ToString();
+  std::vector<JobId> ids;
+  for (const JobInfo& job : *claimed) ids.push_back(job.id);
+  EXPECT_EQ(ids, (std::vector<JobId>{(*added)[0].id, (*added)[2].id}));
+  auto heartbeat = (*store)->WorkerHeartbeat(*worker);
+  ASSERT_TRUE(heartbeat.has_value()) << heartbeat.error().ToString();
+  std::vector<JobId> held;
+  for (const JobRef& ref : heartbeat->held) held.push_back(ref.id);
+  std::sort(held.begin(), held.end());
+  EXPECT_EQ(held, (std::vector<JobId>{(*added)[0].id, taken, (*added)[2].id}));
 }
 
 // The definitions of jobs_state, attempts_outcome, attempts_lost and
