@@ -297,7 +297,7 @@ Result<std::vector<SqliteStore::Picked>> SqliteStore::PickLocked(const ClaimPara
       job.max_attempts = static_cast<int>(pick.Int(8));
       if (!SafeToClaimAhead(job)) continue;
     }
-    if (!pick.IsNull(2) && !keys.insert(pick.Text(2)).second) continue;
+    if (std::string key = pick.Text(2); !key.empty() && !keys.insert(key).second) continue;
     picked.push_back(Picked{pick.Int(0), pick.Int(1)});
   }
   pick.Reset();
