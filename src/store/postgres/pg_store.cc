@@ -377,6 +377,25 @@ Result<std::optional<std::vector<JobInfo>>> PgStore::ClaimInOneStatementLocked(
   return std::optional<std::vector<JobInfo>>(std::move(claimed));
 }
 
+// The jobs are still available: the pick, earlier in the same transaction,
+// locked them FOR UPDATE while they were. Saying `j.state = 'available'`
+// here let the planner read all of jobs_claim, filtering by id, whenever
+// statistics said no job was available (taken before a backlog came).
+const std::string kClaimPickedSql =
+    std::string(
+        "WITH t AS MATERIALIZED (SELECT coalesce($3::bigint, warden.now_ms()) AS now), "
+        "claimed AS (UPDATE warden.jobs j SET state = 'running', worker_id = $1::bigint, "
+        "lease_token = lease_token + 1, attempt = attempt + 1, active_lease_ms = "
+        "COALESCE(lease_ms, $2::bigint), lease_expires_at = t.now + COALESCE(lease_ms, "
+        "$2::bigint), started_mark = false, cancel_requested = false, started_at = t.now FROM t "
+        "WHERE j.id = ANY($4::bigint[]) AND (j.concurrency_key IS NULL OR NOT EXISTS (SELECT 1 "
+        "FROM warden.jobs r WHERE r.state = 'running' AND r.concurrency_key = "
+        "j.concurrency_key)) RETURNING ") +
+    kJobColumns +
+    "), att AS (INSERT INTO warden.attempts (job_id, attempt, worker_id, lease_token, "
+    "claimed_at) SELECT id, attempt, $1::bigint, lease_token, started_at FROM claimed) "
+    "SELECT * FROM claimed";
+
 Result<std::vector<JobInfo>> PgStore::ClaimInTransactionLocked(const ClaimParams& p) {
   WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
   // FOR SHARE orders this claim against a concurrent declaration of death:
@@ -416,24 +435,7 @@ Result<std::vector<JobInfo>> PgStore::ClaimInTransactionLocked(const ClaimParams
       .Add(static_cast<int64_t>(p.default_lease.count()))
       .Add(fake_clock_ ? std::optional<int64_t>(now) : std::nullopt)
       .AddArray(ids);
-  WARDEN_ASSIGN_OR_RETURN(
-      Rows r,
-      conn_->Exec(std::string("WITH t AS MATERIALIZED (SELECT coalesce($3::bigint, "
-                              "warden.now_ms()) AS now), claimed AS (UPDATE warden.jobs j SET "
-                              "state = 'running', worker_id = $1::bigint, lease_token = "
-                              "lease_token + 1, attempt = attempt + 1, active_lease_ms = "
-                              "COALESCE(lease_ms, $2::bigint), lease_expires_at = t.now + "
-                              "COALESCE(lease_ms, $2::bigint), started_mark = false, "
-                              "cancel_requested = false, started_at = t.now FROM t WHERE j.id = "
-                              "ANY($4::bigint[]) AND j.state = 'available' AND "
-                              "(j.concurrency_key IS NULL OR NOT EXISTS (SELECT 1 FROM "
-                              "warden.jobs r WHERE r.state = 'running' AND r.concurrency_key = "
-                              "j.concurrency_key)) RETURNING ") +
-                      kJobColumns +
-                      "), att AS (INSERT INTO warden.attempts (job_id, attempt, worker_id, "
-                      "lease_token, claimed_at) SELECT id, attempt, $1::bigint, lease_token, "
-                      "started_at FROM claimed) SELECT * FROM claimed",
-                  params));
+  WARDEN_ASSIGN_OR_RETURN(Rows r, conn_->Exec(kClaimPickedSql, params));
   std::vector<JobInfo> claimed;
   claimed.reserve(r.size());
   for (int i = 0; i < r.size(); ++i) claimed.push_back(JobFromRow(r, i));
@@ -517,6 +519,15 @@ Result<bool> PgStore::FailLocked(const JobOutcome& o, TimeMs now) {
   return true;
 }
 
+const char* const kSucceedManySql =
+    "WITH v AS (SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[]) AS v(id, token, "
+    "result)), done AS (UPDATE warden.jobs j SET state = 'succeeded', result = v.result::json, "
+    "finished_at = $4::bigint, lease_expires_at = NULL FROM v WHERE j.id = v.id AND "
+    "j.lease_token = v.token AND j.state = 'running' RETURNING j.id, j.lease_token, "
+    "j.attempt), att AS (UPDATE warden.attempts a SET outcome = 'succeeded', finished_at = "
+    "$4::bigint FROM done WHERE a.job_id = done.id AND a.attempt = done.attempt) SELECT id, "
+    "lease_token FROM done";
+
 Result<std::vector<bool>> PgStore::JobFinishMany(WorkerId worker,
                                                  std::span<const JobOutcome> outcomes) {
   std::lock_guard lock(mu_);
@@ -547,15 +558,7 @@ Result<std::vector<bool>> PgStore::JobFinishMany(WorkerId worker,
   std::set<std::pair<JobId, int64_t>> done;
   if (!ids.empty()) {
     WARDEN_ASSIGN_OR_RETURN(
-        Rows r, conn_->Exec("WITH v AS (SELECT * FROM unnest($1::bigint[], $2::bigint[], "
-                            "$3::text[]) AS v(id, token, result)), done AS (UPDATE warden.jobs "
-                            "j SET state = 'succeeded', result = v.result::json, finished_at = "
-                            "$4::bigint, lease_expires_at = NULL FROM v WHERE j.id = v.id AND "
-                            "j.lease_token = v.token AND j.state = 'running' RETURNING j.id, "
-                            "j.lease_token, j.attempt), att AS (UPDATE warden.attempts a SET "
-                            "outcome = 'succeeded', finished_at = $4::bigint FROM done WHERE "
-                            "a.job_id = done.id AND a.attempt = done.attempt) SELECT id, "
-                            "lease_token FROM done",
+        Rows r, conn_->Exec(kSucceedManySql,
                             Params().AddArray(ids).AddArray(tokens).AddArray(results).Add(now)));
     for (int i = 0; i < r.size(); ++i) done.emplace(r.Int(i, 0), r.Int(i, 1));
   }
@@ -708,7 +711,7 @@ Result<int64_t> PgStore::JobCountUnfinished() {
       Rows r, conn_->Exec("SELECT (SELECT count(*) FROM warden.jobs WHERE state IN "
                           "('scheduled', 'retryable')) + (SELECT count(*) FROM warden.jobs "
                           "WHERE state = 'available') + (SELECT count(*) FROM warden.jobs "
-                          "WHERE state = 'running')"));
+                          "WHERE state = 'running' AND worker_id IS NOT NULL)"));
   return r.Int(0, 0);
 }
 

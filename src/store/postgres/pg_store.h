@@ -33,6 +33,14 @@ namespace warden::pg {
 std::string PickSql(const ClaimParams& p, const std::string& now, const std::string& from);
 void AddPickParams(Params& params, const ClaimParams& p, std::optional<int64_t> now);
 
+// Statements that look jobs up by id, public for a test of their plans:
+// successes ($1 ids, $2 lease tokens, $3 results as JSON text or NULL, $4
+// now), a worker's heartbeat ($1 now or NULL, $2 the worker) and the claim
+// of picked jobs ($1 worker, $2 its lease, $3 now or NULL, $4 ids).
+extern const char* const kSucceedManySql;
+extern const char* const kHeartbeatSql;
+extern const std::string kClaimPickedSql;
+
 class PgStore final : public Store {
  public:
   static Result<std::unique_ptr<Store>> Open(const std::string& url, StoreOptions options);

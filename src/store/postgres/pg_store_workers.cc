@@ -31,6 +31,16 @@ Result<WorkerId> PgStore::WorkerRegister(const WorkerRegistration& r) {
   return rows->Int(0, 0);
 }
 
+const char* const kHeartbeatSql =
+    "WITH t AS (SELECT coalesce($1::bigint, warden.now_ms()) AS now), w AS (UPDATE "
+    "warden.workers SET last_heartbeat = (SELECT now FROM t) WHERE id = $2::bigint AND state "
+    "IN ('active', 'draining') RETURNING id), mine AS (SELECT j.id FROM warden.jobs j WHERE "
+    "j.worker_id = $2::bigint AND j.state = 'running' AND EXISTS (SELECT 1 FROM w) ORDER BY "
+    "j.id FOR UPDATE), held AS (UPDATE warden.jobs j SET lease_expires_at = (SELECT now FROM "
+    "t) + j.active_lease_ms FROM mine WHERE j.id = mine.id AND j.state = 'running' RETURNING "
+    "j.id, j.lease_token, j.cancel_requested) SELECT EXISTS (SELECT 1 FROM w), held.id, "
+    "held.lease_token, held.cancel_requested FROM (SELECT 1) one LEFT JOIN held ON true";
+
 Result<HeartbeatReply> PgStore::WorkerHeartbeat(WorkerId id) {
   std::lock_guard lock(mu_);
   // One statement, so one transaction the server runs to its end: a worker
@@ -43,17 +53,7 @@ Result<HeartbeatReply> PgStore::WorkerHeartbeat(WorkerId id) {
   p.Add(id);
   WARDEN_ASSIGN_OR_RETURN(
       Rows r,
-      conn_->Exec("WITH t AS (SELECT coalesce($1::bigint, warden.now_ms()) AS now), w AS ("
-                  "UPDATE warden.workers SET last_heartbeat = (SELECT now FROM t) WHERE id = "
-                  "$2::bigint AND state IN ('active', 'draining') RETURNING id), mine AS ("
-                  "SELECT j.id FROM warden.jobs j WHERE j.worker_id = $2::bigint AND j.state "
-                  "= 'running' AND EXISTS (SELECT 1 FROM w) ORDER BY j.id FOR UPDATE), held "
-                  "AS (UPDATE warden.jobs j SET lease_expires_at = (SELECT now FROM t) + "
-                  "j.active_lease_ms FROM mine WHERE j.id = mine.id AND j.state = 'running' "
-                  "RETURNING j.id, j.lease_token, j.cancel_requested) SELECT EXISTS (SELECT 1 "
-                  "FROM w), held.id, held.lease_token, held.cancel_requested FROM (SELECT 1) "
-                  "one LEFT JOIN held ON true",
-                  p));
+      conn_->Exec(kHeartbeatSql, p));
   HeartbeatReply reply;
   reply.alive = !r.empty() && r.Bool(0, 0);
   for (int i = 0; i < r.size() && reply.alive; ++i) {
@@ -145,8 +145,9 @@ Result<RescueReport> PgStore::RescueLocked(WorkerId worker, const std::string& m
                                        "UPDATE",
                                        Params().Add(worker))
                          : conn_->Exec("SELECT id, lease_token FROM warden.jobs WHERE state = "
-                                       "'running' AND lease_expires_at < $1::bigint ORDER BY id "
-                                       "FOR UPDATE SKIP LOCKED",
+                                       "'running' AND worker_id IS NOT NULL AND "
+                                       "lease_expires_at < $1::bigint ORDER BY id FOR UPDATE "
+                                       "SKIP LOCKED",
                                        Params().Add(now));
   WARDEN_ASSIGN_OR_RETURN(Rows q, std::move(held));
   RescueReport report;
@@ -246,7 +247,7 @@ Result<RescueReport> PgStore::JobRescueExpired() {
   // Look first: the leader sweeps several times a second.
   WARDEN_ASSIGN_OR_RETURN(
       Rows any, conn_->Exec("SELECT 1 FROM warden.jobs WHERE state = 'running' AND "
-                            "lease_expires_at < $1::bigint LIMIT 1",
+                            "worker_id IS NOT NULL AND lease_expires_at < $1::bigint LIMIT 1",
                             Params().Add(now)));
   if (any.empty()) return RescueReport{};
   WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
