@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <thread>
-#include <unordered_map>
 #include <unordered_set>
 
 #include "core/claim_ahead.h"
@@ -165,6 +165,17 @@ std::string JsonIdList(std::span<const JobId> ids) {
     out += std::to_string(ids[i]);
   }
   return out + "]";
+}
+
+// Places in a batch by job id, sorted by id: a batch's rows come back from
+// SQLite in rowid order and are matched to their places here (a sorted
+// vector, not a map with a heap node per job).
+using IdPlaces = std::vector<std::pair<JobId, size_t>>;
+
+std::optional<size_t> PlaceOf(const IdPlaces& places, JobId id) {
+  auto it = std::lower_bound(places.begin(), places.end(), std::pair(id, size_t{0}));
+  if (it == places.end() || it->first != id) return std::nullopt;
+  return it->second;
 }
 
 // SQLite allows at most 500 arms in a compound SELECT; past this many
@@ -394,31 +405,29 @@ Result<std::vector<JobInfo>> SqliteStore::JobClaim(const ClaimParams& p) {
 Result<std::vector<JobInfo>> SqliteStore::ReadClaimedLocked(WorkerId worker,
                                                             std::span<const Picked> picked,
                                                             const std::string& id_list) {
+  IdPlaces places;
+  places.reserve(picked.size());
+  for (size_t i = 0; i < picked.size(); ++i) places.emplace_back(picked[i].id, i);
+  std::sort(places.begin(), places.end());
   WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(kReadClaimedSql));
   q.Bind(1, id_list);
-  std::vector<JobInfo> read;
-  read.reserve(picked.size());
+  std::vector<std::optional<JobInfo>> in_claim_order(picked.size());
   while (true) {
     WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
     if (!row) break;
-    read.push_back(JobFromRow(q));
-  }
-  q.Reset();
-  // In claim order, which the read need not keep.
-  std::unordered_map<JobId, size_t> at;
-  at.reserve(read.size());
-  for (size_t i = 0; i < read.size(); ++i) at.emplace(read[i].id, i);
-  std::vector<JobInfo> claimed;
-  claimed.reserve(read.size());
-  for (const Picked& job : picked) {
-    auto it = at.find(job.id);
-    if (it == at.end()) continue;
-    JobInfo& row = read[it->second];
-    if (row.state != JobState::kRunning || row.worker != worker ||
-        row.lease_token != job.lease_token + 1) {
+    JobInfo job = JobFromRow(q);
+    const std::optional<size_t> at = PlaceOf(places, job.id);
+    if (!at || job.state != JobState::kRunning || job.worker != worker ||
+        job.lease_token != picked[*at].lease_token + 1) {
       continue;
     }
-    claimed.push_back(std::move(row));
+    in_claim_order[*at] = std::move(job);
+  }
+  q.Reset();
+  std::vector<JobInfo> claimed;
+  claimed.reserve(picked.size());
+  for (auto& job : in_claim_order) {
+    if (job) claimed.push_back(std::move(*job));
   }
   return claimed;
 }
@@ -555,26 +564,24 @@ Result<bool> SqliteStore::FailLocked(WorkerId worker, const JobOutcome& o, TimeM
 Status SqliteStore::SucceedPlainLocked(std::span<const JobOutcome> outcomes,
                                        const PlainSuccesses& plain, TimeMs now,
                                        std::vector<bool>* accepted) {
-  if (plain.at.empty()) return Status::Ok();
+  if (plain.places.empty()) return Status::Ok();
   WARDEN_ASSIGN_OR_RETURN(Stmt fence, db_->Prepare(kFencePlainSql));
   fence.Bind(1, plain.ids);
   std::vector<JobId> live;
-  live.reserve(plain.at.size());
+  live.reserve(plain.places.size());
   while (true) {
     WARDEN_ASSIGN_OR_RETURN(bool row, fence.Step());
     if (!row) break;
     const JobId id = fence.Int(0);
-    auto it = std::lower_bound(plain.by_id.begin(), plain.by_id.end(), std::pair(id, size_t{0}));
-    if (it == plain.by_id.end() || it->first != id) continue;
-    const size_t i = it->second;
-    if (outcomes[i].ref.lease_token != fence.Int(1)) continue;
-    (*accepted)[i] = true;
+    const std::optional<size_t> at = PlaceOf(plain.places, id);
+    if (!at || outcomes[*at].ref.lease_token != fence.Int(1)) continue;
+    (*accepted)[*at] = true;
     live.push_back(id);
   }
   fence.Reset();
   if (live.empty()) return Status::Ok();
   WARDEN_ASSIGN_OR_RETURN(Stmt upd, db_->Prepare(kSucceedPlainSql));
-  const std::string some = live.size() < plain.at.size() ? JsonIdList(live) : "";
+  const std::string some = live.size() < plain.places.size() ? JsonIdList(live) : "";
   upd.Bind(1, now).Bind(2, some.empty() ? plain.ids : some);
   WARDEN_ASSIGN_OR_RETURN(int changed, upd.Exec());
   if (changed != static_cast<int>(live.size())) {
@@ -589,24 +596,21 @@ Status SqliteStore::SucceedPlainLocked(std::span<const JobOutcome> outcomes,
 // parameters written, before the write lock is taken.
 SqliteStore::PlainSuccesses SqliteStore::FindPlainSuccesses(
     std::span<const JobOutcome> outcomes) {
-  std::vector<JobId> named;
-  named.reserve(outcomes.size());
-  for (const JobOutcome& o : outcomes) named.push_back(o.ref.id);
-  std::sort(named.begin(), named.end());
-  auto named_once = [&](JobId id) {
-    auto [from, to] = std::equal_range(named.begin(), named.end(), id);
-    return to - from == 1;
-  };
+  IdPlaces all;
+  all.reserve(outcomes.size());
+  for (size_t i = 0; i < outcomes.size(); ++i) all.emplace_back(outcomes[i].ref.id, i);
+  std::sort(all.begin(), all.end());
   PlainSuccesses plain;
   std::vector<JobId> ids;
-  for (size_t i = 0; i < outcomes.size(); ++i) {
-    const JobOutcome& o = outcomes[i];
-    if (!o.success || !o.result.is_null() || !named_once(o.ref.id)) continue;
-    plain.at.push_back(i);
-    plain.by_id.emplace_back(o.ref.id, i);
-    ids.push_back(o.ref.id);
+  for (size_t k = 0; k < all.size(); ++k) {
+    const auto [id, at] = all[k];
+    const bool named_once = (k == 0 || all[k - 1].first != id) &&
+                            (k + 1 == all.size() || all[k + 1].first != id);
+    const JobOutcome& o = outcomes[at];
+    if (!named_once || !o.success || !o.result.is_null()) continue;
+    plain.places.emplace_back(id, at);  // still sorted by id
+    ids.push_back(id);
   }
-  std::sort(plain.by_id.begin(), plain.by_id.end());
   plain.ids = JsonIdList(ids);
   return plain;
 }
@@ -619,12 +623,9 @@ Result<std::vector<bool>> SqliteStore::JobFinishMany(WorkerId worker,
   const TimeMs now = clock_->NowMs();
   std::vector<bool> accepted(outcomes.size(), false);
   WARDEN_RETURN_IF_ERROR(SucceedPlainLocked(outcomes, plain, now, &accepted));
-  size_t next_plain = 0;
   for (size_t i = 0; i < outcomes.size(); ++i) {
     const JobOutcome& o = outcomes[i];
-    if (next_plain < plain.at.size() && plain.at[next_plain] == i) {
-      ++next_plain;
-    } else {
+    if (PlaceOf(plain.places, o.ref.id) != i) {
       WARDEN_ASSIGN_OR_RETURN(accepted[i], o.success ? SucceedLocked(o, now)
                                                      : FailLocked(worker, o, now));
     }

@@ -89,9 +89,8 @@ class SqliteStore final : public Store {
   Result<bool> SucceedLocked(const JobOutcome& o, TimeMs now);
   // A batch's successes without a result (see FindPlainSuccesses).
   struct PlainSuccesses {
-    std::vector<size_t> at;      // their places in the batch
-    std::string ids;             // their job ids, as a JSON list
-    std::vector<std::pair<JobId, size_t>> by_id;  // (id, place), sorted
+    std::vector<std::pair<JobId, size_t>> places;  // (id, place in the batch), by id
+    std::string ids;                               // their job ids, as a JSON list
   };
   static PlainSuccesses FindPlainSuccesses(std::span<const JobOutcome> outcomes);
   Status SucceedPlainLocked(std::span<const JobOutcome> outcomes, const PlainSuccesses& plain,
