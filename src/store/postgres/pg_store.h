@@ -36,10 +36,13 @@ void AddPickParams(Params& params, const ClaimParams& p, std::optional<int64_t> 
 // Statements that look jobs up by id, public for a test of their plans:
 // successes ($1 ids, $2 lease tokens, $3 results as JSON text or NULL, $4
 // now), a worker's heartbeat ($1 now or NULL, $2 the worker) and the claim
-// of picked jobs ($1 worker, $2 its lease, $3 now or NULL, $4 ids).
+// of picked jobs ($1 worker, $2 its lease, $3 now or NULL, $4 ids); and the
+// sweep's look for an expired lease ($1 now), which must read the running
+// jobs only.
 extern const char* const kSucceedManySql;
 extern const char* const kHeartbeatSql;
 extern const std::string kClaimPickedSql;
+extern const char* const kAnyLeaseExpiredSql;
 
 class PgStore final : public Store {
  public:

@@ -241,14 +241,17 @@ Result<std::optional<WorkerId>> PgStore::LeaderHolder(const std::string& name) {
   return std::optional<WorkerId>(r.Int(0, 0));
 }
 
+// `worker_id IS NOT NULL` lets it read jobs_running_worker (see schema 5).
+const char* const kAnyLeaseExpiredSql =
+    "SELECT 1 FROM warden.jobs WHERE state = 'running' AND worker_id IS NOT NULL AND "
+    "lease_expires_at < $1::bigint LIMIT 1";
+
 Result<RescueReport> PgStore::JobRescueExpired() {
   std::lock_guard lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
   // Look first: the leader sweeps several times a second.
   WARDEN_ASSIGN_OR_RETURN(
-      Rows any, conn_->Exec("SELECT 1 FROM warden.jobs WHERE state = 'running' AND "
-                            "worker_id IS NOT NULL AND lease_expires_at < $1::bigint LIMIT 1",
-                            Params().Add(now)));
+      Rows any, conn_->Exec(kAnyLeaseExpiredSql, Params().Add(now)));
   if (any.empty()) return RescueReport{};
   WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
   WARDEN_ASSIGN_OR_RETURN(
