@@ -60,7 +60,7 @@ std::string SqlitePath(const std::string& url) {
   return path.substr(0, path.find('?'));
 }
 
-bool ExecPg(const std::string& url, const char* sql) {
+bool ExecPg(const std::string& url, const char* what, const char* sql) {
   PGconn* c = PQconnectdb(url.c_str());
   bool ok = PQstatus(c) == CONNECTION_OK;
   if (ok) {
@@ -68,7 +68,7 @@ bool ExecPg(const std::string& url, const char* sql) {
     ok = PQresultStatus(r) == PGRES_COMMAND_OK;
     PQclear(r);
   }
-  if (!ok) std::fprintf(stderr, "reset: %s", PQerrorMessage(c));
+  if (!ok) std::fprintf(stderr, "%s: %s", what, PQerrorMessage(c));
   PQfinish(c);
   return ok;
 }
@@ -78,12 +78,16 @@ bool ExecPg(const std::string& url, const char* sql) {
 bool ResetStore(const std::string& url) {
   if (IsPostgres(url)) {
     // A quiet notice, not an error, when the schema is not there yet.
-    return ExecPg(url, "SET client_min_messages = warning; DROP SCHEMA IF EXISTS warden CASCADE");
+    return ExecPg(url, "reset", "SET client_min_messages = warning; DROP SCHEMA IF EXISTS warden CASCADE");
   }
   const std::string path = SqlitePath(url);
   std::error_code ec;
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix, ec);
   return true;
+}
+
+bool SettleStore(const std::string& url) {
+  return !IsPostgres(url) || ExecPg(url, "checkpoint", "CHECKPOINT");
 }
 
 pid_t SpawnSelf(const std::vector<std::string>& args, int* out_fd) {

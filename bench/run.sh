@@ -351,6 +351,7 @@ meta = {
                "pg": "$(peer_version pg)"},
   "settings": {"runs": $RUNS, "jobs": $JOBS, "latency jobs": $LAT_JOBS,
                "backlogs": "$BACKLOGS", "backlog measured over": $MEASURE,
+               "backlog settled": "PostgreSQL CHECKPOINT after the enqueue",
                "rescue bound": "$RESCUE_BOUND s",
                "warden concurrency": "default $WARDEN_DEFAULT_CONCURRENCY, tuned $WARDEN_TUNED_CONCURRENCY",
                "PostgreSQL": "fsync on, synchronous_commit on",

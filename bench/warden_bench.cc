@@ -122,6 +122,7 @@ int Backlog(const Common& c, const Args& a) {
   const double enqueue_rate = Enqueue(*client, backlog, 5000);
   if (enqueue_rate < 0) return 1;
   client.reset();
+  if (!SettleStore(c.url)) return 1;
   Json w;
   if (!RunWorker(c, conc, std::min(backlog, measure), &w)) return 1;
   Json line = Base(c, "backlog", std::to_string(backlog));
