@@ -78,7 +78,8 @@ bool ExecPg(const std::string& url, const char* what, const char* sql) {
 bool ResetStore(const std::string& url) {
   if (IsPostgres(url)) {
     // A quiet notice, not an error, when the schema is not there yet.
-    return ExecPg(url, "reset", "SET client_min_messages = warning; DROP SCHEMA IF EXISTS warden CASCADE");
+    return ExecPg(url, "reset",
+                  "SET client_min_messages = warning; DROP SCHEMA IF EXISTS warden CASCADE");
   }
   const std::string path = SqlitePath(url);
   std::error_code ec;

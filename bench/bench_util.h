@@ -46,11 +46,10 @@ bool IsPostgres(const std::string& url);
 bool ResetStore(const std::string& url);
 
 // Writes back what an enqueue left for later, so that it is not charged to
-// the measurement that follows: on PostgreSQL a CHECKPOINT (a big insert
-// leaves shared_buffers full of dirty pages, which the worker's backends
-// would otherwise write out as they evict them, and its WAL volume starts
-// a checkpoint that may or may not overlap the measurement). SQLite needs
-// nothing: each commit checkpoints the WAL once it passes 1000 pages.
+// the measurement that follows, or not, at random: on PostgreSQL a
+// CHECKPOINT (a big insert leaves dirty pages behind, and its WAL volume
+// starts a checkpoint that may or may not overlap the measurement). SQLite
+// needs nothing: each commit checkpoints the WAL once it passes 1000 pages.
 bool SettleStore(const std::string& url);
 
 // Starts this program again (/proc/self/exe) with `args`; its stdout is
