@@ -24,6 +24,8 @@ namespace warden::sqlite {
 // The claim's SELECT for `p`: its claimable jobs in claim order (priority,
 // then run_at, then id). Public for a test of its query plan.
 std::string PickSql(const ClaimParams& p);
+// Whether `p` has a claimable job: the look before a claim takes the lock.
+std::string AnyClaimableSql(const ClaimParams& p);
 
 // Reads whose plans depend on jobs_state leaving running and available
 // jobs out (see schema.cc). Public, like PickSql, for a test of their query plans.
