@@ -18,6 +18,8 @@ import sqlite3
 import statistics
 import time
 
+from row_update_cost import remove_db
+
 CEILING_SCHEMA = """
 CREATE TABLE jobs (id INTEGER PRIMARY KEY, state INTEGER NOT NULL,
   lease_token INTEGER NOT NULL DEFAULT 0, payload TEXT NOT NULL);
@@ -46,9 +48,7 @@ def warden_schema(path):
 
 
 def measure(scratch, schema, insert, rows):
-    for suffix in ("", "-wal", "-shm"):
-        if os.path.exists(scratch + suffix):
-            os.remove(scratch + suffix)
+    remove_db(scratch)
     db = sqlite3.connect(scratch, isolation_level=None)
     db.execute("PRAGMA journal_mode=WAL")
     db.executescript(schema)
@@ -60,9 +60,7 @@ def measure(scratch, schema, insert, rows):
     count = db.execute("SELECT count(*) FROM jobs").fetchone()[0]
     db.execute("ROLLBACK")
     db.close()
-    for suffix in ("", "-wal", "-shm"):
-        if os.path.exists(scratch + suffix):
-            os.remove(scratch + suffix)
+    remove_db(scratch)
     if count != rows:
         raise SystemExit(f"inserted {count} of {rows} rows")
     return seconds / rows * 1e6

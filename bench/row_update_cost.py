@@ -74,11 +74,16 @@ COMPLETE = ("UPDATE jobs SET state = 'succeeded', result = NULL, finished_at = ?
             "AND state = 'running'")
 
 
+def remove_db(path):
+    """Removes a SQLite file and its -wal and -shm, where they exist."""
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(path + suffix):
+            os.remove(path + suffix)
+
+
 def measure(source, sql, rows, batch):
     copy = source + ".row-cost"
-    for suffix in ("", "-wal", "-shm"):
-        if os.path.exists(copy + suffix):
-            os.remove(copy + suffix)
+    remove_db(copy)
     shutil.copy(source, copy)
     db = sqlite3.connect(copy, isolation_level=None)
     db.executescript(sql)
@@ -98,9 +103,7 @@ def measure(source, sql, rows, batch):
     done = db.execute("SELECT count(*) FROM jobs WHERE state = 'succeeded'").fetchone()[0]
     db.execute("ROLLBACK")
     db.close()
-    for suffix in ("", "-wal", "-shm"):
-        if os.path.exists(copy + suffix):
-            os.remove(copy + suffix)
+    remove_db(copy)
     if done != rows:
         raise SystemExit(f"{done} of {rows} jobs succeeded: the statements no longer match")
     return (t1 - t0) / rows * 1e6, (t2 - t1) / rows * 1e6
