@@ -122,11 +122,13 @@ void Worker::Impl::WatchdogLoop() {
         const int64_t base = r->lease_base_mono();
         if (!r->stop.requested() && !r->finished &&
             ShouldSelfFence(now, base, r->lease, opt_.heartbeat)) {
-          r->stop.Request(StopReason::kFence);
-          ++counters_.self_fenced;
+          // Said before it is done (as the heartbeat's "taken from this
+          // worker" is): whoever sees the job's process gone finds the line.
           log_("no heartbeat for " + FormatDuration(Millis(now - base)) + " (lease " +
                FormatDuration(r->lease) + "): stopping job " + std::to_string(id) +
                " before its lease can pass to another worker");
+          ++counters_.self_fenced;
+          r->stop.Request(StopReason::kFence);
         }
         const int64_t started = r->started_mono;
         if (started && !r->timed_out && Millis(now - started) > r->job.timeout) {
