@@ -184,8 +184,8 @@ CheckResult Check(const CheckInput& in) {
   // 6 (before 4: key overlaps are judged with its excuses). Runs never
   // outlive their attempt, except as excused.
   Invariant stale{
-      "6. no run outlived its attempt (ledger activity after the store ended "
-      "it)"};
+      "6. no run started after its attempt ended, none outlived it (ledger "
+      "activity after the store ended it)"};
   Invariant belongs{
       "+  every ledger run is a store attempt, run by the worker the store "
       "gave it to"};
@@ -221,6 +221,17 @@ CheckResult Check(const CheckInput& in) {
     }
     if (!a->finished_at) continue;
     const int64_t ended = *a->finished_at;
+    // A run must not *start* once its attempt is over: the stale-run margin
+    // below is for runs that were already going when their worker froze.
+    if (r.start > ended && tl.LateStartExcuse(r.worker, r.pid, r.start, ended).empty()) {
+      ++out.late_starts;
+      Flag(stale,
+           fmt::format("job {}: run {} STARTED {} ms after the store ended its "
+                       "attempt ({})",
+                       r.job, DescribeRun(r, tl), r.start - ended,
+                       DescribeAttempt(*a, tl)));
+      continue;
+    }
     bool excused = false;
     for (int64_t t : r.times) {
       if (t <= ended) continue;

@@ -15,8 +15,10 @@
 //      + margin. A fault whose recovery window meets a store outage is
 //      measured from the end of the outage, with 2 s more (the reconnect
 //      backoff's cap).
-//   6  no run outlives its attempt: ledger activity after the store ended
-//      the attempt is allowed only while its worker was frozen and up to
+//   6  no run starts after its attempt ended (no margin: only a process a
+//      host freeze stopped, which existed before it, may write its first
+//      line after the thaw), and no run outlives its attempt: ledger
+//      activity after the store ended the attempt is allowed only while its worker was frozen and up to
 //      --stale-margin after it thawed, or up to --stale-margin after its
 //      worker died (the supervisor's kill is immediate but not
 //      instantaneous). Stale command runs of a worker frozen alone
@@ -88,6 +90,7 @@ struct CheckResult {
   std::map<std::string, int> dead_by_kind;
   int runs = 0;
   int stale_runs = 0;             // excused stale runs
+  int late_starts = 0;            // runs that began after their attempt ended
   int64_t stale_late_max_ms = 0;  // latest excused activity past thaw/death
   int64_t stale_after_end_max_ms =
       0;  // latest excused activity past the attempt's end

@@ -82,6 +82,10 @@ bool Fleet::Frozen(int slot) const {
   return Up(slot) && slots_.at(static_cast<size_t>(slot)).frozen;
 }
 
+const std::vector<pid_t>& Fleet::FrozenUnder(int slot) const {
+  return slots_.at(static_cast<size_t>(slot)).frozen_under;
+}
+
 pid_t Fleet::Pid(int slot) const {
   const Slot& s = slots_.at(static_cast<size_t>(slot));
   return s.proc ? s.proc->pid() : -1;

@@ -61,6 +61,8 @@ class Fleet {
   void StartAll();
   bool Up(int slot) const;  // running (frozen or not)
   bool Frozen(int slot) const;
+  // The processes under a frozen worker that a host freeze stopped too.
+  const std::vector<pid_t>& FrozenUnder(int slot) const;
   pid_t Pid(int slot) const;
   const std::string& Name(int slot) const;
 

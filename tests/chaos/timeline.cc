@@ -1,5 +1,7 @@
 #include "timeline.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 
 namespace chaos {
@@ -103,6 +105,28 @@ std::string Timeline::StaleExcuse(int64_t worker_id, int64_t t,
   if (p->end_ms >= 0 && p->end_ms <= t && t <= p->end_ms + margin) {
     *late_ms = t - p->end_ms;
     return "death of " + p->name;
+  }
+  return "";
+}
+
+std::string Timeline::LateStartExcuse(int64_t worker_id, int pid, int64_t t,
+                                      int64_t ended) const {
+  const int64_t margin = in_.options->stale_margin.count();
+  const ProcRecord* p = ProcOfWorker(worker_id);
+  if (p != nullptr && p->end_ms >= 0 && p->end_ms <= ended && p->end_ms <= t &&
+      t <= p->end_ms + margin) {
+    return "death of " + p->name;
+  }
+  for (const FaultRecord& f : in_.faults) {
+    if (f.kind != FaultKind::kFreezeHost || f.skipped || f.start_ms < 0) continue;
+    if (std::find(f.frozen_under.begin(), f.frozen_under.end(), pid) ==
+        f.frozen_under.end())
+      continue;
+    const int64_t end = f.end_ms < 0 ? INT64_MAX - margin : f.end_ms;
+    if (f.start_ms <= t && t <= end + margin) {
+      return fmt::format("host freeze of {} stopped pid {} before its first line", f.target,
+                         pid);
+    }
   }
   return "";
 }
