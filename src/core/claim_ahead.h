@@ -10,8 +10,9 @@
 //
 // A job claimed ahead is held like a running one (heartbeats keep its lease,
 // a shutdown hands it back unrun, a dead worker's is recovered) and starts
-// only when a slot takes it: at-most-once marks and timeouts count from
-// there. When a worker dies, every job it held is recovered as `lost`, and
+// only when a slot takes it, and then only if the worker can still prove
+// its lease its own (Worker::Impl::LeaseProvenUntil): at-most-once marks
+// and timeouts count from there. When a worker dies, every job it held is recovered as `lost`, and
 // the store cannot tell one that waited from one that ran, so each is
 // charged an attempt and a crash: only jobs that such a charge cannot kill
 // are claimed ahead (SafeToClaimAhead).

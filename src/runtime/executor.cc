@@ -13,6 +13,10 @@
 namespace warden {
 namespace {
 
+constexpr const char* kUnprovenLease =
+    "this worker could no longer prove its lease was its own (it was frozen, or its "
+    "heartbeats failed, for most of the lease)";
+
 ErrorKind KindFor(StopReason why) {
   switch (why) {
     case StopReason::kCancel:
@@ -103,20 +107,27 @@ Result<bool> Worker::Impl::MarkStarted(RunningJob& r) {
   }
 }
 
-bool Worker::Impl::LeaseMayBeGone(const RunningJob& r) {
-  // Claimed under a registration the store has since declared dead; or its
-  // lease not known to be extended for long enough that it may have passed.
-  return r.worker != id_.load() ||
-         ShouldSelfFence(clock_.MonotonicMs(), r.lease_base_mono(), r.lease, opt_.heartbeat);
+int64_t Worker::Impl::LeaseProvenUntil(const RunningJob& r) {
+  // Claimed under a registration the store has since declared dead.
+  if (r.worker != id_.load()) return 0;
+  return r.lease_base_mono() +
+         SelfFenceAfter(r.lease, HeartbeatFor(r.lease, opt_.heartbeat)).count();
+}
+
+std::optional<JobOutcome> Worker::Impl::RefuseUnproven(RunningJob& r) {
+  if (!r.stop.requested() && !LeaseProven(r)) {
+    // A worker that has just woken from a freeze must not start a job whose
+    // lease may already be someone else's (the watchdog may not have run).
+    log_("job " + std::to_string(r.job.id) + ": not started: " + kUnprovenLease);
+    r.stop.Request(StopReason::kFence);
+    return Failure(r, ErrorKind::kLost, std::string("not started: ") + kUnprovenLease);
+  }
+  if (r.stop.requested()) return Failure(r, KindFor(r.stop.reason()), StopWhy(r.stop.reason()));
+  return std::nullopt;
 }
 
 JobOutcome Worker::Impl::Execute(RunningJob& r) {
-  // A worker that has just woken from a freeze must not start a job whose
-  // lease may already be someone else's (the watchdog may not have run yet).
-  if (LeaseMayBeGone(r)) r.stop.Request(StopReason::kFence);
-  if (r.stop.requested()) {
-    return Failure(r, KindFor(r.stop.reason()), StopWhy(r.stop.reason()));
-  }
+  if (auto refused = RefuseUnproven(r)) return *std::move(refused);
   if (r.job.delivery == Delivery::kAtMostOnce) {
     auto marked = MarkStarted(r);
     // Either way an outcome must be recorded: this worker's heartbeats keep
@@ -133,13 +144,10 @@ JobOutcome Worker::Impl::Execute(RunningJob& r) {
       // Cancelled before it started, or fenced off (then this write is too).
       return Failure(r, ErrorKind::kCancelled, "cancelled before it started");
     }
-  }
-  // Checked again: the worker may have been frozen while the mark was in
-  // flight, and the store may have given the job away since (a started
-  // at-most-once job is then `lost`, never run twice).
-  if (LeaseMayBeGone(r)) r.stop.Request(StopReason::kFence);
-  if (r.stop.requested()) {  // stopped while its start was being recorded
-    return Failure(r, KindFor(r.stop.reason()), StopWhy(r.stop.reason()));
+    // Checked again: the worker may have been frozen while the mark was in
+    // flight, and the store may have given the job away since (a started
+    // at-most-once job is then `lost`, never run twice).
+    if (auto refused = RefuseUnproven(r)) return *std::move(refused);
   }
   r.started_mono = clock_.MonotonicMs();
   if (!r.job.command.empty()) return ExecuteCommand(r, r.job.command);
@@ -160,6 +168,7 @@ JobOutcome Worker::Impl::ExecuteCommand(RunningJob& r,
   spec.stdin_data = r.job.payload.dump();
   spec.timeout = r.job.timeout;
   spec.kill_grace = opt_.kill_grace;
+  spec.start_by_mono_ms = LeaseProvenUntil(r);
   spec.env = {
       {"WARDEN_JOB_ID", std::to_string(r.job.id)},
       {"WARDEN_TASK", r.job.task},
@@ -208,6 +217,13 @@ JobOutcome Worker::Impl::ExecuteCommand(RunningJob& r,
   SubprocessResult res = RunSubprocess(spec, r.stop, on_line);
   note(checkpoints.Finish());
 
+  if (res.missed_start_deadline) {
+    // Checked by the job's own process just before exec: the worker was
+    // frozen (or its heartbeats failed) between Execute's check and then.
+    log_("job " + std::to_string(r.job.id) + ": not started: " + kUnprovenLease);
+    r.stop.Request(StopReason::kFence);
+    return Failure(r, ErrorKind::kLost, std::string("not started: ") + kUnprovenLease);
+  }
   // We stopped it (cancel, fence, shutdown): that is the outcome whether our
   // signal killed it or it caught SIGTERM and exited non-zero by itself
   // (`trap 'cleanup; exit 143' TERM`); a job that still exits 0 finished.
@@ -255,6 +271,8 @@ JobOutcome Worker::Impl::ExecuteCommand(RunningJob& r,
 
 JobOutcome Worker::Impl::ExecuteHandler(RunningJob& r, const Handler& handler) {
   HandlerContext ctx(r, *claim_store_);
+  // The last moment before the handler's code runs.
+  if (auto refused = RefuseUnproven(r)) return *std::move(refused);
   Status s;
   try {
     s = handler(ctx);

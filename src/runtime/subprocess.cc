@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -80,6 +81,8 @@ enum SpawnStage : int32_t {
   kStageSetpgid,
   kStageFds,
   kStageExec,
+  kStageStartDeadline,  // not an error: the start deadline had passed
+  kStageWorkerGone,     // nor this: the worker died before the job's exec
 };
 
 const char* StageName(int32_t stage) {
@@ -94,6 +97,10 @@ const char* StageName(int32_t stage) {
       return "setting up job fds";
     case kStageExec:
       return "exec /bin/sh";
+    case kStageStartDeadline:
+      return "start deadline";
+    case kStageWorkerGone:
+      return "worker gone";
   }
   return "spawn";
 }
@@ -107,6 +114,7 @@ class Fd {
   Fd& operator=(const Fd&) = delete;
   int get() const { return fd_; }
   bool valid() const { return fd_ >= 0; }
+  void release() { fd_ = -1; }
   void reset(int fd = -1) {
     if (fd_ >= 0) close(fd_);
     fd_ = fd;
@@ -128,6 +136,7 @@ struct ShimArgs {
   char* const* argv;
   char* const* envp;
   int max_fd;  // for closing fds without close_range
+  int64_t start_by_ms;  // CLOCK_BOOTTIME; -1: none
 };
 
 // ---- Async-signal-safe code: runs between fork and exec/_exit. ----
@@ -197,6 +206,20 @@ bool ReadExecReport(int fd, int32_t report[2]) {
   return got == 2 * sizeof(int32_t);
 }
 
+// Whether the worker's end of the socket is closed (it died), whatever
+// messages it left unread.
+bool PeerGone(int sock) {
+  pollfd p{sock, POLLRDHUP, 0};
+  return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+
+bool PastStartDeadline(int64_t start_by_ms) {
+  if (start_by_ms < 0) return false;
+  timespec ts{};
+  clock_gettime(CLOCK_BOOTTIME, &ts);
+  return int64_t{ts.tv_sec} * 1000 + ts.tv_nsec / 1'000'000 >= start_by_ms;
+}
+
 [[noreturn]] void ReportAndExit(int fd, int32_t stage) {
   int32_t report[2] = {stage, errno};
   (void)!write(fd, report, sizeof report);
@@ -223,18 +246,27 @@ bool ReadExecReport(int fd, int32_t report[2]) {
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
   // Move every source above the targets first, so dup2 cannot clobber a
-  // source that happens to be numbered 0..4.
-  const int src[5] = {a.stdin_r, a.stdout_w, a.stderr_w, a.control_w, err_w};
-  int tmp[5];
-  for (int i = 0; i < 5; ++i) {
-    tmp[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 5);
+  // source that happens to be numbered 0..5. Fd 4 (the failure report) and
+  // fd 5 (the shim's socket to the worker) close on exec.
+  const int src[6] = {a.stdin_r, a.stdout_w, a.stderr_w, a.control_w, err_w, a.sock};
+  int tmp[6];
+  for (int i = 0; i < 6; ++i) {
+    tmp[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 6);
     if (tmp[i] < 0) ReportAndExit(err_w, kStageFds);
   }
   for (int i = 0; i < 4; ++i) {
     if (dup2(tmp[i], i) < 0) ReportAndExit(tmp[4], kStageFds);
   }
   if (dup3(tmp[4], 4, O_CLOEXEC) < 0) ReportAndExit(tmp[4], kStageFds);
-  CloseRange(5, -1, a.max_fd);
+  if (dup3(tmp[5], 5, O_CLOEXEC) < 0) ReportAndExit(4, kStageFds);
+  CloseRange(6, -1, a.max_fd);
+  // The last moment before the job's code runs. The worker (which may be
+  // frozen right now) could prove its lease only until start_by_ms; and it
+  // must still be alive: its files, this socket's peer included, close
+  // before its death can be proven, so a job that execs after this check
+  // execs before anyone can have recovered it.
+  if (PastStartDeadline(a.start_by_ms)) ReportAndExit(4, kStageStartDeadline);
+  if (PeerGone(5)) ReportAndExit(4, kStageWorkerGone);
   execve("/bin/sh", a.argv, a.envp);
   ReportAndExit(4, kStageExec);
 }
@@ -402,6 +434,26 @@ std::string DescribeWaitStatus(int status) {
   return "status " + std::to_string(status);
 }
 
+// The job's stdin: the payload on a memfd, read from its start. Not a pipe
+// the worker feeds: once exec'd, the job needs nothing from its worker to
+// begin, so a worker frozen after the spawn cannot hold the job's start
+// back until past its lease.
+std::string PayloadFile(const std::string& data, Fd& out) {
+  Fd fd(memfd_create("warden-job-stdin", MFD_CLOEXEC));
+  if (!fd.valid()) return ErrnoText("memfd_create", errno);
+  size_t off = 0;
+  while (off < data.size()) {
+    const ssize_t n = write(fd.get(), data.data() + off, data.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoText("writing the job's stdin", errno);
+    off += static_cast<size_t>(n);
+  }
+  if (lseek(fd.get(), 0, SEEK_SET) != 0) return ErrnoText("lseek", errno);
+  out.reset(fd.get());
+  fd.release();
+  return "";
+}
+
 // The worker's half of one job: owns its end of every pipe and the socket.
 class Supervisor {
  public:
@@ -421,7 +473,6 @@ class Supervisor {
 
  private:
   void SignalGroup(int sig);
-  void WriteStdin();
   // One read; at EOF or error the fd is closed.
   void ReadStream(Fd& fd, int which);
   void OnData(int which, const char* data, size_t n);
@@ -436,9 +487,8 @@ class Supervisor {
   SubprocessResult& result_;
   std::vector<char> buf_;
 
-  Fd stdin_w_, stdout_r_, stderr_r_, control_r_, sock_;
+  Fd stdout_r_, stderr_r_, control_r_, sock_;
   pid_t shim_pid_ = -1;
-  size_t stdin_off_ = 0;
   pid_t job_pid_ = -1;
   std::optional<int> status_;
   bool spawn_failed_ = false;
@@ -456,7 +506,7 @@ bool Supervisor::Spawn() {
   std::string sh = "/bin/sh", dash_c = "-c", command = spec_.command;
   char* argv[] = {sh.data(), dash_c.data(), command.data(), nullptr};
 
-  int in[2], out[2], err[2], ctl[2], sv[2];
+  int out[2], err[2], ctl[2], sv[2];
   Fd job_in, job_out, job_err, job_ctl, shim_sock;
   auto pipe_pair = [](int p[2], Fd& worker_end, Fd& job_end, bool write_end) {
     if (pipe2(p, O_CLOEXEC) != 0) return false;
@@ -464,8 +514,11 @@ bool Supervisor::Spawn() {
     job_end.reset(write_end ? p[0] : p[1]);
     return SetNonBlocking(worker_end.get());
   };
-  if (!pipe_pair(in, stdin_w_, job_in, true) ||
-      !pipe_pair(out, stdout_r_, job_out, false) ||
+  if (std::string error = PayloadFile(spec_.stdin_data, job_in); !error.empty()) {
+    result_.spawn_error = error;
+    return false;
+  }
+  if (!pipe_pair(out, stdout_r_, job_out, false) ||
       !pipe_pair(err, stderr_r_, job_err, false) ||
       !pipe_pair(ctl, control_r_, job_ctl, false)) {
     result_.spawn_error = ErrnoText("pipe", errno);
@@ -486,7 +539,8 @@ bool Supervisor::Spawn() {
       shim_sock.get(), job_in.get(),
       job_out.get(),   job_err.get(),
       job_ctl.get(),   argv,
-      envp.data(),     static_cast<int>(std::clamp(open_max, 1024L, 65536L))};
+      envp.data(),     static_cast<int>(std::clamp(open_max, 1024L, 65536L)),
+      spec_.start_by_mono_ms.value_or(-1)};
 
   // Block all signals across fork: no worker handler may run in the shim,
   // which keeps them blocked; the job unblocks after resetting handlers.
@@ -502,7 +556,6 @@ bool Supervisor::Spawn() {
     return false;
   }
   shim_pid_ = pid;
-  if (spec_.stdin_data.empty()) stdin_w_.reset();
   return true;  // the job's ends and shim_sock close here, in the worker
 }
 
@@ -510,33 +563,6 @@ void Supervisor::SignalGroup(int sig) {
   Msg m{kMsgSignal, sig, 0};
   while (send(sock_.get(), &m, sizeof m, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 &&
          errno == EINTR) {
-  }
-}
-
-void Supervisor::WriteStdin() {
-  const std::string& data = spec_.stdin_data;
-  size_t chunk = std::min(data.size() - stdin_off_, kReadChunk);
-  // A write to a pipe whose reader is gone raises SIGPIPE in the worker.
-  // Block it on this thread and consume it if this write raised it.
-  sigset_t pipe_set, old, pending;
-  sigemptyset(&pipe_set);
-  sigaddset(&pipe_set, SIGPIPE);
-  pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
-  sigpending(&pending);
-  bool was_pending = sigismember(&pending, SIGPIPE) == 1;
-  ssize_t n = write(stdin_w_.get(), data.data() + stdin_off_, chunk);
-  int err = errno;
-  if (n < 0 && err == EPIPE && !was_pending) {
-    struct timespec zero {};
-    while (sigtimedwait(&pipe_set, nullptr, &zero) < 0 && errno == EINTR) {
-    }
-  }
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  if (n > 0) {
-    stdin_off_ += static_cast<size_t>(n);
-    if (stdin_off_ == data.size()) stdin_w_.reset();  // EOF for the job
-  } else if (n < 0 && err != EAGAIN && err != EINTR) {
-    stdin_w_.reset();  // EPIPE: the job does not read its stdin
   }
 }
 
@@ -602,7 +628,12 @@ void Supervisor::ReadSocket() {
       status_ = m.a;
     } else if (m.type == kMsgSpawnFailed) {
       spawn_failed_ = true;
-      result_.spawn_error = ErrnoText(StageName(m.a), m.b);
+      if (m.a == kStageStartDeadline) {
+        result_.missed_start_deadline = true;
+        result_.spawn_error = "its start deadline had passed; not run";
+      } else {
+        result_.spawn_error = ErrnoText(StageName(m.a), m.b);
+      }
     }
   }
 }
@@ -649,15 +680,12 @@ void Supervisor::Run(Clock::time_point start) {
       timeout_ms = ms_until(kill_at, now);
     }
 
-    enum { kSock, kStop, kIn, kOut, kErr, kCtl, kCount };
+    enum { kSock, kStop, kOut, kErr, kCtl, kCount };
     struct pollfd fds[kCount];
-    int fd_of[kCount] = {sock_.get(),     stopping ? -1 : stop_.fd(),
-                         stdin_w_.get(),  stdout_r_.get(),
+    int fd_of[kCount] = {sock_.get(), stopping ? -1 : stop_.fd(), stdout_r_.get(),
                          stderr_r_.get(), control_r_.get()};
-    for (int i = 0; i < kCount; ++i) {
-      // poll ignores negative fds.
-      fds[i] = {fd_of[i], static_cast<short>(i == kIn ? POLLOUT : POLLIN), 0};
-    }
+    // poll ignores negative fds.
+    for (int i = 0; i < kCount; ++i) fds[i] = {fd_of[i], POLLIN, 0};
     int ready = poll(fds, kCount, timeout_ms);
     if (ready < 0) {
       if (errno == EINTR || errno == EAGAIN || errno == ENOMEM) continue;
@@ -665,8 +693,7 @@ void Supervisor::Run(Clock::time_point start) {
       SignalGroup(SIGKILL);
       break;
     }
-    const short kAny = POLLIN | POLLOUT | POLLHUP | POLLERR | POLLNVAL;
-    if (fds[kIn].revents & kAny) WriteStdin();
+    const short kAny = POLLIN | POLLHUP | POLLERR | POLLNVAL;
     if (fds[kOut].revents & kAny) ReadStream(stdout_r_, 1);
     if (fds[kErr].revents & kAny) ReadStream(stderr_r_, 2);
     if (fds[kCtl].revents & kAny) ReadStream(control_r_, 3);
@@ -693,7 +720,6 @@ void Supervisor::Finish() {
     // at once, while the pid is least likely to have been reused.
     kill(-job_pid_, SIGKILL);
   }
-  stdin_w_.reset();
   // Once the shim has reported, every writer in the group is dead, so all
   // the output that exists is already in the pipes.
   Drain(stdout_r_, 1);

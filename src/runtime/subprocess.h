@@ -15,7 +15,10 @@
 // a reused pid is never signalled (the one exception: if the shim itself
 // dies, the worker SIGKILLs the group directly).
 //
-// The job runs no code before the worker knows its pgid. The shim lives in
+// The job runs no code before the worker knows its pgid, and none once its
+// start deadline has passed (SubprocessSpec::start_by_mono_ms, checked by
+// the job's own process just before exec); after exec it needs nothing
+// from the worker to begin (its stdin is a file). The shim lives in
 // a process group of its own and ignores terminal/termination signals, so
 // even `kill -9 -<worker pgid>` leaves it to clean up. It does not notice a
 // stopped (SIGSTOP) or hung worker: jobs keep running, and timeouts and
@@ -72,18 +75,28 @@ class StopSignal {
 };
 
 struct SubprocessSpec {
-  std::string command;     // run as /bin/sh -c COMMAND
-  std::string stdin_data;  // written to the job's stdin, then stdin is closed
+  std::string command;  // run as /bin/sh -c COMMAND
+  // The job's stdin, a file (memfd) that holds it: the job reads it without
+  // its worker's help.
+  std::string stdin_data;
   // Added to (overriding) the worker's environment. WARDEN_CONTROL_FD=3 is
   // always set.
   std::vector<std::pair<std::string, std::string>> env;
   Millis timeout{30 * 60 * 1000};
   Millis kill_grace{5000};   // after SIGTERM to the group, wait before SIGKILL
   size_t tail_bytes = 4096;  // keep the last N bytes of stdout and of stderr
+  // The job's process checks this CLOCK_BOOTTIME instant (ms, as
+  // SystemClock::MonotonicMs reads it) immediately before exec, and runs
+  // nothing if it has passed (missed_start_deadline): the worker that
+  // spawned it may be frozen by then, its lease gone to another worker.
+  std::optional<int64_t> start_by_mono_ms;
 };
 
 struct SubprocessResult {
   bool started = false;  // false: could not spawn; see spawn_error
+  // Not run: its start deadline had passed when its process was about to
+  // exec (started is false).
+  bool missed_start_deadline = false;
   // Why the job could not be started, or why supervision failed (the shim
   // died unexpectedly; the job was then SIGKILLed).
   std::string spawn_error;

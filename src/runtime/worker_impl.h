@@ -90,8 +90,14 @@ class Worker::Impl {
   // Until `start` + the heartbeat interval, which shrinks when a job with a
   // shorter lease is claimed meanwhile.
   void SleepUntilNextHeartbeat(int64_t start);
-  // A job that must not (or no longer) run: its lease may be someone else's.
-  bool LeaseMayBeGone(const RunningJob& r);
+  // Until when (clock_.MonotonicMs) this worker can prove that `r`'s lease
+  // is still its own: the job was claimed under its current registration,
+  // and the self-fencing threshold measured from the last time the store
+  // is known to have extended the lease has not passed. 0: not at all.
+  // No job's code starts at or after it, whatever queue it waited in
+  // (Execute; a command's own process checks it last, just before exec).
+  int64_t LeaseProvenUntil(const RunningJob& r);
+  bool LeaseProven(const RunningJob& r) { return clock_.MonotonicMs() < LeaseProvenUntil(r); }
   // Hands back, unrun, jobs the store says this worker holds but whose
   // claim's reply was lost (see core/lost_claims.h). `reply_mono`: when the
   // heartbeat's reply came.
@@ -103,6 +109,9 @@ class Worker::Impl {
   // the heartbeats keep a held job's lease alive, so a job left without one
   // would stay `running`.
   JobOutcome Execute(RunningJob& r);
+  // The outcome of a job that must not start (stopped, or its lease not
+  // proven); nullopt if it may. Logs the refusals it decides itself.
+  std::optional<JobOutcome> RefuseUnproven(RunningJob& r);
   JobOutcome ExecuteCommand(RunningJob& r, const std::string& command);
   JobOutcome ExecuteHandler(RunningJob& r, const Handler& handler);
   // At-most-once: the durable `started` mark, retried on transient errors.
