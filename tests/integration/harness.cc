@@ -132,6 +132,12 @@ Worker& IntegrationTest::StartWorker(const std::string& name, std::vector<std::s
     argv.push_back(arg);
   }
   argv.insert(argv.end(), flags.begin(), flags.end());
+  return StartWorkerProcess(name, argv, wait_started);
+}
+
+Worker& IntegrationTest::StartWorkerProcess(const std::string& name,
+                                            const std::vector<std::string>& argv,
+                                            bool wait_started) {
   auto w = std::make_unique<Worker>();
   w->name = name;
   const std::string base = dir_ + "/worker-" + name + "-" + std::to_string(workers_.size());

@@ -127,6 +127,10 @@ class IntegrationTest : public ::testing::TestWithParam<Backend> {
   Worker& StartWorker(const std::string& name, std::vector<std::string> flags = {},
                       int concurrency = 2, bool wait_started = true,
                       const std::vector<std::string>& wrapper = {});
+  // Any worker program (argv[0] its path; the library's Worker, say), with
+  // the same log and wait as StartWorker.
+  Worker& StartWorkerProcess(const std::string& name, const std::vector<std::string>& argv,
+                             bool wait_started = true);
   Worker* WorkerByPid(pid_t pid);
 
   // `warden --db DB --json ARGS...` (no --json when json=false).
