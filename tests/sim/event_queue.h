@@ -1,8 +1,9 @@
 // EventQueue: the simulation's scheduler. Events run in (time, sequence)
 // order; the sequence number breaks ties by posting order, so a run is a
 // pure function of its seed. Each event belongs to an owner (a worker
-// process, or the world/store): the world decides whether an owner's event
-// runs now, waits for its process to thaw, or is dropped with it.
+// process, its job processes, or the world/store): the world decides
+// whether an owner's event runs now, waits for its process to thaw, or is
+// dropped with it.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,10 @@
 namespace warden::sim {
 
 inline constexpr int kWorldOwner = -1;
+// The job processes of worker process `process`: they run on while the
+// worker alone is stopped, and stop with its host.
+inline constexpr int JobsOwner(int process) { return -2 - process; }
+inline constexpr int ProcessOfJobsOwner(int owner) { return -2 - owner; }
 
 struct Event {
   SimUs at = 0;

@@ -42,6 +42,22 @@ void Checker::OperatorRetried(JobId job) { amo_starts_[job - 1] = 0; }
 
 void Checker::HandlerStarted(const RunTruth& run) {
   active_.push_back(static_cast<int>(w_.runs().size()) - 1);
+  // (6) A process may begin only on a lease the store still gives it, frozen
+  // worker or not: no grace for a start.
+  const std::string& name = w_.processes()[run.process]->info().name;
+  if (run.superseded >= 0) {
+    return w_.Fail(fmt::format(
+        "(6) job {}: its process started on {} at {:.3f}s with token {}, which the store had "
+        "taken from it at {:.3f}s",
+        run.job, name, Sec(run.started), run.token, Sec(run.superseded)));
+  }
+  const MemJob& j = w_.store().job(run.job);
+  if (j.lease_expires_at && run.started > w_.ToSimUs(*j.lease_expires_at)) {
+    return w_.Fail(fmt::format(
+        "(6) job {}: its process started on {} at {:.3f}s with token {}, after its lease in "
+        "the store ran out ({:.3f}s)",
+        run.job, name, Sec(run.started), run.token, Sec(w_.ToSimUs(*j.lease_expires_at))));
+  }
   if (run.at_most_once && ++amo_starts_[run.job - 1] > 1) {
     w_.Fail(
         fmt::format("(3) at-most-once job {} started a second time without an operator's "
@@ -193,8 +209,10 @@ void Checker::CheckStore() {
         orphan_since_[i] = now;
         orphan_token_[i] = j.lease_token;
       }
+      // Once the lease has run out (its worker's heartbeats stopped), the
+      // expired-lease check above takes over.
       const SimUs limit = FromMs(j.active_lease_ms + 5 * t.sweep.count()) + Margin();
-      if (now - orphan_since_[i] > limit && expired + limit > now) {
+      if (now - orphan_since_[i] > limit && expired + slack > now) {
         return w_.Fail(fmt::format(
             "(1) stuck: job {} is running in the store on worker {} ({}), which has not known "
             "it holds it since {:.3f}s; its heartbeats keep the lease alive (until {:.3f}s)",

@@ -17,7 +17,9 @@
 //  (6) a handler does not run on past its lease in the store, nor after the
 //      store took the job from it (rescued, or claimed again), while its
 //      worker can act: its worker stopped it before, or was frozen then and
-//      stops it the moment it runs again.
+//      stops it the moment it runs again. One that *starts* (its process
+//      begins its work) past its lease or after the store took the job is
+//      always a violation, checked against the store at that moment.
 //  (7) no needless self-fencing (liveness, beyond DESIGN.md): a worker whose
 //      store answered all its calls for a whole lease does not fence a job
 //      itself (the heartbeats confirm each job's lease in time, however

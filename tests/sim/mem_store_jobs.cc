@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "core/claim_ahead.h"
 #include "core/operator_rules.h"
 #include "mem_store.h"
 
@@ -10,6 +11,22 @@ namespace warden::sim {
 
 MemStore::MemStore(Mutation mutation, uint64_t seed, StoreObserver* observer)
     : mutation_(mutation), jitter_(Mix(seed, 0x717e4)), observer_(observer) {}
+
+namespace {
+
+// What SafeToClaimAhead reads of a job.
+JobInfo AheadView(const MemJob& j) {
+  JobInfo info;
+  info.delivery = j.delivery;
+  info.crashes = j.crashes;
+  info.max_crashes = j.max_crashes;
+  info.retry = j.retry;
+  info.charged = j.charged;
+  info.max_attempts = j.max_attempts;
+  return info;
+}
+
+}  // namespace
 
 MemJob* MemStore::Find(JobId id) {
   return id >= 1 && id <= static_cast<JobId>(jobs_.size()) ? &jobs_[id - 1] : nullptr;
@@ -73,8 +90,16 @@ Result<std::vector<JobInfo>> MemStore::JobClaim(const ClaimParams& p, TimeMs now
   });
   std::vector<JobInfo> claimed;
   std::unordered_set<std::string> batch_keys;  // one job per key per batch
+  // Once the free slots have theirs, jobs for the slots not free yet are
+  // taken only if safe to claim ahead, from the next `ahead` rows at most.
+  const int for_free_slots = p.limit - std::clamp(p.ahead, 0, p.limit);
+  int looked_ahead = 0;
   for (MemJob* j : picks) {
     if (static_cast<int>(claimed.size()) >= p.limit) break;
+    if (static_cast<int>(claimed.size()) >= for_free_slots) {
+      if (++looked_ahead > p.ahead) break;
+      if (!SafeToClaimAhead(AheadView(*j))) continue;
+    }
     if (check_keys && !j->concurrency_key.empty() &&
         !batch_keys.insert(j->concurrency_key).second) {
       continue;

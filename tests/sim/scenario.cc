@@ -12,6 +12,8 @@ const char* FaultName(FaultKind k) {
   switch (k) {
     case FaultKind::kPause:
       return "pause";
+    case FaultKind::kWorkerPause:
+      return "worker-pause";
     case FaultKind::kSuspend:
       return "suspend";
     case FaultKind::kKill:
@@ -102,6 +104,31 @@ FaultKind DrawFaultKind(Rng& rng, Backend backend, const KnownIssues& extra) {
   }
 }
 
+// Jobs much shorter than a claim's round trip: their workers claim ahead
+// of their free slots (core/claim_ahead.h).
+void DrawShortJobs(Rng& more, std::vector<JobPlan>& jobs) {
+  if (!more.Percent(30)) return;
+  for (JobPlan& j : jobs) {
+    if (!more.Percent(70)) continue;
+    j.min_run_ms = 0;
+    j.max_run_ms = more.Range(0, 2);
+  }
+}
+
+// Half the pauses stop the worker alone (SIGSTOP of its pid). Some pauses
+// and suspends begin at the worker's next job spawn: between the slot's
+// check and the job's exec.
+void SplitPauses(Rng& more, std::vector<FaultPlan>& faults) {
+  for (FaultPlan& f : faults) {
+    if (f.kind == FaultKind::kPause && more.Percent(50)) f.kind = FaultKind::kWorkerPause;
+    if (f.kind == FaultKind::kWorkerPause) {
+      f.at_spawn = more.Percent(50);
+    } else if (f.kind == FaultKind::kPause || f.kind == FaultKind::kSuspend) {
+      f.at_spawn = more.Percent(25);
+    }
+  }
+}
+
 }  // namespace
 
 Scenario DrawScenario(const RunOptions& options) {
@@ -128,6 +155,10 @@ Scenario DrawScenario(const RunOptions& options) {
   }
   const int jobs = static_cast<int>(rng.Range(5, 25));
   for (int i = 0; i < jobs; ++i) sc.jobs.push_back(DrawJob(rng, sc.t, sc.faults_end));
+  // Drawn from a stream of its own, so that every other draw of a seed is
+  // what it was before these were added.
+  Rng more(Mix(options.seed, 0xc1a13a4e));
+  DrawShortJobs(more, sc.jobs);
   // Long enough for one worker running one job at a time to do it all.
   for (const JobPlan& j : sc.jobs) sc.give_up_at += FromMs(j.max_run_ms * (j.failing_attempts + 2));
 
@@ -140,6 +171,7 @@ Scenario DrawScenario(const RunOptions& options) {
     const int64_t lease = sc.t.lease.count();
     switch (f.kind) {
       case FaultKind::kPause:
+      case FaultKind::kWorkerPause:
       case FaultKind::kSuspend:
       case FaultKind::kPartition:
         f.duration = FromMs(rng.Range(lease / 5, 3 * lease));
@@ -159,6 +191,7 @@ Scenario DrawScenario(const RunOptions& options) {
     }
     sc.faults.push_back(f);
   }
+  SplitPauses(more, sc.faults);
   std::sort(sc.faults.begin(), sc.faults.end(),
             [](const FaultPlan& a, const FaultPlan& b) { return a.at < b.at; });
 
@@ -197,8 +230,9 @@ std::string Scenario::Describe() const {
         j.failing_attempts, j.fail_by_crash ? " (crash)" : "", j.checkpoints ? " checkpoint" : "");
   }
   for (const FaultPlan& f : faults) {
-    s += fmt::format("  fault {} on {} at={}ms duration={}ms restart={}\n", FaultName(f.kind),
-                     workers[f.worker].name, f.at / kUsPerMs, f.duration / kUsPerMs,
+    s += fmt::format("  fault {} on {} at={}ms{} duration={}ms restart={}\n", FaultName(f.kind),
+                     workers[f.worker].name, f.at / kUsPerMs, f.at_spawn ? " (next spawn)" : "",
+                     f.duration / kUsPerMs,
                      f.restart_after ? fmt::format("{}ms", *f.restart_after / kUsPerMs) : "-");
   }
   for (const OperatorPlan& op : ops) {

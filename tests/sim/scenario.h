@@ -79,7 +79,8 @@ struct JobPlan {
 };
 
 enum class FaultKind {
-  kPause,       // SIGSTOP / frozen VM: everything stops, the clock goes on
+  kPause,       // frozen VM / SIGSTOP of the worker and its jobs: all stop, the clock goes on
+  kWorkerPause,  // SIGSTOP of the worker alone: its threads stop, its jobs' processes run on
   kSuspend,     // host suspend: as kPause (the worker's clock, CLOCK_BOOTTIME, goes on)
   kKill,        // SIGKILL / OOM: process gone; provable if someone can see it
   kPowerLoss,   // host gone: not provable (PostgreSQL: session dropped after lease + keepalive)
@@ -95,6 +96,9 @@ struct FaultPlan {
   int worker = 0;  // WorkerPlan index; hits its incarnation alive then
   SimUs at = 0;
   SimUs duration = 0;                  // pause, partition, flaky, session cut
+  // Pauses and suspends: from the worker's first job spawn after `at` (the
+  // moment the chaos run caught: spawned, its job's process not yet at work).
+  bool at_spawn = false;
   std::optional<SimUs> restart_after;  // kill, power loss, drain
 };
 

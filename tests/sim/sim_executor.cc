@@ -1,8 +1,18 @@
-// SimWorker: one slot running one job (runtime/executor.cc, the subprocess
-// supervisor's stop/timeout handling) and the completer
-// (runtime/completer.cc).
+// SimWorker: one slot running one job (runtime/executor.cc: the start gate,
+// the job's process and its supervisor's stop/timeout handling) and the
+// completer (runtime/completer.cc).
+//
+// The job's process starts in steps of its own: the slot checks that the
+// lease is provably its own (LeaseProvenUntil) and spawns; the process
+// then compares its host's clock with that deadline just before exec and
+// exits unrun if it is past. Its payload is on a memfd as stdin, so it
+// needs nothing more from its worker to begin: a stop of the worker alone
+// does not delay its start past the check. (start_needs_worker: before
+// the fix, it began only once the worker's supervisor loop wrote its stdin
+// pipe, and checked nothing.)
 #include <algorithm>
 
+#include "core/claim_ahead.h"
 #include "sim_worker.h"
 
 namespace warden::sim {
@@ -69,29 +79,67 @@ void SimWorker::MarkStarted(std::shared_ptr<SimRun> r) {
 // Checked again: the worker may have been frozen while the start mark was
 // in flight, and the store may have given the job away since.
 void SimWorker::StartIfHeld(std::shared_ptr<SimRun> r) {
-  if (LeaseMayBeGone(*r)) RequestStop(r, Stop::kFence);
+  const int64_t proven_until = LeaseProvenUntil(*r);
+  if (MonoMs() >= proven_until) RequestStop(r, Stop::kFence);
   if (r->stop != Stop::kNone) return FinishRun(r, Failure(*r, KindFor(r->stop)));
-  StartProcess(r);
+  r->started = true;
+  Spawn(r, proven_until);
 }
 
-void SimWorker::StartProcess(std::shared_ptr<SimRun> r) {
+void SimWorker::Spawn(std::shared_ptr<SimRun> r, int64_t proven_until_ms) {
   r->script = w_.ScriptFor(r->job.id, r->job.attempt);
-  r->truth = w_.HandlerStarted(*this, r->job.id, r->job.lease_token);
   r->process_running = true;
-  r->work_left = r->script.duration;
-  r->work_since = w_.now();
-  r->checkpoint_left = r->script.checkpoint ? r->script.duration / 2 : -1;
   job_processes_.push_back(r);
-  ScheduleWork(r);
+  // fork, then exec in the child a moment later.
+  const SimUs exec_at = w_.now() + w_.rng().Range(50, 500);
+  if (w_.options().mutation == Mutation::kStartNeedsWorker) {
+    // The child waits on its stdin pipe for the supervisor loop to fill it.
+    w_.Post(exec_at, JobsOwner(process_), [this, r] {
+      r->exec_done = true;
+      if (r->stdin_written) BeginWork(r);
+    });
+    Soon([this, r] {
+      r->stdin_written = true;
+      if (r->exec_done) BeginWork(r);
+    });
+  } else {
+    w_.Post(exec_at, JobsOwner(process_),
+            [this, r, proven_until_ms] { ExecIfProven(r, proven_until_ms); });
+  }
+  w_.Spawned(*this);
   // The supervisor's deadline: SIGTERM to the group at the timeout.
   if (r->job.timeout < Millis(30 * 60 * 1000)) {
     SleepMono(r->job.timeout, [this, r] {
       if (!r->process_running || r->kill_scheduled) return;
       r->timed_out = true;
-      w_.HandlerStopRequested(r->truth);
+      if (r->truth >= 0) w_.HandlerStopRequested(r->truth);
       ScheduleKill(r);
     });
   }
+}
+
+// The child, just before exec: CLOCK_BOOTTIME of its host (the worker's
+// clock) against the deadline it was handed. Past it, it exits unrun.
+void SimWorker::ExecIfProven(std::shared_ptr<SimRun> r, int64_t deadline_ms) {
+  if (!r->process_running) return;
+  if (MonoUs() >= deadline_ms * kUsPerMs) {
+    w_.trace().Line(w_.now(), "{}: job {}'s process finds its lease no longer proven (token {}); "
+                    "exits unrun", info_.name, r->job.id, r->job.lease_token);
+    w_.CountExecRefused();
+    return ProcessGone(r, Failure(*r, ErrorKind::kLost));
+  }
+  BeginWork(r);
+}
+
+// A group signalled before its exec dies unrun.
+void SimWorker::BeginWork(std::shared_ptr<SimRun> r) {
+  if (!r->process_running || r->working || r->kill_scheduled) return;
+  r->working = true;
+  r->truth = w_.HandlerStarted(*this, r->job.id, r->job.lease_token);
+  r->work_left = r->script.duration;
+  r->work_since = w_.now();
+  r->checkpoint_left = r->script.checkpoint ? r->script.duration / 2 : -1;
+  ScheduleWork(r);
 }
 
 // The job's process works while its host runs: one event at its next
@@ -100,19 +148,22 @@ void SimWorker::ScheduleWork(std::shared_ptr<SimRun> r) {
   if (!r->process_running) return;
   const uint64_t gen = ++r->work_gen;
   const SimUs until = r->checkpoint_left >= 0 ? r->work_left - r->checkpoint_left : r->work_left;
-  w_.Post(w_.now() + std::max<SimUs>(0, until), process_, [this, r, gen] { WorkStep(r, gen); });
+  w_.Post(w_.now() + std::max<SimUs>(0, until), JobsOwner(process_),
+          [this, r, gen] { WorkStep(r, gen); });
 }
 
+// In the job's process; its supervisor (the worker) reads fd 3 and reaps
+// it in steps of its own.
 void SimWorker::WorkStep(std::shared_ptr<SimRun> r, uint64_t gen) {
   if (gen != r->work_gen || !r->process_running) return;
   r->work_left -= w_.now() - r->work_since;
   r->work_since = w_.now();
   if (r->checkpoint_left >= 0 && r->work_left <= r->checkpoint_left) {
     r->checkpoint_left = -1;
-    CheckpointSubmit(r, r->job.attempt);
+    Soon([this, r] { CheckpointSubmit(r, r->job.attempt); });
     return ScheduleWork(r);
   }
-  if (r->work_left <= 0) return EndProcess(r, /*killed=*/false);
+  if (r->work_left <= 0) return ProcessGone(r, ExitOutcome(*r));
   ScheduleWork(r);
 }
 
@@ -143,7 +194,7 @@ void SimWorker::CheckpointSave(std::shared_ptr<SimRun> r, int64_t value) {
           return CheckpointSave(r, next);
         }
         // Finish(): the slot waited for this write to record the outcome.
-        if (r->outcome) {
+        if (r->reaped && r->outcome) {
           JobOutcome o = std::move(*r->outcome);
           r->outcome.reset();
           FinishRun(r, std::move(o));
@@ -155,7 +206,7 @@ void SimWorker::RequestStop(const std::shared_ptr<SimRun>& r, Stop why) {
   if (why == Stop::kNone || r->stop != Stop::kNone) return;  // the first reason wins
   r->stop = why;
   if (r->process_running) {
-    w_.HandlerStopRequested(r->truth);
+    if (r->truth >= 0) w_.HandlerStopRequested(r->truth);
     ScheduleKill(r);
   }
 }
@@ -168,34 +219,44 @@ void SimWorker::ScheduleKill(std::shared_ptr<SimRun> r) {
   r->kill_for_timeout = r->stop == Stop::kNone && r->timed_out;
   const SimUs latency = w_.rng().Range(0, FromMs(t_.max_kill_latency.count()));
   w_.Post(w_.now() + latency, process_, [this, r] {
-    if (r->process_running) EndProcess(r, /*killed=*/true);
+    if (!r->process_running) return;
+    ProcessGone(r, r->kill_for_timeout ? Failure(*r, ErrorKind::kTimeout)
+                                       : Failure(*r, KindFor(r->stop)));
   });
 }
 
-void SimWorker::EndProcess(std::shared_ptr<SimRun> r, bool killed) {
+// How the job's process ended by itself.
+JobOutcome SimWorker::ExitOutcome(const SimRun& r) const {
+  if (r.script.end == AttemptScript::End::kSuccess) {
+    JobOutcome o;
+    o.ref = JobRef{r.job.id, r.job.lease_token};
+    o.success = true;
+    return o;
+  }
+  // We were stopping it and it exited non-zero: that is the outcome.
+  if (r.stop != Stop::kNone) return Failure(r, KindFor(r.stop));
+  const bool crash = r.script.end == AttemptScript::End::kCrash;
+  return Failure(r, crash ? ErrorKind::kCrash : ErrorKind::kError);
+}
+
+// The process group is gone (ground truth now); its supervisor, a thread
+// of the worker, sees it in a step of its own.
+void SimWorker::ProcessGone(std::shared_ptr<SimRun> r, JobOutcome outcome) {
   r->process_running = false;
   ++r->work_gen;
-  w_.HandlerEnded(r->truth);
+  if (r->truth >= 0) w_.HandlerEnded(r->truth);
   std::erase(job_processes_, r);
-  JobOutcome o;
-  if (killed) {
-    o = r->kill_for_timeout ? Failure(*r, ErrorKind::kTimeout) : Failure(*r, KindFor(r->stop));
-  } else if (r->script.end == AttemptScript::End::kSuccess) {
-    o.ref = JobRef{r->job.id, r->job.lease_token};
-    o.success = true;
-  } else if (r->stop != Stop::kNone) {
-    // We were stopping it and it exited non-zero: that is the outcome.
-    o = Failure(*r, KindFor(r->stop));
-  } else {
-    o = Failure(
-        *r, r->script.end == AttemptScript::End::kCrash ? ErrorKind::kCrash : ErrorKind::kError);
-  }
-  // CheckpointWriter::Finish: the outcome is recorded after the last
-  // checkpoint is written or refused.
-  if (r->checkpoint_saving) {
-    r->outcome = std::move(o);
-    return;
-  }
+  r->outcome = std::move(outcome);
+  Soon([this, r] { Reap(r); });
+}
+
+// CheckpointWriter::Finish: the outcome is recorded after the last
+// checkpoint is written or refused.
+void SimWorker::Reap(std::shared_ptr<SimRun> r) {
+  r->reaped = true;
+  if (r->checkpoint_saving) return;
+  JobOutcome o = std::move(*r->outcome);
+  r->outcome.reset();
   FinishRun(r, std::move(o));
 }
 
@@ -209,7 +270,17 @@ void SimWorker::FinishRun(std::shared_ptr<SimRun> r, JobOutcome outcome) {
   // only our own entry.
   auto it = running_.find(r->job.id);
   if (it != running_.end() && it->second == r) running_.erase(it);
-  std::erase(slots_, r);
+  std::erase(held_, r);
+  if (r->in_slot) {
+    r->in_slot = false;
+    --busy_slots_;
+    // Only jobs that ran: one handed back unstarted says nothing of how
+    // long jobs take.
+    if (r->started) {
+      job_us_avg_ = Smooth(job_us_avg_, static_cast<double>(MonoUs() - r->slot_taken_us));
+    }
+    TakeQueued();
+  }
   WakeClaimLoop();
 }
 

@@ -97,7 +97,38 @@ void World::RestartWhenGone(int plan, int index) {
   StartProcess(plan);
 }
 
+void World::Freeze(SimWorker& w, SimUs duration, bool with_jobs, const char* what) {
+  // Recovery bound (invariant 5): lease + sweep interval + margin.
+  const SimUs by_lease = FromMs(sc_.t.sweep.count()) + checker_.Margin();
+  checker_.ExpectRecovery(w, by_lease, -1, now_ + duration, what);
+  w.Freeze(with_jobs);
+  SimWorker* wp = &w;
+  Post(now_ + duration, kWorldOwner, [this, wp] {
+    if (!wp->alive()) return;
+    trace_.Line(now_, "{}: thaws", wp->info().name);
+    wp->Thaw();
+    std::vector<Event> deferred = std::move(wp->deferred());
+    wp->deferred().clear();
+    for (Event& e : deferred) Post(now_, e.owner, std::move(e.fn));
+  });
+}
+
+void World::Spawned(SimWorker& w) {
+  const FaultPlan* f = pause_at_spawn_[w.plan()];
+  if (f == nullptr || w.frozen()) return;
+  pause_at_spawn_[w.plan()] = nullptr;
+  trace_.Line(now_, "FAULT {} on {} (process {}, worker {}) at its job spawn, for {}ms",
+              FaultName(f->kind), w.info().name, w.process(), w.id(), f->duration / kUsPerMs);
+  Freeze(w, f->duration, /*with_jobs=*/f->kind != FaultKind::kWorkerPause, FaultName(f->kind));
+}
+
 void World::ApplyFault(const FaultPlan& f) {
+  if (f.at_spawn) {
+    trace_.Line(now_, "fault {} on {}: armed for its next job spawn", FaultName(f.kind),
+                sc_.workers[f.worker].name);
+    pause_at_spawn_[f.worker] = &f;
+    return;
+  }
   const int index = current_[f.worker];
   if (index < 0 || !procs_[index]->alive() || procs_[index]->frozen()) {
     trace_.Line(now_, "fault {} on {}: nothing to hit", FaultName(f.kind),
@@ -120,16 +151,10 @@ void World::ApplyFault(const FaultPlan& f) {
   switch (f.kind) {
     case FaultKind::kPause:
     case FaultKind::kSuspend:
-      checker_.ExpectRecovery(w, by_lease, -1, now_ + f.duration, FaultName(f.kind));
-      w.Freeze();
-      Post(now_ + f.duration, kWorldOwner, [this, wp] {
-        if (!wp->alive()) return;
-        trace_.Line(now_, "{}: thaws", wp->info().name);
-        wp->Thaw();
-        std::vector<Event> deferred = std::move(wp->deferred());
-        wp->deferred().clear();
-        for (Event& e : deferred) Post(now_, e.owner, std::move(e.fn));
-      });
+      Freeze(w, f.duration, /*with_jobs=*/true, FaultName(f.kind));
+      break;
+    case FaultKind::kWorkerPause:
+      Freeze(w, f.duration, /*with_jobs=*/false, FaultName(f.kind));
       break;
     case FaultKind::kKill: {
       // SQLite: proven by a worker on this host in the same pid namespace;

@@ -10,13 +10,14 @@ struct MutationEntry {
   Mutation m;
   const char* name;
 };
-constexpr std::array<MutationEntry, 6> kMutations{{
+constexpr std::array<MutationEntry, 7> kMutations{{
     {Mutation::kNone, "none"},
     {Mutation::kCompleteUnfenced, "complete_unfenced"},
     {Mutation::kFenceAtFullLease, "fence_at_full_lease"},
     {Mutation::kNoConcurrencyCheck, "no_concurrency_check"},
     {Mutation::kRescueAmoRetryable, "rescue_amo_retryable"},
     {Mutation::kHeartbeatForeign, "heartbeat_foreign"},
+    {Mutation::kStartNeedsWorker, "start_needs_worker"},
 }};
 
 }  // namespace

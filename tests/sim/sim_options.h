@@ -20,6 +20,8 @@ enum class Mutation {
   kNoConcurrencyCheck,  // store: claims ignore the concurrency_key of running jobs
   kRescueAmoRetryable,  // store: rescue treats a started at-most-once job as at-least-once
   kHeartbeatForeign,    // store: a heartbeat extends leases of jobs the worker once held
+  kStartNeedsWorker,    // worker: a job's process begins its work only once its worker writes
+                        // its stdin, with no deadline check of its own (before the fix)
 };
 
 const char* MutationName(Mutation m);

@@ -26,18 +26,20 @@ int64_t SeedCount() {
 TEST(SimTest, InvariantsHoldOnEverySeed) {
   const int64_t seeds = SeedCount();
   const auto start = std::chrono::steady_clock::now();
-  int64_t failures = 0, steps = 0;
+  int64_t failures = 0, steps = 0, ahead = 0;
   for (int64_t i = 0; i < seeds; ++i) {
     RunOptions o;
     o.seed = static_cast<uint64_t>(i) + 1;
     const RunResult r = RunSeed(o);
     steps += r.steps;
+    ahead += r.claimed_ahead;
     if (!r.ok && ++failures <= 10) ADD_FAILURE() << FailureReport(Binary(), o, r);
   }
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  fmt::print("{} seeds, {} steps, {:.1f}s ({:.0f} seeds/s), {} failed\n", seeds, steps, secs,
-             static_cast<double>(seeds) / std::max(secs, 1e-9), failures);
+  fmt::print("{} seeds, {} steps, {} jobs claimed ahead, {:.1f}s ({:.0f} seeds/s), {} failed\n",
+             seeds, steps, ahead, secs, static_cast<double>(seeds) / std::max(secs, 1e-9),
+             failures);
   EXPECT_EQ(failures, 0);
 }
 
@@ -73,6 +75,7 @@ struct MutationCase {
   Mutation mutation;
   int budget;
   const char* invariant;  // the one it is expected to break
+  const char* says = "";  // and a phrase of its violation, where it matters
 };
 
 void PrintTo(const MutationCase& c, std::ostream* os) { *os << MutationName(c.mutation); }
@@ -91,6 +94,7 @@ TEST_P(SimMutationTest, IsCaught) {
   fmt::print("{}: caught by seed {}: {}", MutationName(c.mutation), seed,
              FailureReport(Binary(), o, *r));
   EXPECT_EQ(r->violation.rfind(c.invariant, 0), 0u) << r->violation;
+  EXPECT_NE(r->violation.find(c.says), std::string::npos) << r->violation;
 }
 
 INSTANTIATE_TEST_SUITE_P(Mutations, SimMutationTest,
@@ -98,7 +102,11 @@ INSTANTIATE_TEST_SUITE_P(Mutations, SimMutationTest,
                                          MutationCase{Mutation::kFenceAtFullLease, 500, "(6)"},
                                          MutationCase{Mutation::kNoConcurrencyCheck, 100, "(4)"},
                                          MutationCase{Mutation::kRescueAmoRetryable, 100, "(3)"},
-                                         MutationCase{Mutation::kHeartbeatForeign, 500, ""}),
+                                         MutationCase{Mutation::kHeartbeatForeign, 500, ""},
+                                         // Caught by the start check of (6), not by a run
+                                         // outliving its lease.
+                                         MutationCase{Mutation::kStartNeedsWorker, 300, "(6)",
+                                                      "its process started"}),
                          [](const testing::TestParamInfo<MutationCase>& info) {
                            return std::string(MutationName(info.param.mutation));
                          });

@@ -1,6 +1,6 @@
-// SimWorker: the process, its clock, start-up, the claim loop and graceful
-// shutdown (runtime/worker.cc). Job execution is in sim_executor.cc, the
-// background loops in sim_worker_loops.cc.
+// SimWorker: the process, its clock, start-up and graceful shutdown
+// (runtime/worker.cc). The claim loop is in sim_claim_loop.cc, job
+// execution in sim_executor.cc, the background loops in sim_worker_loops.cc.
 #include "sim_worker.h"
 
 #include <algorithm>
@@ -52,15 +52,22 @@ bool SimWorker::ShouldFence(int64_t now_ms, int64_t base_ms, Millis lease) const
   return ShouldSelfFence(now_ms, base_ms, lease, t_.heartbeat);
 }
 
-bool SimWorker::LeaseMayBeGone(const SimRun& r) const {
-  return r.worker != id_ || ShouldFence(MonoMs(), r.lease_base_mono(), r.lease);
+int64_t SimWorker::LeaseProvenUntil(const SimRun& r) const {
+  if (r.worker != id_) return 0;
+  const Millis after = w_.options().mutation == Mutation::kFenceAtFullLease
+                           ? r.lease
+                           : SelfFenceAfter(r.lease, HeartbeatFor(r.lease, t_.heartbeat));
+  return r.lease_base_mono() + after.count();
 }
 
 // --- Process control ---
 
-void SimWorker::Freeze() {
+void SimWorker::Freeze(bool with_jobs) {
   frozen_ = true;
+  jobs_frozen_ = with_jobs;
+  if (!with_jobs) return;
   for (auto& r : job_processes_) {
+    if (!r->working) continue;
     r->work_left -= w_.now() - r->work_since;
     ++r->work_gen;
   }
@@ -69,7 +76,10 @@ void SimWorker::Freeze() {
 void SimWorker::Thaw() {
   frozen_ = false;
   last_thaw_ = w_.now();
+  if (!jobs_frozen_) return;
+  jobs_frozen_ = false;
   for (auto& r : job_processes_) {
+    if (!r->working) continue;
     r->work_since = w_.now();
     ScheduleWork(r);
   }
@@ -80,7 +90,7 @@ void SimWorker::Kill() {
   // Its jobs' processes die with it (parent-death signal, supervisor gone).
   for (auto& r : job_processes_) {
     r->process_running = false;
-    w_.HandlerEnded(r->truth);
+    if (r->truth >= 0) w_.HandlerEnded(r->truth);
   }
   job_processes_.clear();
 }
@@ -120,7 +130,7 @@ SimUs SimWorker::OldestCall() const {
 }
 
 bool SimWorker::Knows(JobId job, int64_t token) const {
-  for (const auto& r : slots_) {
+  for (const auto& r : held_) {
     if (r->job.id == job && r->job.lease_token == token) return true;
   }
   for (const Pending& p : pending_) {
@@ -217,113 +227,6 @@ void SimWorker::StartThreads() {
   Soon([this] { ClaimStep(); });
   Soon([this] { HeartbeatStep(); });
   Soon([this] { SweepStep(); });
-}
-
-// --- The claim loop (Worker::Impl::ClaimLoop) ---
-
-void SimWorker::ClaimWait(Millis d, bool poll) {
-  waiting_ = true;
-  waiting_poll_ = poll;
-  const uint64_t gen = ++wait_gen_;
-  SleepMono(d, [this, gen] {
-    if (gen != wait_gen_) return;
-    waiting_ = waiting_poll_ = false;
-    ClaimStep();
-  });
-}
-
-void SimWorker::WakeClaimLoop() {
-  if (waiting_ && waiting_poll_) {
-    waiting_ = waiting_poll_ = false;
-    ++wait_gen_;
-    pending_wake_ = false;  // read with the poll
-    Soon([this] { ClaimStep(); });
-    return;
-  }
-  pending_wake_ = true;  // the eventfd keeps it for the next poll
-}
-
-void SimWorker::ClaimStep() {
-  if (stopping_) return Shutdown();
-  const int concurrency = info_.concurrency;
-  const int free = concurrency - static_cast<int>(running_.size());
-  // While most slots are busy, let a few more free up first.
-  if (free > 0 && free * 2 < concurrency && !gathered_) {
-    gathered_ = true;
-    return ClaimWait(t_.flush_window, /*poll=*/false);
-  }
-  gathered_ = false;
-  if (free <= 0) {
-    if (pending_wake_) {
-      pending_wake_ = false;
-      return Soon([this] { ClaimStep(); });
-    }
-    return ClaimWait(t_.poll, /*poll=*/true);
-  }
-  ClaimParams p;
-  p.worker = id_;
-  p.limit = free;
-  p.default_lease = t_.lease;
-  const int64_t start = MonoMs();
-  claim_in_flight_ = true;
-  claim_sent_at_ = w_.now();
-  claim_sent_mono_ = start;
-  w_.Call<std::vector<JobInfo>>(
-      *this, "claim",
-      [p](MemStore& s, TimeMs now) -> Result<std::vector<JobInfo>> { return s.JobClaim(p, now); },
-      [this, worker = p.worker, start, free](Result<std::vector<JobInfo>> claimed) {
-        claim_in_flight_ = false;
-        if (!claimed.has_value()) {
-          const Millis wait = claim_backoff_;
-          claim_backoff_ = std::min(claim_backoff_ * 2, Millis(2000));
-          return ClaimWait(wait, /*poll=*/false);
-        }
-        claim_backoff_ = Millis(50);
-        const int got = static_cast<int>(claimed->size());
-        bool shorter_lease = false, longer_lease = false;
-        for (JobInfo& job : *claimed) {
-          auto r = std::make_shared<SimRun>();
-          r->lease = job.lease.value_or(t_.lease);
-          r->worker = worker;
-          r->claim_start_mono = start;
-          r->job = std::move(job);
-          shorter_lease |= HeartbeatFor(r->lease, t_.heartbeat) < t_.heartbeat;
-          longer_lease |= r->lease > t_.lease;
-          running_[r->job.id] = r;
-          delivered_.emplace(r->job.id, r->job.lease_token);
-          slots_.push_back(r);
-          w_.trace().Line(w_.now(), "{}: claimed job {} (token {}, lease {}ms)", info_.name,
-                          r->job.id, r->job.lease_token, r->lease.count());
-          Soon([this, r] { Execute(r); });  // a slot takes it
-        }
-        // heartbeat_cv_: the heartbeat loop recomputes its interval.
-        if (shorter_lease) HeartbeatWake();
-        // longer_lease_fd_: the session loop asks for a longer keepalive.
-        if (longer_lease) Soon([this] { SessionKeepAlive(); });
-        if (got > 0) WatchdogArm();
-        if (got == free) return Soon([this] { ClaimStep(); });  // there may be more
-        if (got > 0) return ClaimPoll(t_.poll);
-        // Sleep no longer than until the next scheduled or backed-off job.
-        w_.Call<std::optional<Millis>>(
-            *this, "next due",
-            [](MemStore& s, TimeMs now) -> Result<std::optional<Millis>> {
-              return s.JobNextDueIn(now);
-            },
-            [this](Result<std::optional<Millis>> due) {
-              Millis wait = t_.poll;
-              if (due.has_value() && due->has_value()) wait = std::min(wait, **due + Millis(1));
-              ClaimPoll(wait);
-            });
-      });
-}
-
-// poll(wake_fd, wait), then drain the eventfd.
-void SimWorker::ClaimPoll(Millis wait) {
-  if (pending_wake_) {
-    pending_wake_ = false;
-    return Soon([this] { ClaimStep(); });
-  }
-  ClaimWait(wait, /*poll=*/true);
 }
 
 // SessionLoop's KeepAliveFor(longest lease held, at least the worker's):

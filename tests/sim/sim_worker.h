@@ -1,6 +1,7 @@
 // SimWorker: one worker process (one incarnation) of the model, mirroring
-// src/runtime: the claim loop, one slot per claimed job running it as a
-// command under a supervisor, the completer (batched, fenced outcomes,
+// src/runtime: the claim loop (claiming ahead of its free slots for short
+// jobs), `concurrency` slots taking the claimed jobs in order and running
+// each as a command under a supervisor, the completer (batched, fenced outcomes,
 // retried while the worker runs), the heartbeat loop (extends leases, stops
 // jobs taken from it, registers again when declared dead), the watchdog
 // (self-fencing each job at SelfFenceAfter from its claim or the start of
@@ -13,6 +14,8 @@
 // World::Call whose reply continues the chain, a sleep becomes a timer on
 // the worker's monotonic clock. That clock (CLOCK_BOOTTIME) runs at
 // (1 + drift_ppm/1e6) times true time, frozen or suspended hosts included.
+// A job's process is a chain of its own (World::JobsOwner): it runs on
+// while the worker alone is stopped, and stops with its whole host.
 #pragma once
 
 #include <algorithm>
@@ -46,10 +49,19 @@ struct SimRun {
   bool finished = false;    // ran; its outcome is being recorded
   Stop stop = Stop::kNone;  // first request wins
   Millis mark_backoff{20};
-  // The job's process group, under its supervisor.
+  // Its slot: since when (worker's clock, µs), and whether it passed the
+  // start gate (RunningJob::started_mono != 0).
+  bool in_slot = false;
+  int64_t slot_taken_us = 0;
+  bool started = false;
+  // The job's process group, under its supervisor: spawned, then at work
+  // once its process begins (exec, and before the fix its stdin).
   AttemptScript script;
-  int truth = -1;  // World's RunTruth once started
-  bool process_running = false;
+  int truth = -1;  // World's RunTruth once at work
+  bool process_running = false;  // spawned and not yet gone
+  bool working = false;
+  bool exec_done = false, stdin_written = false;  // start_needs_worker only
+  bool reaped = false;  // its supervisor saw it end
   SimUs work_left = 0;  // true time still to run (frozen with its host)
   SimUs work_since = 0;
   SimUs checkpoint_left = -1;  // writes its checkpoint when work_left reaches this
@@ -72,8 +84,10 @@ class SimWorker {
   SimWorker(World& world, int process, int plan, const WorkerPlan& info);
 
   // --- Process control, by the world's faults ---
-  void Start();   // `warden worker`: recover, register, run
-  void Freeze();  // SIGSTOP / frozen VM / suspended host
+  void Start();  // `warden worker`: recover, register, run
+  // SIGSTOP / frozen VM / suspended host; `with_jobs` false: SIGSTOP of the
+  // worker's pid alone, its jobs' processes (and their shims) run on.
+  void Freeze(bool with_jobs);
   void Thaw();
   void Kill();                           // the process (and its jobs' processes) is gone
   void Terminate();                      // SIGTERM: graceful shutdown
@@ -88,7 +102,8 @@ class SimWorker {
   bool alive() const { return started_ && !dead_ && !exited_; }  // the process exists
   bool dead() const { return dead_; }
   bool exited() const { return exited_; }
-  bool frozen() const { return frozen_; }
+  bool frozen() const { return frozen_; }            // its threads are stopped
+  bool jobs_frozen() const { return jobs_frozen_; }  // ...and its jobs' processes
   bool stopping() const { return stopping_; }
   bool threads_done() const { return threads_done_; }  // its loops (heartbeats) have ended
   bool registered() const { return id_ != 0; }
@@ -112,9 +127,11 @@ class SimWorker {
   void SleepMono(Millis d, std::function<void()> fn);
   void Soon(std::function<void()> fn);  // this process, now
   bool ShouldFence(int64_t now_ms, int64_t base_ms, Millis lease) const;
-  // The job must not (or no longer) run: claimed under a registration since
-  // declared dead, or its lease may have passed.
-  bool LeaseMayBeGone(const SimRun& r) const;
+  // Until when (ms, this worker's clock) it can prove the job's lease is its
+  // own: 0 if claimed under a registration since replaced, else the
+  // self-fencing instant. A job may start only before it.
+  int64_t LeaseProvenUntil(const SimRun& r) const;
+  bool LeaseMayBeGone(const SimRun& r) const { return MonoMs() >= LeaseProvenUntil(r); }
 
   // worker.cc
   void TimerAt(int64_t deadline_mono_us, std::function<void()> fn);
@@ -123,10 +140,14 @@ class SimWorker {
   void StartupFailed(const std::string& why);
   void Register(std::function<void(bool)> then);
   void StartThreads();
+  // sim_claim_loop.cc
   void ClaimStep();
+  void ClaimReceived(std::vector<JobInfo> claimed, WorkerId worker, int64_t start_ms,
+                     int slots_free);
   void ClaimWait(Millis d, bool poll);
   void ClaimPoll(Millis wait);
   void WakeClaimLoop();
+  void TakeQueued();  // free slots take the queued jobs, oldest first
   void StopAll(Stop why);
   void Shutdown();
   void ShutdownWait(int64_t deadline_ms);
@@ -137,14 +158,18 @@ class SimWorker {
   void Execute(std::shared_ptr<SimRun> r);
   void MarkStarted(std::shared_ptr<SimRun> r);
   void StartIfHeld(std::shared_ptr<SimRun> r);
-  void StartProcess(std::shared_ptr<SimRun> r);
+  void Spawn(std::shared_ptr<SimRun> r, int64_t proven_until_ms);
+  void ExecIfProven(std::shared_ptr<SimRun> r, int64_t deadline_ms);
+  void BeginWork(std::shared_ptr<SimRun> r);
   void ScheduleWork(std::shared_ptr<SimRun> r);
   void WorkStep(std::shared_ptr<SimRun> r, uint64_t gen);
   void CheckpointSubmit(std::shared_ptr<SimRun> r, int64_t value);
   void CheckpointSave(std::shared_ptr<SimRun> r, int64_t value);
   void RequestStop(const std::shared_ptr<SimRun>& r, Stop why);
   void ScheduleKill(std::shared_ptr<SimRun> r);
-  void EndProcess(std::shared_ptr<SimRun> r, bool killed);
+  JobOutcome ExitOutcome(const SimRun& r) const;
+  void ProcessGone(std::shared_ptr<SimRun> r, JobOutcome outcome);
+  void Reap(std::shared_ptr<SimRun> r);
   void FinishRun(std::shared_ptr<SimRun> r, JobOutcome outcome);
 
   // completer.cc
@@ -185,16 +210,18 @@ class SimWorker {
   const SimUs anchor_true_;
   const int64_t anchor_mono_us_;
 
-  bool started_ = false, dead_ = false, exited_ = false, frozen_ = false;
+  bool started_ = false, dead_ = false, exited_ = false, frozen_ = false, jobs_frozen_ = false;
   SimUs last_thaw_ = -1;
   std::vector<Event> deferred_;  // events that came while frozen
   std::vector<std::pair<uint64_t, SimUs>> calls_;
   uint64_t next_call_ = 0;
 
   WorkerId id_ = 0;
-  std::map<JobId, std::shared_ptr<SimRun>> running_;
-  std::vector<std::shared_ptr<SimRun>> slots_;          // claimed, outcome not yet produced
-  std::vector<std::shared_ptr<SimRun>> job_processes_;  // their processes still running
+  std::map<JobId, std::shared_ptr<SimRun>> running_;    // held: queued or in a slot
+  std::vector<std::shared_ptr<SimRun>> held_;           // claimed, outcome not yet produced
+  std::deque<std::shared_ptr<SimRun>> queue_;           // claimed, waiting for a slot
+  int busy_slots_ = 0;
+  std::vector<std::shared_ptr<SimRun>> job_processes_;  // spawned, not yet gone
   bool stopping_ = false;
   bool threads_done_ = false;
 
@@ -204,6 +231,10 @@ class SimWorker {
   bool claim_in_flight_ = false;
   SimUs claim_sent_at_ = 0;
   int64_t claim_sent_mono_ = 0;  // the worker's clock, as src/ records it
+  // Recent averages (µs) of a claim's round trip and of a started job's
+  // time in its slot: how many to claim ahead (core/claim_ahead.h).
+  double claim_us_avg_ = 0;
+  double job_us_avg_ = 0;
   LostClaimDetector lost_claims_;
   // Every (job, token) a claim's reply delivered, and those whose outcome the
   // completer gave up on while stopping: only the latter may be handed back

@@ -19,6 +19,7 @@ World::World(const RunOptions& options)
       store_(options.mutation, options.seed, this),
       checker_(*this) {
   current_.assign(sc_.workers.size(), -1);
+  pause_at_spawn_.assign(sc_.workers.size(), nullptr);
   partitions_.resize(sc_.workers.size());
   flaky_.resize(sc_.workers.size());
   for (const FaultPlan& f : sc_.faults) {
@@ -228,9 +229,10 @@ bool World::AllJobsFinished() const {
 
 void World::Dispatch(Event e) {
   if (e.owner != kWorldOwner) {
-    SimWorker& p = *procs_[e.owner];
+    const bool job = e.owner < kWorldOwner;
+    SimWorker& p = *procs_[job ? ProcessOfJobsOwner(e.owner) : e.owner];
     if (!p.alive()) return;  // died with its process
-    if (p.frozen()) {
+    if (job ? p.jobs_frozen() : p.frozen()) {
       p.deferred().push_back(std::move(e));
       return;
     }

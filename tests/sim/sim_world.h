@@ -51,7 +51,9 @@ struct RunResult {
   std::string scenario;            // Scenario::Describe()
   // Diagnostics, not invariants.
   int self_fenced = 0;
-  int rescued = 0;  // jobs the store took from their holder
+  int rescued = 0;        // jobs the store took from their holder
+  int claimed_ahead = 0;  // jobs claimed beyond their worker's free slots
+  int exec_refused = 0;   // job processes that found their deadline past at exec
 };
 
 class World final : public StoreObserver {
@@ -91,6 +93,11 @@ class World final : public StoreObserver {
   // has it (tcp_keepalives_idle of its connection); never shortened.
   void SessionKeepAliveSet(int process, Millis lease);
   void CountSelfFence(const SimWorker& w, JobId job, Millis lease);
+  void CountClaimedAhead(int jobs) { stats_.claimed_ahead += jobs; }
+  void CountExecRefused() { ++stats_.exec_refused; }
+  // `w` has just spawned a job's process: a worker pause armed for this
+  // moment (FaultPlan::at_spawn) stops it now.
+  void Spawned(SimWorker& w);
   // A supervisor (systemd) starts the worker again once its process is gone.
   void RestartWhenGone(int plan, int process);
 
@@ -123,6 +130,9 @@ class World final : public StoreObserver {
   void Dispatch(Event e);
   void StartProcess(int plan);
   void ApplyFault(const FaultPlan& f);
+  // Pause, suspend, worker pause: `w` (and its jobs' processes, if
+  // `with_jobs`) stops for `duration`.
+  void Freeze(SimWorker& w, SimUs duration, bool with_jobs, const char* what);
   void ApplyOperator(const OperatorPlan& op);
   void EnqueueJob(int plan);
   void KillProcess(SimWorker& w, bool provable_at_once, const char* why);
@@ -144,6 +154,7 @@ class World final : public StoreObserver {
   std::vector<std::unique_ptr<SimWorker>> procs_;  // every incarnation ever started
   std::vector<int> current_;                       // plan -> its latest process, or -1
   std::vector<Millis> session_lease_;              // by process: see SessionKeepAliveSet
+  std::vector<const FaultPlan*> pause_at_spawn_;   // by plan: armed worker pauses
   // Per plan: [from, to) windows; overlapping partitions merged into one.
   std::vector<std::vector<std::pair<SimUs, SimUs>>> partitions_, flaky_;
   std::vector<JobId> job_of_plan_;  // 0 until enqueued

@@ -42,21 +42,27 @@ int RunOne(const std::string& binary, const RunOptions& options, bool print_trac
     fmt::print("\n{}", warden::sim::FailureReport(binary, o, r));
     return 1;
   }
-  fmt::print("seed {}: ok ({} steps, {:.1f}s simulated, {} self-fenced, {} jobs rescued)\n", o.seed,
-             r.steps, static_cast<double>(r.sim_time) / 1e6, r.self_fenced, r.rescued);
+  fmt::print(
+      "seed {}: ok ({} steps, {:.1f}s simulated, {} self-fenced, {} jobs rescued, {} claimed "
+      "ahead, {} refused at exec)\n",
+      o.seed, r.steps, static_cast<double>(r.sim_time) / 1e6, r.self_fenced, r.rescued,
+      r.claimed_ahead, r.exec_refused);
   return 0;
 }
 
 int RunMany(const std::string& binary, const RunOptions& options, uint64_t from, int64_t count,
             bool keep_going) {
   const auto start = std::chrono::steady_clock::now();
-  int64_t runs = 0, failures = 0, steps = 0;
+  int64_t runs = 0, failures = 0, steps = 0, ahead = 0, seeds_ahead = 0, refused = 0;
   for (int64_t i = 0; i < count; ++i) {
     RunOptions o = options;
     o.seed = from + static_cast<uint64_t>(i);
     const warden::sim::RunResult r = warden::sim::RunSeed(o);
     ++runs;
     steps += r.steps;
+    ahead += r.claimed_ahead;
+    seeds_ahead += r.claimed_ahead > 0 ? 1 : 0;
+    refused += r.exec_refused;
     if (!r.ok) {
       ++failures;
       fmt::print("{}", warden::sim::FailureReport(binary, o, r));
@@ -66,8 +72,11 @@ int RunMany(const std::string& binary, const RunOptions& options, uint64_t from,
   }
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  fmt::print("{} seeds from {}: {} failed; {} steps; {:.1f}s ({:.0f} seeds/s)\n", runs, from,
-             failures, steps, secs, secs > 0 ? static_cast<double>(runs) / secs : 0.0);
+  fmt::print(
+      "{} seeds from {}: {} failed; {} steps; {} jobs claimed ahead in {} seeds; {} starts "
+      "refused at exec; {:.1f}s ({:.0f} seeds/s)\n",
+      runs, from, failures, steps, ahead, seeds_ahead, refused, secs,
+      secs > 0 ? static_cast<double>(runs) / secs : 0.0);
   return failures == 0 ? 0 : 1;
 }
 
