@@ -42,6 +42,10 @@ class Client {
   // before failing with kUnavailable.
   static Result<std::unique_ptr<Client>> Open(const std::string& db_url,
                                               Millis busy_timeout = Millis(5000));
+  // The same for a database that must exist already: a SQLite file that
+  // does not is kNotFound, and nothing is created.
+  static Result<std::unique_ptr<Client>> OpenExisting(const std::string& db_url,
+                                                      Millis busy_timeout = Millis(5000));
   ~Client();
 
   // Validates the spec (task name, queue, limits) before storing it.

@@ -37,7 +37,13 @@ void AddDemoCommand(CLI::App& app, Globals& g, Action* action);
 
 // Prints "warden: <status>" on stderr; returns the exit status for it.
 int Fail(const Status& s);
-Result<std::unique_ptr<Client>> OpenClient(const Globals& g);
+// Only init, add and worker may create a database. Every other command
+// acts on what is there (lists, waits, retries, cancels, releases, sweeps):
+// it opens with kExisting and fails, naming the path, when the database
+// does not exist, so that a mistyped path never passes for an empty queue.
+enum class DbOpen { kCreateIfMissing, kExisting };
+Result<std::unique_ptr<Client>> OpenClient(const Globals& g,
+                                           DbOpen how = DbOpen::kCreateIfMissing);
 // For CLI11 options that take a duration.
 Result<Millis> Duration(const std::string& flag, const std::string& text);
 void PrintJson(const Json& j);

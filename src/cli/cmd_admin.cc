@@ -13,9 +13,9 @@ namespace {
 
 // Runs `body` with an open client; maps its Status to the exit code.
 template <typename Body>
-Action WithClient(Globals& g, Body body) {
-  return [&g, body] {
-    auto client = OpenClient(g);
+Action WithClient(Globals& g, Body body, DbOpen how = DbOpen::kExisting) {
+  return [&g, body, how] {
+    auto client = OpenClient(g, how);
     if (!client.has_value()) return Fail(client.error());
     Status s = body(**client);
     return s.ok() ? 0 : Fail(s);
@@ -31,6 +31,17 @@ Result<JobId> ParseId(const std::string& text) {
   return id;
 }
 
+// WithClient for a command on one job: a bad id is a usage error (exit 2)
+// before the database is opened.
+template <typename Body>
+Action WithJobId(Globals& g, const std::shared_ptr<std::string>& id, Body body) {
+  return [&g, id, body] {
+    auto jid = ParseId(*id);
+    if (!jid.has_value()) return Fail(jid.error());
+    return WithClient(g, [&](Client& c) { return body(c, *jid); })();
+  };
+}
+
 }  // namespace
 
 void AddInitCommand(CLI::App& app, Globals& g, Action* action) {
@@ -44,7 +55,7 @@ void AddInitCommand(CLI::App& app, Globals& g, Action* action) {
         std::cout << "database " << g.db << " ready (schema version " << v << ")\n";
       }
       return Status::Ok();
-    });
+    }, DbOpen::kCreateIfMissing);
   });
 }
 
@@ -87,8 +98,7 @@ void AddJobsCommand(CLI::App& app, Globals& g, Action* action) {
   CLI::App* show = jobs->add_subcommand("show", "one job with every attempt");
   show->add_option("id", *id, "job id")->required();
   show->callback([=, &g] {
-    *action = WithClient(g, [=, &g](Client& c) -> Status {
-      WARDEN_ASSIGN_OR_RETURN(JobId jid, ParseId(*id));
+    *action = WithJobId(g, id, [=, &g](Client& c, JobId jid) -> Status {
       WARDEN_ASSIGN_OR_RETURN(JobInfo job, c.GetJob(jid));
       if (g.json) {
         PrintJson(JobToJson(job, true));
@@ -102,8 +112,7 @@ void AddJobsCommand(CLI::App& app, Globals& g, Action* action) {
   CLI::App* retry = jobs->add_subcommand("retry", "run a dead, cancelled or expired job again");
   retry->add_option("id", *id, "job id")->required();
   retry->callback([=, &g] {
-    *action = WithClient(g, [=, &g](Client& c) -> Status {
-      WARDEN_ASSIGN_OR_RETURN(JobId jid, ParseId(*id));
+    *action = WithJobId(g, id, [=, &g](Client& c, JobId jid) -> Status {
       WARDEN_RETURN_IF_ERROR(c.RetryJob(jid));
       if (g.json) PrintJson({{"id", jid}, {"state", "available"}});
       else std::cout << "job " << jid << " is available again\n";
@@ -114,8 +123,7 @@ void AddJobsCommand(CLI::App& app, Globals& g, Action* action) {
   CLI::App* cancel = jobs->add_subcommand("cancel", "cancel a job (a running one is stopped)");
   cancel->add_option("id", *id, "job id")->required();
   cancel->callback([=, &g] {
-    *action = WithClient(g, [=, &g](Client& c) -> Status {
-      WARDEN_ASSIGN_OR_RETURN(JobId jid, ParseId(*id));
+    *action = WithJobId(g, id, [=, &g](Client& c, JobId jid) -> Status {
       WARDEN_ASSIGN_OR_RETURN(JobState s, c.CancelJob(jid));
       const bool running = s == JobState::kRunning;
       if (g.json) {
@@ -204,7 +212,7 @@ void AddAdminCommands(CLI::App& app, Globals& g, Action* action) {
         if (!d.has_value()) return Fail(d.error());
         limit = *d;
       }
-      auto client = OpenClient(g);
+      auto client = OpenClient(g, DbOpen::kExisting);
       if (!client.has_value()) return Fail(client.error());
       const auto deadline = limit == Millis::max()
                                 ? std::chrono::steady_clock::time_point::max()

@@ -15,7 +15,9 @@ int Fail(const Status& s) {
   return s.code() == StatusCode::kInvalidArgument ? 2 : 1;
 }
 
-Result<std::unique_ptr<Client>> OpenClient(const Globals& g) { return Client::Open(g.db); }
+Result<std::unique_ptr<Client>> OpenClient(const Globals& g, DbOpen how) {
+  return how == DbOpen::kExisting ? Client::OpenExisting(g.db) : Client::Open(g.db);
+}
 
 // What it prints comes from outside (a database, a command's output): bytes
 // that are not UTF-8 are shown as U+FFFD rather than throwing.

@@ -21,6 +21,15 @@ Result<std::unique_ptr<Client>> Client::Open(const std::string& db_url, Millis b
   return std::unique_ptr<Client>(new Client(std::move(store)));
 }
 
+Result<std::unique_ptr<Client>> Client::OpenExisting(const std::string& db_url,
+                                                     Millis busy_timeout) {
+  StoreOptions options;
+  options.busy_timeout = busy_timeout;
+  options.create_if_missing = false;
+  WARDEN_ASSIGN_OR_RETURN(auto store, OpenStore(db_url, options));
+  return std::unique_ptr<Client>(new Client(std::move(store)));
+}
+
 namespace {
 
 // Payloads parsed from text are checked by ParseJsonText; a payload built in

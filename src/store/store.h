@@ -201,6 +201,11 @@ struct StoreOptions {
   // synchronous=NORMAL); the URL may also say `?sync=normal`.
   bool durable = true;
   Millis busy_timeout{5000};
+  // SQLite: false refuses a file that does not exist (kNotFound) instead of
+  // creating it: a command that only reads must not leave a new database
+  // behind a mistyped path. PostgreSQL: the server refuses a database that
+  // does not exist either way.
+  bool create_if_missing = true;
 };
 
 // `sqlite:PATH`, a plain PATH, or `postgresql://...` / `postgres://...`

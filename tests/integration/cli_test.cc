@@ -99,6 +99,34 @@ TEST_P(SqliteFileCliTest, MissingDirectoryInDbPathExitsOne) {
   EXPECT_TRUE(OneLineError(r));
 }
 
+// A mistyped path must not pass for an empty queue (`warden wait` in CI):
+// only init, add and worker create a database.
+TEST_P(SqliteFileCliTest, CommandsThatDoNotAddRefuseAMissingDatabaseAndCreateNone) {
+  const std::string db = dir() + "/typo.db";
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"wait"},
+           {"wait", "--timeout", "1s"},
+           {"stats"},
+           {"--json", "stats"},
+           {"jobs"},
+           {"jobs", "show", "1"},
+           {"jobs", "retry", "1"},
+           {"jobs", "cancel", "1"},
+           {"workers"},
+           {"workers", "release", "w"},
+           {"sweep"}}) {
+    CliResult r = RunWithDb(db, args);
+    EXPECT_EQ(r.exit_code, 1) << args[0] << ": " << r.err;
+    EXPECT_TRUE(OneLineError(r)) << args[0];
+    EXPECT_NE(r.err.find("no database at '" + db + "'"), std::string::npos) << r.err;
+    EXPECT_FALSE(std::ifstream(db).good()) << args[0] << " created " << db;
+  }
+  CliResult r = RunWithDb(db, {"init"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = RunWithDb(db, {"wait"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
 TEST_P(SqliteFileCliTest, FileThatIsNotADatabaseIsRefusedAndUntouched) {
   const std::string path = dir() + "/notes.txt";
   std::string content = "These are my notes, not a database.\n";
@@ -160,6 +188,19 @@ TEST_P(CliTest, AddPrintsIdAndCreated) {
   r = Cli({"wait", "--timeout", "100ms"});
   EXPECT_EQ(r.exit_code, 1) << "nothing runs the job";
   EXPECT_TRUE(OneLineError(r));
+  // Without --json stdout is the id alone (`id=$(warden add ...)`), the
+  // note that nothing was added on stderr.
+  r = Cli({"add", "--cmd", "true", "--unique-key", "u1"}, /*json=*/false);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, std::to_string(id) + "\n");
+  EXPECT_TRUE(OneLineError(r));
+  EXPECT_NE(r.err.find("already exists with that unique key"), std::string::npos) << r.err;
+  r = Cli({"add", "--cmd", "true", "--unique-key", "u2"}, /*json=*/false);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_FALSE(r.out.empty());
+  EXPECT_EQ(r.out.find_first_not_of("0123456789"), r.out.size() - 1) << r.out;
+  EXPECT_NE(r.out, std::to_string(id) + "\n");
+  EXPECT_EQ(r.err, "");
 }
 
 // About a database on a server: one that does not exist there, a server

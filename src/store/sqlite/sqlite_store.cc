@@ -67,6 +67,12 @@ Status SwitchToWal(Db& db, std::chrono::milliseconds busy_timeout) {
 
 Result<std::unique_ptr<Store>> SqliteStore::Open(const std::string& path,
                                                  StoreOptions options) {
+  std::error_code exists_ec;
+  if (!options.create_if_missing && !std::filesystem::exists(path, exists_ec)) {
+    return NotFound("no database at '" + path +
+                    "' (a command that only reads never creates one: check the path or "
+                    "WARDEN_DB; `warden init` creates a database)");
+  }
   auto opened = Db::Open(path, static_cast<int>(options.busy_timeout.count()));
   if (!opened.has_value()) {
     // SQLite only says "unable to open database file": name the usual cause.
