@@ -172,8 +172,12 @@ void AddAddCommand(CLI::App& app, Globals& g, Action* action) {
       if (g.json) {
         PrintJson({{"id", r->id}, {"created", r->created}});
       } else {
-        std::cout << r->id << (r->created ? "" : " (existing job with that unique key)")
-                  << "\n";
+        // stdout is the id alone, so that `id=$(warden add ...)` works.
+        std::cout << r->id << "\n";
+        if (!r->created) {
+          std::cerr << "warden: job " << r->id << " already exists with that unique key; "
+                    << "nothing was added\n";
+        }
       }
       return 0;
     };
