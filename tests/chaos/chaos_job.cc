@@ -44,6 +44,7 @@ bool Sleep(int ms) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const int64_t entered = chaos::WallMs();
   if (argc != 2) {
     std::fprintf(stderr,
                  "usage: warden_chaos_job LEDGER (run by warden worker)\n");
@@ -69,6 +70,7 @@ int main(int argc, char** argv) {
   chaos::JobHooks hooks;
   hooks.sleep = Sleep;
   hooks.stop_detail = "term";
+  hooks.started_ms = entered;
   hooks.checkpoint = [control_fd](int step) {
     const std::string line =
         "checkpoint {\"step\":" + std::to_string(step) + "}\n";

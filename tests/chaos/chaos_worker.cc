@@ -45,10 +45,12 @@ bool ParseInto(const std::string& flag, const std::string& text,
 
 warden::Status RunHandler(warden::JobContext& ctx, warden::Worker& worker,
                           chaos::LedgerWriter& ledger) {
+  const int64_t entered = chaos::WallMs();
   const chaos::JobPlan plan = chaos::JobPlan::FromJson(ctx.payload());
   const chaos::RunId run{ctx.id(), ctx.attempt(), ctx.lease_token(),
                          worker.id()};
   chaos::JobHooks hooks;
+  hooks.started_ms = entered;
   hooks.sleep = [&ctx](int ms) {
     for (int slept = 0; slept < ms; slept += 10) {
       if (ctx.stop_requested()) return false;

@@ -15,9 +15,10 @@
 //      + margin. A fault whose recovery window meets a store outage is
 //      measured from the end of the outage, with 2 s more (the reconnect
 //      backoff's cap).
-//   6  no run starts after its attempt ended (no margin: only a process a
-//      host freeze stopped, which existed before it, may write its first
-//      line after the thaw), and no run outlives its attempt: ledger
+//   6  no run starts after its attempt ended (no margin; two excuses, for
+//      a process that provably exec'd in time: one a host freeze stopped
+//      after its exec, and one whose worker died first, see
+//      Timeline::LateStartExcuse), and no run outlives its attempt: ledger
 //      activity after the store ended the attempt is allowed only while its worker was frozen and up to
 //      --stale-margin after it thawed, or up to --stale-margin after its
 //      worker died (the supervisor's kill is immediate but not

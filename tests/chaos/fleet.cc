@@ -20,6 +20,13 @@ char StateOf(pid_t pid) {
   return st ? st->state : 'X';
 }
 
+std::string ExeOf(pid_t p) {
+  char exe[512] = {};
+  const ssize_t n = readlink(("/proc/" + std::to_string(p) + "/exe").c_str(),
+                             exe, sizeof exe - 1);
+  return std::string(exe, n > 0 ? static_cast<size_t>(n) : 0);
+}
+
 }  // namespace
 
 std::vector<std::pair<pid_t, std::string>> LeftoverProcesses() {
@@ -82,8 +89,8 @@ bool Fleet::Frozen(int slot) const {
   return Up(slot) && slots_.at(static_cast<size_t>(slot)).frozen;
 }
 
-const std::vector<pid_t>& Fleet::FrozenUnder(int slot) const {
-  return slots_.at(static_cast<size_t>(slot)).frozen_under;
+const std::vector<pid_t>& Fleet::FrozenExecd(int slot) const {
+  return slots_.at(static_cast<size_t>(slot)).frozen_execd;
 }
 
 pid_t Fleet::Pid(int slot) const {
@@ -166,8 +173,10 @@ void Fleet::Finish(Slot& s, int64_t at) {
 int64_t Fleet::Kill(int slot) {
   if (!Up(slot)) return -1;
   Slot& s = slots_.at(static_cast<size_t>(slot));
-  kill(s.proc->pid(), SIGKILL);
+  // Before the kill: a death proven within milliseconds must not seem to
+  // come before it.
   const int64_t at = WallMs();
+  kill(s.proc->pid(), SIGKILL);
   // A host freeze left its supervisors stopped: they must run to see the
   // worker gone and kill their jobs.
   for (pid_t p : s.frozen_under) kill(p, SIGCONT);
@@ -206,6 +215,8 @@ int64_t Fleet::Freeze(int slot, bool host,
     // Processes may appear under it while we look (a supervisor forking its
     // job): look again until nothing new turns up.
     std::set<pid_t> stopped;
+    s.frozen_execd.clear();
+    const std::string worker_exe = ExeOf(pid);
     for (int round = 0; round < 10; ++round) {
       bool fresh = false;
       for (pid_t p : proc::DescendantsOf(pid)) {
@@ -216,6 +227,11 @@ int64_t Fleet::Freeze(int slot, bool host,
         }
       }
       if (!fresh) break;
+    }
+    // Supervisors, and jobs not yet past their start check, are forks of the
+    // worker that have not exec'd (a stopped process's exe is stable).
+    for (pid_t p : s.frozen_under) {
+      if (ExeOf(p) != worker_exe) s.frozen_execd.push_back(p);
     }
   }
   return at;

@@ -61,8 +61,9 @@ class Fleet {
   void StartAll();
   bool Up(int slot) const;  // running (frozen or not)
   bool Frozen(int slot) const;
-  // The processes under a frozen worker that a host freeze stopped too.
-  const std::vector<pid_t>& FrozenUnder(int slot) const;
+  // The processes under a frozen worker that a host freeze stopped after
+  // they had exec'd: a job's code, past warden's start check.
+  const std::vector<pid_t>& FrozenExecd(int slot) const;
   pid_t Pid(int slot) const;
   const std::string& Name(int slot) const;
 
@@ -97,6 +98,7 @@ class Fleet {
     size_t record = 0;  // index into records_
     bool frozen = false;
     std::vector<pid_t> frozen_under;  // host freezes
+    std::vector<pid_t> frozen_execd;  // of those, the ones that had exec'd
   };
   void Finish(Slot& s, int64_t at);
 

@@ -216,7 +216,7 @@ void Injector::FreezeWorker(const PlannedFault& f, FaultRecord& r, bool host) {
                      r.target));
     return;
   }
-  r.frozen_under = fleet_.FrozenUnder(slot);
+  r.frozen_execd = fleet_.FrozenExecd(slot);
   thaws_.push_back(
       {r.start_ms + f.duration_ms, slot, records_.size() - 1, false});
   r.detail =

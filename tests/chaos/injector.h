@@ -26,9 +26,9 @@ struct FaultRecord {
   int64_t planned_ms = 0;              // offset into the window
   int64_t start_ms = -1, end_ms = -1;  // wall ms; instant faults: end = start
   std::vector<pid_t> pids;             // worker processes hit
-  // freeze-host: the processes under the worker that it stopped too (job
-  // supervisors, jobs); a run of one of them was already going.
-  std::vector<pid_t> frozen_under;
+  // freeze-host: the processes under the worker that it stopped too and
+  // that had exec'd (jobs past warden's start check, already going).
+  std::vector<pid_t> frozen_execd;
   std::string target;                  // worker name(s), job, ...
   int64_t job = 0;                     // kill-job
   std::string detail;

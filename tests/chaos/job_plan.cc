@@ -36,7 +36,7 @@ BodyResult RunJobBody(const JobPlan& plan, const RunId& run, int start_step,
   const int step_ms =
       run.attempt <= plan.slow_first ? plan.slow_step_ms : plan.step_ms;
   int step = plan.ckpt_every > 0 ? start_step : 0;
-  ledger.Write("start", run, step);
+  ledger.Write("start", run, step, "-", hooks.started_ms);
   while (step < plan.steps) {
     if (!hooks.sleep(step_ms)) {
       ledger.Write("end", run, step, hooks.stop_detail);

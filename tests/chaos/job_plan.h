@@ -43,6 +43,10 @@ struct JobHooks {
   // Saves {"step": step}. true: saved (or sent). false: fenced off.
   std::function<bool(int step)> checkpoint;
   const char* stop_detail = "stopped";
+  // When the job's code began (the handler's entry, the command's main):
+  // the `start` line's time, so that a freeze between then and the line
+  // does not make a run look as if it started late. 0: when written.
+  int64_t started_ms = 0;
 };
 
 enum class BodyResult { kOk, kFail, kStopped, kFenced };

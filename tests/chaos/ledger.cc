@@ -30,12 +30,13 @@ LedgerWriter::~LedgerWriter() {
 }
 
 void LedgerWriter::Write(const char* event, const RunId& run, int step,
-                         const char* detail) {
+                         const char* detail, int64_t at_ms) {
   char line[256];
   const int n = std::snprintf(
       line, sizeof line, "%s %lld %d %lld %lld %d %lld %d %s\n", event,
       static_cast<long long>(run.job), run.attempt,
-      static_cast<long long>(run.token), static_cast<long long>(WallMs()),
+      static_cast<long long>(run.token),
+      static_cast<long long>(at_ms != 0 ? at_ms : WallMs()),
       static_cast<int>(getpid()), static_cast<long long>(run.worker), step,
       detail);
   // One write: O_APPEND makes it land whole after every earlier line.

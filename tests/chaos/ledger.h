@@ -9,7 +9,8 @@
 //
 //   EVENT   start | tick | ckpt | end
 //   MS      CLOCK_REALTIME in ms (every process is on this one host, so the
-//           store's times, the runner's fault times and these compare)
+//           store's times, the runner's fault times and these compare);
+//           for `start`, when the job's code began (handler entry, main)
 //   PID     the process that ran it (the job's process for command jobs,
 //           the worker's for in-process handlers)
 //   WORKER  the warden worker id that claimed it
@@ -47,8 +48,9 @@ class LedgerWriter {
   LedgerWriter(const LedgerWriter&) = delete;
   LedgerWriter& operator=(const LedgerWriter&) = delete;
 
+  // `at_ms`: the line's time (wall ms); 0: now.
   void Write(const char* event, const RunId& run, int step,
-             const char* detail = "-");
+             const char* detail = "-", int64_t at_ms = 0);
 
  private:
   int fd_ = -1;

@@ -119,13 +119,13 @@ std::string Timeline::LateStartExcuse(int64_t worker_id, int pid, int64_t t,
   }
   for (const FaultRecord& f : in_.faults) {
     if (f.kind != FaultKind::kFreezeHost || f.skipped || f.start_ms < 0) continue;
-    if (std::find(f.frozen_under.begin(), f.frozen_under.end(), pid) ==
-        f.frozen_under.end())
+    if (std::find(f.frozen_execd.begin(), f.frozen_execd.end(), pid) ==
+        f.frozen_execd.end())
       continue;
     const int64_t end = f.end_ms < 0 ? INT64_MAX - margin : f.end_ms;
     if (f.start_ms <= t && t <= end + margin) {
-      return fmt::format("host freeze of {} stopped pid {} before its first line", f.target,
-                         pid);
+      return fmt::format("host freeze of {} stopped pid {}, exec'd, before its first line",
+                         f.target, pid);
     }
   }
   return "";

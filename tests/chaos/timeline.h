@@ -51,15 +51,19 @@ class Timeline {
   // Why a run whose first line (`start`) came at `t`, after its attempt
   // ended at `ended`, may still have begun (exec'd) in time; "" otherwise:
   // every other late start is a violation, with no margin. Two excuses:
-  //  - a host freeze stopped that very process (`pid`), which therefore
-  //    existed, past warden's start check, before the freeze; its first
-  //    line may come up to --stale-margin after the thaw;
+  //  - a host freeze stopped that very process (`pid`) after it had
+  //    exec'd (past warden's start check); its first line may come up to
+  //    --stale-margin after the thaw;
   //  - its worker (`worker_id`) died at or before `ended` (the death ended
   //    the attempt) and at or before `t`, at most --stale-margin before:
   //    a job's process checks just before exec that its worker lives, and
   //    a death is proven only after the worker's files close, so it
   //    exec'd before the death; a few milliseconds pass between exec and
-  //    its first line, and the store ends the attempt that fast.
+  //    its first line, and the store ends the attempt that fast. (This
+  //    trusts that check; tests/start_gate tests it.)
+  // A run's start is when its code began (the handler's entry, the
+  // command's main), not when its line was written: a freeze between the
+  // two does not make it late.
   std::string LateStartExcuse(int64_t worker_id, int pid, int64_t t, int64_t ended) const;
   // The store was unavailable during these (wall ms) windows.
   const std::vector<std::pair<int64_t, int64_t>>& outages() const {
