@@ -220,9 +220,13 @@ JobOutcome Worker::Impl::ExecuteCommand(RunningJob& r,
   if (res.missed_start_deadline) {
     // Checked by the job's own process just before exec: the worker was
     // frozen (or its heartbeats failed) between Execute's check and then.
+    // A stop asked meanwhile (a shutdown's release, a cancel) says best
+    // how it ended; otherwise it is lost like a job the watchdog fenced.
     log_("job " + std::to_string(r.job.id) + ": not started: " + kUnprovenLease);
+    const ErrorKind kind = r.stop.requested() ? KindFor(r.stop.reason()) : ErrorKind::kLost;
     r.stop.Request(StopReason::kFence);
-    return Failure(r, ErrorKind::kLost, std::string("not started: ") + kUnprovenLease);
+    r.started_mono = 0;  // it did not run: no timeout, no job time
+    return Failure(r, kind, std::string("not started: ") + kUnprovenLease);
   }
   // We stopped it (cancel, fence, shutdown): that is the outcome whether our
   // signal killed it or it caught SIGTERM and exited non-zero by itself
@@ -272,7 +276,10 @@ JobOutcome Worker::Impl::ExecuteCommand(RunningJob& r,
 JobOutcome Worker::Impl::ExecuteHandler(RunningJob& r, const Handler& handler) {
   HandlerContext ctx(r, *claim_store_);
   // The last moment before the handler's code runs.
-  if (auto refused = RefuseUnproven(r)) return *std::move(refused);
+  if (auto refused = RefuseUnproven(r)) {
+    r.started_mono = 0;  // it did not run: no timeout, no job time
+    return *std::move(refused);
+  }
   Status s;
   try {
     s = handler(ctx);

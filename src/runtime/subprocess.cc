@@ -631,6 +631,8 @@ void Supervisor::ReadSocket() {
       if (m.a == kStageStartDeadline) {
         result_.missed_start_deadline = true;
         result_.spawn_error = "its start deadline had passed; not run";
+      } else if (m.a == kStageWorkerGone) {
+        result_.spawn_error = "its worker died before it could start; not run";
       } else {
         result_.spawn_error = ErrnoText(StageName(m.a), m.b);
       }

@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -82,6 +83,46 @@ TEST(SubprocessTest, MissingCommandExits127) {
   SubprocessResult r = RunCommand("/nonexistent/warden-no-such-command");
   EXPECT_TRUE(r.started);
   EXPECT_EQ(r.exit_code, 127);
+}
+
+int64_t BoottimeMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_BOOTTIME, &ts);
+  return int64_t{ts.tv_sec} * 1000 + ts.tv_nsec / 1'000'000;
+}
+
+// The job's own process checks the start deadline just before exec: past
+// it, nothing of the command runs.
+TEST(SubprocessTest, PastStartDeadlineRunsNothing) {
+  char dir[] = "/tmp/warden-deadline-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string mark = std::string(dir) + "/ran";
+  SubprocessSpec spec;
+  spec.start_by_mono_ms = BoottimeMs() - 1;
+  SubprocessResult r = RunCommand("touch '" + mark + "'", spec);
+  EXPECT_FALSE(r.started);
+  EXPECT_TRUE(r.missed_start_deadline);
+  EXPECT_FALSE(r.exit_code.has_value());
+  EXPECT_NE(access(mark.c_str(), F_OK), 0) << "the command ran";
+
+  spec.start_by_mono_ms = BoottimeMs() + 60'000;
+  r = RunCommand("touch '" + mark + "'", spec);
+  EXPECT_TRUE(r.started) << r.spawn_error;
+  EXPECT_FALSE(r.missed_start_deadline);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(access(mark.c_str(), F_OK), 0);
+  unlink(mark.c_str());
+  rmdir(dir);
+}
+
+// The payload is a file the job reads by itself: seekable, read in full
+// however large, without the supervisor's help.
+TEST(SubprocessTest, StdinIsAFileHoldingThePayload) {
+  SubprocessSpec spec;
+  spec.stdin_data = std::string(300 * 1024, 'p');
+  SubprocessResult r = RunCommand("test -f /dev/stdin && wc -c", spec);
+  EXPECT_EQ(r.exit_code, 0) << r.stderr_tail;
+  EXPECT_EQ(std::stoi(r.stdout_tail), 300 * 1024);
 }
 
 TEST(SubprocessTest, StdinReachesJob) {
