@@ -62,11 +62,16 @@ class Client {
   Result<int64_t> CountUnfinished();
 
   Result<std::vector<WorkerInfo>> ListWorkers();
-  // Declares a worker (by name or id) dead now and recovers its jobs.
-  // Returns how many jobs were recovered.
-  Result<int> ReleaseWorker(const std::string& name_or_id);
+  // Declares a worker (by name or id) dead now and recovers its jobs: for a
+  // worker whose host is gone. Returns how many jobs were recovered. A
+  // worker whose process is provably running on this host is refused
+  // (kFailedPrecondition, naming its pid and host) unless `force`.
+  Result<int> ReleaseWorker(const std::string& name_or_id, bool force = false);
 
   Result<Stats> GetStats();
+  // One maintenance pass. `keepalive_threshold` below the workers' default
+  // (10 s) is kInvalidArgument: the sweep cannot see the heartbeat
+  // intervals of the workers it would presume dead.
   Result<SweepSummary> Sweep(Millis keepalive_threshold = Millis(10'000));
   Result<int> SchemaVersion();
   // A health check: takes and releases the store's write lock.

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "warden/client.h"
+#include "warden/db_url.h"
 #include "warden/job.h"
 #include "warden/status.h"
 #include "warden/worker.h"

@@ -21,6 +21,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include <fmt/core.h>
@@ -28,6 +29,7 @@
 #include "cli/cli.h"
 #include "core/duration.h"
 #include "env/system_clock.h"
+#include "warden/db_url.h"
 
 namespace warden::cli {
 namespace {
@@ -50,12 +52,14 @@ struct Proc {
 
 TimeMs Now() { return SystemClock::Get().NowMs(); }
 
+// The database reaches the worker through WARDEN_DB, not its argv: a
+// command line is visible to every user of the host (ps), and a
+// PostgreSQL URL may hold a password.
 pid_t SpawnWorker(const std::string& db, const std::string& queue, const std::string& name,
                   const std::string& log) {
   const std::vector<std::string> args = {
-      "warden",        "--db",           db,
-      "worker",        "--allow-cmd",    "--queues",
-      queue,           "--name",
+      "warden",        "worker",         "--allow-cmd",
+      "--queues",      queue,            "--name",
       name,            "--concurrency",  "4",
       "--heartbeat",   FormatDuration(kHeartbeat),
       "--lease",       FormatDuration(kLease),
@@ -66,6 +70,14 @@ pid_t SpawnWorker(const std::string& db, const std::string& queue, const std::st
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  // Built before fork: the child only calls async-signal-safe functions.
+  std::vector<std::string> env_text = {"WARDEN_DB=" + db};
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::string_view(*e).substr(0, 10) != "WARDEN_DB=") env_text.emplace_back(*e);
+  }
+  std::vector<char*> envp;
+  for (auto& e : env_text) envp.push_back(e.data());
+  envp.push_back(nullptr);
   const pid_t pid = fork();
   if (pid == 0) {
     const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
@@ -73,7 +85,7 @@ pid_t SpawnWorker(const std::string& db, const std::string& queue, const std::st
       dup2(fd, STDERR_FILENO);
       dup2(fd, STDOUT_FILENO);
     }
-    execv("/proc/self/exe", argv.data());
+    execve("/proc/self/exe", argv.data(), envp.data());
     _exit(127);
   }
   return pid;
@@ -201,7 +213,7 @@ int Demo::Run() {
     prefix = fmt::format("demo-{}-", getpid());
     queue_ = fmt::format("demo-{}-{}", getpid(), Now());
     fmt::print("warden demo: crash recovery on PostgreSQL\n");
-    fmt::print("  database  {}, queue {}\n  logs      {}\n", db_, queue_, dir_);
+    fmt::print("  database  {}, queue {}\n  logs      {}\n", RedactDbUrl(db_), queue_, dir_);
   }
   fmt::print("  workers   3 processes x 4 slots; heartbeat {}, lease {}, sweep {}\n\n",
              FormatDuration(kHeartbeat), FormatDuration(kLease), FormatDuration(kSweep));

@@ -4,9 +4,11 @@
 #include <utility>
 #include <vector>
 
+#include "core/duration.h"
 #include "core/json_text.h"
 #include "maintenance/sweeper.h"
 #include "store/store.h"
+#include "warden/worker.h"
 
 namespace warden {
 
@@ -161,7 +163,7 @@ Result<int64_t> Client::CountUnfinished() { return store_->JobCountUnfinished();
 
 Result<std::vector<WorkerInfo>> Client::ListWorkers() { return store_->WorkerList(false); }
 
-Result<int> Client::ReleaseWorker(const std::string& name_or_id) {
+Result<int> Client::ReleaseWorker(const std::string& name_or_id, bool force) {
   WARDEN_ASSIGN_OR_RETURN(auto workers, store_->WorkerList(false));
   int64_t as_id = 0;
   const auto [ptr, ec] =
@@ -175,6 +177,22 @@ Result<int> Client::ReleaseWorker(const std::string& name_or_id) {
   if (!match) {
     return NotFound("no live worker named or numbered '" + OneLine(name_or_id, 60) + "'");
   }
+  if (!force) {
+    // Releasing is for a worker whose host is gone. One whose process runs
+    // on this host is not gone: declaring it dead would stop its jobs and
+    // charge each a crash.
+    WARDEN_ASSIGN_OR_RETURN(auto live, store_->WorkerListLive(match->name));
+    for (const WorkerLiveness& w : live) {
+      if (w.id != match->id) continue;
+      const std::string proof = ProofOfLife(w, HostIdentity::Self());
+      if (!proof.empty()) {
+        return FailedPrecondition("worker " + OneLine(match->name, 60) + " (id " +
+                                  std::to_string(match->id) + ") is alive: " + proof +
+                                  "; stop it with SIGTERM (kill " + std::to_string(w.pid) +
+                                  "), or release it anyway with --force");
+      }
+    }
+  }
   WARDEN_ASSIGN_OR_RETURN(RescueReport r,
                           store_->WorkerDeclareDead(match->id, "released by an operator"));
   store_->NotifyWorkers();
@@ -184,6 +202,20 @@ Result<int> Client::ReleaseWorker(const std::string& name_or_id) {
 Result<Stats> Client::GetStats() { return store_->GetStats(); }
 
 Result<SweepSummary> Client::Sweep(Millis keepalive_threshold) {
+  // A worker refuses a keepalive threshold under three of its own heartbeat
+  // intervals. A sweep from outside cannot see the heartbeat interval of the
+  // workers it judges (their rows do not record it), so it holds to the
+  // threshold every worker uses unless told otherwise: a shorter one would
+  // declare dead a live worker whose heartbeats are merely late, and that
+  // worker would stop its jobs (each charged a crash).
+  const Millis floor = WorkerOptions{}.keepalive_threshold;
+  if (keepalive_threshold < floor) {
+    return InvalidArgument("the keepalive threshold (" + FormatDuration(keepalive_threshold) +
+                           ") must be at least " + FormatDuration(floor) +
+                           ", the workers' default: a sweep cannot see the heartbeat intervals "
+                           "of live workers, and a shorter threshold declares dead a worker "
+                           "whose heartbeats are only late");
+  }
   SweepOptions o;
   o.keepalive_threshold = keepalive_threshold;
   WARDEN_ASSIGN_OR_RETURN(SweepReport r, SweepOnce(*store_, o));

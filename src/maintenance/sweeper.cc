@@ -24,6 +24,13 @@ std::string ProofOfDeath(const WorkerLiveness& w, const HostIdentity& self) {
   return {};
 }
 
+std::string ProofOfLife(const WorkerLiveness& w, const HostIdentity& self) {
+  if (w.node != self.node || w.boot_id != self.boot_id || w.pid_ns != self.pid_ns) return {};
+  if (self.boot_id.empty() || self.pid_ns.empty()) return {};
+  if (!ProcessAlive(w.pid, w.pid_start)) return {};
+  return "process " + std::to_string(w.pid) + " on " + self.node + " is running";
+}
+
 Result<std::vector<WorkerId>> ConfirmSessionsLost(Store& store,
                                                   const std::vector<WorkerLiveness>& suspects,
                                                   const std::string& name) {

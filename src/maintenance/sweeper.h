@@ -43,6 +43,11 @@ struct HostIdentity {
   static const HostIdentity& Self();
 };
 std::string ProofOfDeath(const WorkerLiveness& w, const HostIdentity& self);
+// The converse, for operators about to declare a worker dead by hand: why
+// it is certainly alive ("process 123 on box-1 is running"), or empty when
+// that cannot be shown from here (another host, another boot or container,
+// or the process gone).
+std::string ProofOfLife(const WorkerLiveness& w, const HostIdentity& self);
 
 Result<SweepReport> SweepOnce(Store& store, const SweepOptions& options);
 

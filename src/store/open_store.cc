@@ -4,6 +4,7 @@
 
 #include "core/json_text.h"
 #include "store/postgres/pg_store.h"
+#include "store/postgres/pg_url.h"
 #include "store/sqlite/sqlite_store.h"
 #include "store/store.h"
 
@@ -42,9 +43,7 @@ Status CheckPostgresUrl(const std::string& url) {
   return Status::Ok();
 }
 
-}  // namespace
-
-Result<std::unique_ptr<Store>> OpenStore(const std::string& url, StoreOptions options) {
+Result<std::unique_ptr<Store>> OpenAny(const std::string& url, StoreOptions options) {
   if (url.empty()) return InvalidArgument("empty database URL");
   if (StartsWith(url, "postgres://") || StartsWith(url, "postgresql://")) {
     WARDEN_RETURN_IF_ERROR(CheckPostgresUrl(url));
@@ -64,9 +63,20 @@ Result<std::unique_ptr<Store>> OpenStore(const std::string& url, StoreOptions op
     }
   }
   if (path.empty()) {
-    return InvalidArgument("database URL '" + OneLine(url, 200) + "' names no file");
+    return InvalidArgument("database URL '" + OneLine(RedactDbUrl(url), 200) +
+                           "' names no file");
   }
   return sqlite::SqliteStore::Open(path, options);
+}
+
+}  // namespace
+
+// Every error may quote the URL (a path that is really a keyword/value
+// string, libpq's parse errors): none may show a password.
+Result<std::unique_ptr<Store>> OpenStore(const std::string& url, StoreOptions options) {
+  auto store = OpenAny(url, options);
+  if (store.has_value()) return store;
+  return Status(store.error().code(), ScrubDbSecrets(store.error().message(), url));
 }
 
 }  // namespace warden

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/json_text.h"
+#include "store/postgres/pg_url.h"
 
 namespace warden::pg {
 namespace {
@@ -146,6 +147,9 @@ Result<std::unique_ptr<Conn>> Conn::Connect(const std::string& url, SessionSetup
   return conn;
 }
 
+Conn::Conn(std::string url, SessionSetup setup)
+    : url_(std::move(url)), secrets_(DbSecrets(url_)), setup_(std::move(setup)) {}
+
 Conn::~Conn() { Drop(); }
 
 void Conn::Drop() {
@@ -165,7 +169,7 @@ Status Conn::Open() {
   const char* values[] = {"5", "10000", "5", "2", "3", "warden", url_.c_str(), nullptr};
   conn_ = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
   if (conn_ == nullptr || PQstatus(conn_) != CONNECTION_OK) {
-    last_error_ = conn_ ? OneLine(PQerrorMessage(conn_)) : "out of memory";
+    last_error_ = conn_ ? ScrubSecrets(OneLine(PQerrorMessage(conn_)), secrets_) : "out of memory";
     Drop();
     backoff_ = backoff_.count() == 0 ? kFirstBackoff : std::min(backoff_ * 2, kMaxBackoff);
     next_attempt_ = std::chrono::steady_clock::now() + backoff_;
@@ -214,6 +218,7 @@ Status Conn::ErrorFrom(PGresult* r, const std::string& context) {
   std::string msg = r ? OneLine(PQresultErrorMessage(r)) : "";
   if (msg.empty()) msg = conn_ ? OneLine(PQerrorMessage(conn_)) : "no connection";
   if (msg.rfind("ERROR: ", 0) == 0) msg = msg.substr(7);
+  msg = ScrubSecrets(msg, secrets_);
   if (!connected()) {
     // The server went away mid-statement; its transaction is rolled back.
     last_error_ = msg;

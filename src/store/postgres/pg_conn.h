@@ -102,12 +102,14 @@ class Conn {
   PGconn* raw() { return conn_; }
 
  private:
-  Conn(std::string url, SessionSetup setup) : url_(std::move(url)), setup_(std::move(setup)) {}
+  Conn(std::string url, SessionSetup setup);
   Status Open();
   Status ErrorFrom(PGresult* r, const std::string& context);
   void Drop();
 
   std::string url_;
+  // The URL's passwords: libpq's messages may quote them (ScrubSecrets).
+  std::vector<std::string> secrets_;
   SessionSetup setup_;
   PGconn* conn_ = nullptr;
   int64_t session_ = 0;
