@@ -3,7 +3,8 @@
 // text or (with --json) one JSON document on stdout.
 //
 // Exit status: 0 success, 2 usage error, 1 any other failure, with a
-// one-line error on stderr.
+// one-line error on stderr. With --json, every outcome prints exactly one
+// JSON document on stdout: a failure's is {"error": {"code", "message"}}.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -35,8 +36,17 @@ void AddWorkersCommand(CLI::App& app, Globals& g, Action* action);
 void AddAdminCommands(CLI::App& app, Globals& g, Action* action);  // stats, sweep, wait
 void AddDemoCommand(CLI::App& app, Globals& g, Action* action);
 
-// Prints "warden: <status>" on stderr; returns the exit status for it.
+// Prints "warden: <status>" on stderr (and, with --json, the error document
+// on stdout); returns the exit status for it.
 int Fail(const Status& s);
+// A usage error found before any command ran (CLI11's, an unknown
+// command): "warden: usage: <message> (see warden --help)"; exit 2.
+int FailUsage(const std::string& message);
+// Whether Fail and FailUsage also print the error document. main() sets it
+// before parsing, from the raw arguments (a parse error comes before
+// Globals::json is known), then from Globals::json. Every failure goes
+// through Fail, so one switch covers every command.
+void SetJsonErrors(bool on);
 // Only init, add and worker may create a database. Every other command
 // acts on what is there (lists, waits, retries, cancels, releases, sweeps):
 // it opens with kExisting and fails, naming the path, when the database

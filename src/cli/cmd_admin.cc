@@ -7,6 +7,7 @@
 #include "cli/render.h"
 #include "core/duration.h"
 #include "core/json_text.h"
+#include "warden/db_url.h"
 
 namespace warden::cli {
 namespace {
@@ -49,10 +50,11 @@ void AddInitCommand(CLI::App& app, Globals& g, Action* action) {
   cmd->callback([&g, action] {
     *action = WithClient(g, [&g](Client& c) -> Status {
       WARDEN_ASSIGN_OR_RETURN(int v, c.SchemaVersion());
+      const std::string db = RedactDbUrl(g.db);
       if (g.json) {
-        PrintJson({{"db", g.db}, {"schema_version", v}});
+        PrintJson({{"db", db}, {"schema_version", v}});
       } else {
-        std::cout << "database " << g.db << " ready (schema version " << v << ")\n";
+        std::cout << "database " << db << " ready (schema version " << v << ")\n";
       }
       return Status::Ok();
     }, DbOpen::kCreateIfMissing);
@@ -64,32 +66,38 @@ void AddJobsCommand(CLI::App& app, Globals& g, Action* action) {
   auto queue = std::make_shared<std::string>();
   auto limit = std::make_shared<int>(100);
   auto id = std::make_shared<std::string>();
+  auto wide = std::make_shared<bool>(false);
   CLI::App* jobs = app.add_subcommand("jobs", "list and manage jobs");
   jobs->add_option("--state", *state, "only jobs in this state");
   jobs->add_option("--queue", *queue, "only jobs on this queue");
   jobs->add_option("--limit", *limit, "at most this many, newest first (default 100)")
       ->check(CLI::Range(1, 1'000'000));
+  jobs->add_flag("--wide", *wide, "show task and queue names whole, however long");
   jobs->callback([=, &g] {
     if (!jobs->get_subcommands().empty()) return;
-    *action = WithClient(g, [=, &g](Client& c) -> Status {
-      JobFilter f;
-      if (!state->empty()) {
-        f.state = ParseJobState(*state);
-        if (!f.state) {
-          return InvalidArgument("unknown state '" + OneLine(*state, 40) +
-                                 "' (scheduled, available, running, succeeded, retryable, "
-                                 "dead, cancelled, expired)");
-        }
+    JobFilter f;
+    f.queue = *queue;
+    f.limit = *limit;
+    if (!state->empty()) {
+      f.state = ParseJobState(*state);
+      if (!f.state) {
+        // A usage error (exit 2) before the database is opened.
+        *action = [state] {
+          return Fail(InvalidArgument("unknown state '" + OneLine(*state, 40) +
+                                      "' (scheduled, available, running, succeeded, retryable, "
+                                      "dead, cancelled, expired)"));
+        };
+        return;
       }
-      f.queue = *queue;
-      f.limit = *limit;
+    }
+    *action = WithClient(g, [=, &g](Client& c) -> Status {
       WARDEN_ASSIGN_OR_RETURN(auto list, c.ListJobs(f));
       if (g.json) {
         Json out = Json::array();
         for (const auto& j : list) out.push_back(JobToJson(j, false));
         PrintJson(out);
       } else {
-        PrintJobTable(list);
+        PrintJobTable(list, *wide);
       }
       return Status::Ok();
     });
@@ -139,27 +147,32 @@ void AddJobsCommand(CLI::App& app, Globals& g, Action* action) {
 
 void AddWorkersCommand(CLI::App& app, Globals& g, Action* action) {
   auto target = std::make_shared<std::string>();
+  auto wide = std::make_shared<bool>(false);
   CLI::App* workers = app.add_subcommand("workers", "list workers, live and past");
+  workers->add_flag("--wide", *wide, "show worker and node names whole, however long");
   workers->callback([=, &g] {
     if (!workers->get_subcommands().empty()) return;
-    *action = WithClient(g, [&g](Client& c) -> Status {
+    *action = WithClient(g, [=, &g](Client& c) -> Status {
       WARDEN_ASSIGN_OR_RETURN(auto list, c.ListWorkers());
       if (g.json) {
         Json out = Json::array();
         for (const auto& w : list) out.push_back(WorkerToJson(w));
         PrintJson(out);
       } else {
-        PrintWorkerTable(list);
+        PrintWorkerTable(list, *wide);
       }
       return Status::Ok();
     });
   });
+  auto force = std::make_shared<bool>(false);
   CLI::App* release = workers->add_subcommand(
       "release", "declare a worker dead now and recover its jobs (its host is gone)");
   release->add_option("worker", *target, "worker name or id")->required();
+  release->add_flag("--force", *force,
+                    "release it even if its process is running on this host");
   release->callback([=, &g] {
     *action = WithClient(g, [=, &g](Client& c) -> Status {
-      WARDEN_ASSIGN_OR_RETURN(int n, c.ReleaseWorker(*target));
+      WARDEN_ASSIGN_OR_RETURN(int n, c.ReleaseWorker(*target, *force));
       if (g.json) PrintJson({{"worker", *target}, {"recovered", n}});
       else std::cout << "worker " << *target << " declared dead; " << n << " jobs recovered\n";
       return Status::Ok();
@@ -180,7 +193,8 @@ void AddAdminCommands(CLI::App& app, Globals& g, Action* action) {
 
   auto keepalive = std::make_shared<std::string>("10s");
   CLI::App* sweep = app.add_subcommand("sweep", "run one maintenance pass now");
-  sweep->add_option("--keepalive-threshold", *keepalive, "presume silent workers dead after");
+  sweep->add_option("--keepalive-threshold", *keepalive,
+                    "presume silent workers dead after (default and minimum 10s)");
   sweep->callback([=, &g] {
     *action = WithClient(g, [=, &g](Client& c) -> Status {
       WARDEN_ASSIGN_OR_RETURN(Millis k, Duration("--keepalive-threshold", *keepalive));

@@ -1,18 +1,59 @@
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <string_view>
 
 #include "cli/cli.h"
 #include "core/json_text.h"
+#include "warden/db_url.h"
 
 #ifndef WARDEN_VERSION
 #define WARDEN_VERSION "dev"
 #endif
 
 namespace warden::cli {
+namespace {
+
+bool json_errors = false;
+
+// {"error": {"code": "not_found", "message": "..."}}: the code is the
+// Status code's name in snake case, which tells a script how to react
+// (status.h); a usage error is "invalid_argument", as its exit status 2 says.
+void PrintErrorDocument(StatusCode code, const std::string& message) {
+  std::string name = StatusCodeName(code);
+  std::replace(name.begin(), name.end(), ' ', '_');
+  PrintJson({{"error", {{"code", name}, {"message", message}}}});
+}
+
+// Whether the raw arguments ask for --json: an argument that is exactly
+// `--json`, anywhere but as the value of --db.
+bool WantsJson(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--json") return true;
+    if (arg == "--db") ++i;  // its value
+  }
+  return false;
+}
+
+}  // namespace
+
+void SetJsonErrors(bool on) { json_errors = on; }
 
 int Fail(const Status& s) {
   std::cerr << "warden: " << s.ToString() << "\n";
+  if (json_errors) PrintErrorDocument(s.code(), s.message());
   return s.code() == StatusCode::kInvalidArgument ? 2 : 1;
+}
+
+int FailUsage(const std::string& message) {
+  // It may quote the arguments, a database URL given in the wrong place
+  // among them (`warden stats postgresql://u:pw@h/db`): redacted before it
+  // is cut to one short line, and again here for any other caller.
+  const std::string text = RedactDbUrlsIn(message) + " (see warden --help)";
+  std::cerr << "warden: usage: " << text << "\n";
+  if (json_errors) PrintErrorDocument(StatusCode::kInvalidArgument, text);
+  return 2;
 }
 
 Result<std::unique_ptr<Client>> OpenClient(const Globals& g, DbOpen how) {
@@ -51,6 +92,7 @@ int main(int argc, char** argv) {
   AddAdminCommands(app, g, &action);
   AddDemoCommand(app, g, &action);
 
+  SetJsonErrors(WantsJson(argc, argv));
   // Name an unknown command plainly (CLI11 would only say one is required).
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -61,9 +103,7 @@ int main(int argc, char** argv) {
     if (arg.empty() || arg[0] == '-') continue;
     const auto subs = app.get_subcommands([&](const CLI::App* c) { return c->get_name() == arg; });
     if (subs.empty()) {
-      std::cerr << "warden: usage: unknown command '" << warden::OneLine(arg, 40)
-                << "' (see warden --help)\n";
-      return 2;
+      return FailUsage("unknown command '" + warden::OneLine(warden::RedactDbUrlsIn(arg), 40) + "'");
     }
     break;
   }
@@ -77,12 +117,9 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // CLI11's messages quote the arguments: keep them to one short line.
-    std::cerr << "warden: usage: " << warden::OneLine(e.what(), 200) << " (see warden --help)\n";
-    return 2;
+    return FailUsage(warden::OneLine(warden::RedactDbUrlsIn(e.what()), 200));
   }
-  if (!action) {
-    std::cerr << "warden: usage: no command given (see warden --help)\n";
-    return 2;
-  }
+  SetJsonErrors(g.json);
+  if (!action) return FailUsage("no command given");
   return action();
 }

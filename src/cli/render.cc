@@ -2,6 +2,10 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <sstream>
+
+#include "cli/text_width.h"
 #include "core/duration.h"
 #include "core/json_text.h"
 
@@ -12,12 +16,42 @@ Json OptTime(const std::optional<TimeMs>& t) { return t ? Json(FormatTime(*t)) :
 
 std::string Text(const std::optional<TimeMs>& t) { return t ? FormatTime(*t) : "-"; }
 
+constexpr JobState kAllJobStates[] = {
+    JobState::kScheduled, JobState::kAvailable, JobState::kRunning,   JobState::kSucceeded,
+    JobState::kRetryable, JobState::kDead,      JobState::kCancelled, JobState::kExpired};
+constexpr WorkerState kAllWorkerStates[] = {WorkerState::kActive, WorkerState::kDraining,
+                                            WorkerState::kStopped, WorkerState::kDead};
+
+// A name column: as wide as its header and its longest name, at most `cap`
+// columns unless `wide`.
+template <typename Row, typename Get>
+int ColumnWidth(const char* header, const std::vector<Row>& rows, Get get, int cap, bool wide) {
+  int width = DisplayWidth(header);
+  for (const Row& r : rows) width = std::max(width, DisplayWidth(get(r)));
+  return wide ? width : std::min(width, std::max(cap, DisplayWidth(header)));
+}
+
+// The kept stderr tail, every line of it, indented under its heading.
+void PrintTail(const std::string& tail) {
+  fmt::print("    stderr ({} bytes kept; a worker keeps the last 4 KiB of it):\n", tail.size());
+  std::istringstream lines(tail);
+  for (std::string line; std::getline(lines, line);) {
+    fmt::print("      {}\n", OneLine(line, line.size()));
+  }
+}
+
 Json AttemptToJson(const AttemptInfo& a) {
   Json j = {{"attempt", a.attempt},
             {"worker", a.worker},
             {"lease_token", a.lease_token},
             {"claimed_at", FormatTime(a.claimed_at)},
-            {"started_at", OptTime(a.started_at)},
+            // Only at-most-once attempts record when they started (the
+            // durable mark written before the job's code runs); an
+            // at-least-once start is not written to the store (it would cost
+            // a durable write per job on the way to its start, see claiming
+            // ahead in the README). The key says what it holds: it was
+            // `started_at`, null for every at-least-once attempt.
+            {"start_marked_at", OptTime(a.started_at)},
             {"finished_at", OptTime(a.finished_at)},
             {"outcome", a.outcome},
             {"error", nullptr}};
@@ -49,6 +83,9 @@ Json JobToJson(const JobInfo& j, bool with_attempts) {
               {"retry", RetryPolicyName(j.retry)},
               {"delivery", DeliveryName(j.delivery)},
               {"timeout_ms", j.timeout.count()},
+              // The lease its latest attempt ran under; before a first claim, its
+              // own (null: its worker's --lease will apply).
+              {"lease_ms", j.lease ? Json(j.lease->count()) : Json()},
               {"unique_key", j.unique_key.empty() ? Json() : Json(j.unique_key)},
               {"concurrency_key", j.concurrency_key.empty() ? Json() : Json(j.concurrency_key)},
               {"worker", j.worker ? Json(*j.worker) : Json()},
@@ -56,6 +93,7 @@ Json JobToJson(const JobInfo& j, bool with_attempts) {
               {"lease_expires_at", j.state == JobState::kRunning ? OptTime(j.lease_expires_at)
                                                                  : Json()},
               {"run_at", FormatTime(j.run_at)},
+              {"start_deadline_at", OptTime(j.start_deadline_at)},
               {"created_at", FormatTime(j.created_at)},
               {"started_at", OptTime(j.started_at)},
               {"finished_at", OptTime(j.finished_at)},
@@ -86,9 +124,12 @@ Json WorkerToJson(const WorkerInfo& w) {
 }
 
 Json StatsToJson(const Stats& s) {
+  // Every state, zero included, so that the keys never change.
   Json jobs = Json::object();
+  for (JobState st : kAllJobStates) jobs[JobStateName(st)] = 0;
   for (const auto& [state, n] : s.jobs) jobs[state] = n;
   Json workers = Json::object();
+  for (WorkerState st : kAllWorkerStates) workers[WorkerStateName(st)] = 0;
   for (const auto& [state, n] : s.workers) workers[state] = n;
   return {{"jobs", jobs},
           {"workers", workers},
@@ -98,14 +139,16 @@ Json StatsToJson(const Stats& s) {
             {"crash_loops", s.crash_loops}}}};
 }
 
-void PrintJobTable(const std::vector<JobInfo>& jobs) {
-  fmt::print("{:>8}  {:<10}  {:<20}  {:<10}  {:>7}  {:<24}  {}\n", "ID", "STATE", "TASK",
-             "QUEUE", "ATTEMPT", "CREATED", "LAST ERROR");
+void PrintJobTable(const std::vector<JobInfo>& jobs, bool wide) {
+  const int task = ColumnWidth("TASK", jobs, [](const JobInfo& j) { return j.task; }, 24, wide);
+  const int queue =
+      ColumnWidth("QUEUE", jobs, [](const JobInfo& j) { return j.queue; }, 20, wide);
+  fmt::print("{:>8}  {:<10}  {}  {}  {:>7}  {:<24}  {}\n", "ID", "STATE", Cell("TASK", task),
+             Cell("QUEUE", queue), "ATTEMPT", "CREATED", "LAST ERROR");
   for (const auto& j : jobs) {
-    fmt::print("{:>8}  {:<10}  {:<20}  {:<10}  {:>3}/{:<3}  {:<24}  {}\n", j.id,
-               JobStateName(j.state), j.task.substr(0, 20), j.queue.substr(0, 10), j.attempt,
-               j.max_attempts, FormatTime(j.created_at),
-               j.last_error ? ErrorKindName(*j.last_error) : "");
+    fmt::print("{:>8}  {:<10}  {}  {}  {:>3}/{:<3}  {:<24}  {}\n", j.id, JobStateName(j.state),
+               Cell(j.task, task), Cell(j.queue, queue), j.attempt, j.max_attempts,
+               FormatTime(j.created_at), j.last_error ? ErrorKindName(*j.last_error) : "");
   }
 }
 
@@ -117,30 +160,35 @@ void PrintJobDetail(const JobInfo& j) {
   fmt::print("  delivery:  {}, retry {}, attempt {} ({} charged of {}), crashes {} of {}\n",
              DeliveryName(j.delivery), RetryPolicyName(j.retry), j.attempt, j.charged,
              j.max_attempts, j.crashes, j.max_crashes);
+  fmt::print("  limits:    timeout {}, lease {}, start deadline {}\n", FormatDuration(j.timeout),
+             j.lease ? FormatDuration(*j.lease) : "the worker's", Text(j.start_deadline_at));
   fmt::print("  created:   {}   finished: {}\n", FormatTime(j.created_at),
              Text(j.finished_at));
   if (!j.checkpoint.is_null()) fmt::print("  checkpoint: {}\n", JsonText(j.checkpoint));
   if (!j.result.is_null()) fmt::print("  result:    {}\n", JsonText(j.result));
   for (const auto& a : j.attempts) {
-    fmt::print("  attempt {}: worker {} token {} claimed {} finished {} -> {}\n", a.attempt,
-               a.worker, a.lease_token, FormatTime(a.claimed_at), Text(a.finished_at),
-               a.outcome);
+    fmt::print("  attempt {}: worker {} token {} claimed {}{} finished {} -> {}\n", a.attempt,
+               a.worker, a.lease_token, FormatTime(a.claimed_at),
+               a.started_at ? " start marked " + FormatTime(*a.started_at) : "",
+               Text(a.finished_at), a.outcome);
     if (a.error) {
       fmt::print("    {}\n", a.error->message);
-      if (!a.error->stderr_tail.empty()) {
-        fmt::print("    stderr: {}\n", a.error->stderr_tail.substr(0, 400));
-      }
+      if (!a.error->stderr_tail.empty()) PrintTail(a.error->stderr_tail);
     }
   }
 }
 
-void PrintWorkerTable(const std::vector<WorkerInfo>& workers) {
-  fmt::print("{:>6}  {:<20}  {:<9}  {:<16}  {:>7}  {:>7}  {:<24}  {}\n", "ID", "NAME", "STATE",
-             "NODE", "PID", "RUNNING", "LAST HEARTBEAT", "NOTE");
+void PrintWorkerTable(const std::vector<WorkerInfo>& workers, bool wide) {
+  const int name =
+      ColumnWidth("NAME", workers, [](const WorkerInfo& w) { return w.name; }, 24, wide);
+  const int node =
+      ColumnWidth("NODE", workers, [](const WorkerInfo& w) { return w.node; }, 20, wide);
+  fmt::print("{:>6}  {}  {:<9}  {}  {:>7}  {:>7}  {:<24}  {}\n", "ID", Cell("NAME", name),
+             "STATE", Cell("NODE", node), "PID", "RUNNING", "LAST HEARTBEAT", "NOTE");
   for (const auto& w : workers) {
-    fmt::print("{:>6}  {:<20}  {:<9}  {:<16}  {:>7}  {:>7}  {:<24}  {}\n", w.id,
-               w.name.substr(0, 20), WorkerStateName(w.state), w.node.substr(0, 16), w.pid,
-               w.running, FormatTime(w.last_heartbeat), w.death_reason);
+    fmt::print("{:>6}  {}  {:<9}  {}  {:>7}  {:>7}  {:<24}  {}\n", w.id, Cell(w.name, name),
+               WorkerStateName(w.state), Cell(w.node, node), w.pid, w.running,
+               FormatTime(w.last_heartbeat), w.death_reason);
   }
 }
 

@@ -13,9 +13,12 @@ Json JobToJson(const JobInfo& j, bool with_attempts);
 Json WorkerToJson(const WorkerInfo& w);
 Json StatsToJson(const Stats& s);
 
-void PrintJobTable(const std::vector<JobInfo>& jobs);
+// Tables fit each name column to its longest name, up to a cap; a longer
+// name is cut (by display width, never inside a character) and ends with
+// "…". `wide` lifts the caps: every name is shown whole.
+void PrintJobTable(const std::vector<JobInfo>& jobs, bool wide);
 void PrintJobDetail(const JobInfo& j);
-void PrintWorkerTable(const std::vector<WorkerInfo>& workers);
+void PrintWorkerTable(const std::vector<WorkerInfo>& workers, bool wide);
 void PrintStats(const Stats& s);
 
 }  // namespace warden::cli

@@ -5,8 +5,10 @@
 #include <sqlite3.h>
 
 #include <fstream>
+#include <set>
 #include <sstream>
 
+#include "core/json_text.h"
 #include "harness.h"
 #include "store/postgres/pg_conn.h"
 
@@ -201,6 +203,91 @@ TEST_P(CliTest, AddPrintsIdAndCreated) {
   EXPECT_EQ(r.out.find_first_not_of("0123456789"), r.out.size() - 1) << r.out;
   EXPECT_NE(r.out, std::to_string(id) + "\n");
   EXPECT_EQ(r.err, "");
+}
+
+// The whole kept stderr tail (the last 4 KiB), not its first 400 bytes: a
+// Python traceback ends with the exception.
+TEST_P(CliTest, JobsShowPrintsTheWholeStderrTail) {
+  StartWorker("a");
+  const int64_t id = Add(Job("for i in $(seq 1 40); do echo \"  File \\\"app.py\\\", line $i, in "
+                             "frame_$i\" >&2; done; echo 'ValueError: the last line' >&2; exit 1"),
+                         {"--max-attempts", "1"});
+  ASSERT_GT(id, 0);
+  ASSERT_TRUE(WaitFor([&] { return JobInState(id, warden::JobState::kDead); }));
+  CliResult r = Cli({"jobs", "show", std::to_string(id)}, /*json=*/false);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("line 1, in frame_1\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("line 40, in frame_40\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ValueError: the last line\n"), std::string::npos) << r.out;
+}
+
+// Names in tables are cut by display width (never inside a character),
+// with a marker; `--wide` shows them whole.
+TEST_P(CliTest, TablesCutNamesByDisplayWidthWithAMarker) {
+  const std::string long_task = "rechnungen-versand-\xC3\xBC" "bermorgen-gro\xC3\x9F" "kunden";
+  const std::string long_queue = "transactional-emails-for-customers-in-europe";
+  // 18 characters two columns wide each: 36 columns.
+  const std::string cjk_queue =
+      "\u65E5\u672C\u8A9E\u306E\u30AD\u30E5\u30FC\u306E\u540D\u524D\u306F\u3068\u3066"
+      "\u3082\u9577\u3044\u3067\u3059";
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"add", "t", "--queue", "transactional-emails"},
+           {"add", "t", "--queue", "transactional-emailz"},
+           {"add", "t", "--queue", "gr\xC3\xB6sse-\xC3\xA4nderung"},
+           {"add", long_task},
+           {"add", "t", "--queue", long_queue},
+           {"add", "t", "--queue", cjk_queue}}) {
+    ASSERT_EQ(Cli(args).exit_code, 0) << args[1];
+  }
+  // Where "0/5" (the ATTEMPT column) starts, in characters (all of these
+  // are one column wide).
+  auto attempt_column = [](const std::string& line) {
+    const size_t at = line.find(" 0/5");
+    size_t chars = 0;
+    for (size_t i = 0; i < at && at != std::string::npos; ++i) chars += (line[i] & 0xC0) != 0x80;
+    return at == std::string::npos ? -1 : static_cast<int>(chars);
+  };
+  CliResult r = Cli({"jobs"}, /*json=*/false);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(warden::InvalidUtf8At(r.out), std::string::npos) << "a character was split:\n"
+                                                             << r.out;
+  EXPECT_NE(r.out.find("transactional-emails "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("transactional-emailz "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("gr\xC3\xB6sse-\xC3\xA4nderung "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(long_task), std::string::npos) << "cut: " << r.out;
+  EXPECT_EQ(r.out.find(long_queue), std::string::npos) << "cut: " << r.out;
+  EXPECT_NE(r.out.find("\xE2\x80\xA6 "), std::string::npos) << "the cut is marked: " << r.out;
+  std::istringstream lines(r.out);
+  std::string line;
+  std::set<int> columns;
+  std::getline(lines, line);  // the header
+  while (std::getline(lines, line)) {
+    if (line.find("\u65E5") == std::string::npos) columns.insert(attempt_column(line));
+  }
+  EXPECT_EQ(columns.size(), 1u) << "columns line up:\n" << r.out;
+  EXPECT_EQ(columns.count(-1), 0u) << r.out;
+  // The queue column is 20 wide: nine wide characters (18), the marker, and
+  // one space to fill it.
+  EXPECT_NE(r.out.find(cjk_queue.substr(0, 9 * 3) + "\u2026 " + "    0/5"), std::string::npos)
+      << r.out;
+
+  r = Cli({"jobs", "--wide"}, /*json=*/false);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(long_task + " "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(long_queue + " "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(cjk_queue + " "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\xE2\x80\xA6"), std::string::npos) << r.out;
+
+  const std::string long_name = "arbeiter-f\xC3\xBCr-die-\xC3\xBC" "berweisungen-nummer-eins";
+  StartWorker(long_name);
+  r = Cli({"workers"}, /*json=*/false);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(warden::InvalidUtf8At(r.out), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(long_name), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\xE2\x80\xA6 "), std::string::npos) << r.out;
+  r = Cli({"workers", "--wide"}, /*json=*/false);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(long_name + " "), std::string::npos) << r.out;
 }
 
 // About a database on a server: one that does not exist there, a server

@@ -122,7 +122,7 @@ TEST_P(RecoveryTest, StartedAtMostOnceJobOfKilledWorkerEndsDeadAndNeverRunsTwice
   EXPECT_EQ(job["delivery"], "at_most_once");
   ASSERT_EQ(job["attempts"].size(), 1u) << job.dump(2);
   EXPECT_EQ(job["attempts"][0]["outcome"], "lost");
-  EXPECT_FALSE(job["attempts"][0]["started_at"].is_null()) << "the start mark was recorded";
+  EXPECT_FALSE(job["attempts"][0]["start_marked_at"].is_null()) << "the start mark was recorded";
   EXPECT_EQ(LedgerFor(id, "start").size(), 1u);
 }
 
