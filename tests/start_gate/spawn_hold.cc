@@ -16,9 +16,13 @@
 //   execve("/bin/sh", {..., "-c", ...})  a job's command about to run:
 //       appends "WARDEN_JOB_ID WARDEN_LEASE_TOKEN\n" (from the new
 //       environment) to DIR/execs first.
-//   kill(-PGID, SIG)  a stop of a job's process group (the shim's): waits
-//       500 ms first. However slowly the worker reacts once it runs again,
-//       only its start check can then keep a job from starting.
+//   kill(-PGID, SIG)  any signal to a process group (the shim's: a stop,
+//       its cleanup after a job, its kill when the worker dies): waits 500
+//       ms first. However slowly the worker reacts once it runs again, only
+//       its start check can then keep a job from starting. Every job of a
+//       held worker so ends 0.5 s later, and a stop (TERM, CONT, KILL) takes
+//       1.5 s. Jobs inherit the library: one that itself ran `/bin/sh -c`
+//       would add a line to DIR/execs (none of the tests' does).
 // The execve and kill wrappers run in forked children: async-signal-safe
 // calls only.
 #include <dlfcn.h>
