@@ -66,9 +66,13 @@ TEST(RedactDbUrlsIn, RedactsEveryUrlAndPasswordPairInFreeText) {
                            "(see warden --help)"),
             "The following argument was not expected: postgresql://u:***@h/d "
             "(see warden --help)");
+  // A URL runs to the next space, quotes included (a quote may be part of
+  // a password): the quote after a query's password is masked with it.
   EXPECT_EQ(RedactDbUrlsIn("unknown command 'postgres://u@h/d?password=s3cret' and "
                            "postgresql://:x@h"),
-            "unknown command 'postgres://u@h/d?password=***' and postgresql://:***@h");
+            "unknown command 'postgres://u@h/d?password=*** and postgresql://:***@h");
+  EXPECT_EQ(RedactDbUrlsIn("quoted 'postgresql://u:it's-s3cret@h/d' here"),
+            "quoted 'postgresql://u:***@h/d' here");
   EXPECT_EQ(RedactDbUrlsIn("no database at 'host=h password=s3cret dbname=d'"),
             "no database at 'host=h password=*** dbname=d'");
   EXPECT_EQ(RedactDbUrlsIn("postgres is fine; so is postgresql"),
