@@ -114,15 +114,24 @@ int64_t Worker::Impl::LeaseProvenUntil(const RunningJob& r) {
          SelfFenceAfter(r.lease, HeartbeatFor(r.lease, opt_.heartbeat)).count();
 }
 
+JobOutcome Worker::Impl::NotStarted(RunningJob& r) {
+  log_("job " + std::to_string(r.job.id) + ": not started: " + kUnprovenLease);
+  // A stop asked meanwhile (a shutdown's release, a cancel) says best how
+  // it ended; otherwise it is lost like a job the watchdog fenced.
+  const ErrorKind kind = r.stop.requested() ? KindFor(r.stop.reason()) : ErrorKind::kLost;
+  r.stop.Request(StopReason::kFence);
+  r.started_mono = 0;  // it did not run: no timeout, no job time
+  return Failure(r, kind, std::string("not started: ") + kUnprovenLease);
+}
+
 std::optional<JobOutcome> Worker::Impl::RefuseUnproven(RunningJob& r) {
-  if (!r.stop.requested() && !LeaseProven(r)) {
-    // A worker that has just woken from a freeze must not start a job whose
-    // lease may already be someone else's (the watchdog may not have run).
-    log_("job " + std::to_string(r.job.id) + ": not started: " + kUnprovenLease);
-    r.stop.Request(StopReason::kFence);
-    return Failure(r, ErrorKind::kLost, std::string("not started: ") + kUnprovenLease);
+  if (r.stop.requested()) {
+    r.started_mono = 0;
+    return Failure(r, KindFor(r.stop.reason()), StopWhy(r.stop.reason()));
   }
-  if (r.stop.requested()) return Failure(r, KindFor(r.stop.reason()), StopWhy(r.stop.reason()));
+  // A worker that has just woken from a freeze must not start a job whose
+  // lease may already be someone else's (the watchdog may not have run).
+  if (!LeaseProven(r)) return NotStarted(r);
   return std::nullopt;
 }
 
@@ -217,17 +226,9 @@ JobOutcome Worker::Impl::ExecuteCommand(RunningJob& r,
   SubprocessResult res = RunSubprocess(spec, r.stop, on_line);
   note(checkpoints.Finish());
 
-  if (res.missed_start_deadline) {
-    // Checked by the job's own process just before exec: the worker was
-    // frozen (or its heartbeats failed) between Execute's check and then.
-    // A stop asked meanwhile (a shutdown's release, a cancel) says best
-    // how it ended; otherwise it is lost like a job the watchdog fenced.
-    log_("job " + std::to_string(r.job.id) + ": not started: " + kUnprovenLease);
-    const ErrorKind kind = r.stop.requested() ? KindFor(r.stop.reason()) : ErrorKind::kLost;
-    r.stop.Request(StopReason::kFence);
-    r.started_mono = 0;  // it did not run: no timeout, no job time
-    return Failure(r, kind, std::string("not started: ") + kUnprovenLease);
-  }
+  // Checked by the job's own process just before exec: the worker was
+  // frozen (or its heartbeats failed) between Execute's check and then.
+  if (res.missed_start_deadline) return NotStarted(r);
   // We stopped it (cancel, fence, shutdown): that is the outcome whether our
   // signal killed it or it caught SIGTERM and exited non-zero by itself
   // (`trap 'cleanup; exit 143' TERM`); a job that still exits 0 finished.
@@ -276,10 +277,7 @@ JobOutcome Worker::Impl::ExecuteCommand(RunningJob& r,
 JobOutcome Worker::Impl::ExecuteHandler(RunningJob& r, const Handler& handler) {
   HandlerContext ctx(r, *claim_store_);
   // The last moment before the handler's code runs.
-  if (auto refused = RefuseUnproven(r)) {
-    r.started_mono = 0;  // it did not run: no timeout, no job time
-    return *std::move(refused);
-  }
+  if (auto refused = RefuseUnproven(r)) return *std::move(refused);
   Status s;
   try {
     s = handler(ctx);

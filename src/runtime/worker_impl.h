@@ -112,6 +112,8 @@ class Worker::Impl {
   // The outcome of a job that must not start (stopped, or its lease not
   // proven); nullopt if it may. Logs the refusals it decides itself.
   std::optional<JobOutcome> RefuseUnproven(RunningJob& r);
+  // The outcome, logged, of a job refused for want of a proven lease.
+  JobOutcome NotStarted(RunningJob& r);
   JobOutcome ExecuteCommand(RunningJob& r, const std::string& command);
   JobOutcome ExecuteHandler(RunningJob& r, const Handler& handler);
   // At-most-once: the durable `started` mark, retried on transient errors.
