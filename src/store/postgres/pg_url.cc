@@ -130,16 +130,18 @@ std::vector<Span> SecretSpans(std::string_view url) {
 
 namespace {
 
-std::string RedactOnce(std::string_view url) {
+// `text` with each of `spans` (sorted by begin) replaced by the mask; a span
+// that overlaps an earlier one is covered by it.
+std::string MaskSpans(std::string_view text, const std::vector<Span>& spans) {
   std::string out;
   size_t copied = 0;
-  for (const Span& s : SecretSpans(url)) {
-    if (s.begin < copied) continue;  // overlapping spans: the first one covers it
-    out.append(url.substr(copied, s.begin - copied));
+  for (const Span& s : spans) {
+    if (s.begin < copied) continue;
+    out.append(text.substr(copied, s.begin - copied));
     out.append(kMask);
     copied = s.end;
   }
-  out.append(url.substr(std::min(copied, url.size())));
+  out.append(text.substr(std::min(copied, text.size())));
   return out;
 }
 
@@ -150,9 +152,9 @@ std::string RedactDbUrl(std::string_view url) {
   // and '@' can hide a second one behind the first mask (found by
   // fuzz/db_url_fuzz.cc: `postgresql://a://b@c?d:SECRET@host/db`). Each
   // pass only puts masks in place of text, so a few passes settle it.
-  std::string out = RedactOnce(url);
+  std::string out = MaskSpans(url, SecretSpans(url));
   for (int pass = 0; pass < 8; ++pass) {
-    std::string again = RedactOnce(out);
+    std::string again = MaskSpans(out, SecretSpans(out));
     if (again == out) break;
     out = std::move(again);
   }
@@ -181,15 +183,7 @@ std::string RedactDbUrlsIn(std::string_view text) {
   out.append(text.substr(i));
   std::vector<Span> spans;
   KeywordSpans(out, spans);
-  std::string redacted;
-  size_t copied = 0;
-  for (const Span& s : spans) {
-    redacted.append(out, copied, s.begin - copied);
-    redacted.append(kMask);
-    copied = s.end;
-  }
-  redacted.append(out, copied);
-  return redacted;
+  return MaskSpans(out, spans);
 }
 
 std::vector<std::string> DbSecrets(std::string_view url) {
