@@ -21,7 +21,6 @@
 #include <map>
 #include <set>
 #include <sstream>
-#include <string_view>
 #include <thread>
 
 #include <fmt/core.h>
@@ -70,14 +69,9 @@ pid_t SpawnWorker(const std::string& db, const std::string& queue, const std::st
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  // Built before fork: the child only calls async-signal-safe functions.
-  std::vector<std::string> env_text = {"WARDEN_DB=" + db};
-  for (char** e = environ; *e != nullptr; ++e) {
-    if (std::string_view(*e).substr(0, 10) != "WARDEN_DB=") env_text.emplace_back(*e);
-  }
-  std::vector<char*> envp;
-  for (auto& e : env_text) envp.push_back(e.data());
-  envp.push_back(nullptr);
+  // The demo runs no thread of its own, so its environment may change here;
+  // the child inherits it.
+  setenv("WARDEN_DB", db.c_str(), 1);
   const pid_t pid = fork();
   if (pid == 0) {
     const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
@@ -85,7 +79,7 @@ pid_t SpawnWorker(const std::string& db, const std::string& queue, const std::st
       dup2(fd, STDERR_FILENO);
       dup2(fd, STDOUT_FILENO);
     }
-    execve("/proc/self/exe", argv.data(), envp.data());
+    execv("/proc/self/exe", argv.data());
     _exit(127);
   }
   return pid;
