@@ -21,13 +21,7 @@ class ContentionTest : public IntegrationTest {
       s.task = "command";
       s.command = cmd;
     }
-    auto r = client().EnqueueMany(specs);
-    EXPECT_TRUE(r.has_value()) << r.error().ToString();
-    std::vector<int64_t> ids;
-    if (r.has_value()) {
-      for (const auto& e : *r) ids.push_back(e.id);
-    }
-    return ids;
+    return EnqueueMany(specs);
   }
 
   bool AllSucceeded(const std::vector<int64_t>& ids) {

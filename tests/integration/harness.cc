@@ -243,6 +243,16 @@ warden::Client& IntegrationTest::client() {
   return *client_;
 }
 
+std::vector<int64_t> IntegrationTest::EnqueueMany(const std::vector<warden::JobSpec>& specs) {
+  auto r = client().EnqueueMany(specs);
+  EXPECT_TRUE(r.has_value()) << r.error().ToString();
+  std::vector<int64_t> ids;
+  if (r.has_value()) {
+    for (const auto& e : *r) ids.push_back(e.id);
+  }
+  return ids;
+}
+
 std::optional<warden::JobInfo> IntegrationTest::GetJob(int64_t id) {
   auto j = client().GetJob(id);
   if (!j.has_value()) return std::nullopt;  // e.g. busy: the caller polls again

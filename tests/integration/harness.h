@@ -148,6 +148,9 @@ class IntegrationTest : public ::testing::TestWithParam<Backend> {
 
   // The public C++ API on the same database (cheap polling).
   warden::Client& client();
+  // client().EnqueueMany: the new ids, in order (none, and a test failure,
+  // if it fails).
+  std::vector<int64_t> EnqueueMany(const std::vector<warden::JobSpec>& specs);
   std::optional<warden::JobInfo> GetJob(int64_t id);
   bool JobInState(int64_t id, warden::JobState s);
   // The pid of the worker process that holds job `id` now (-1: none).

@@ -186,13 +186,7 @@ TEST_P(StartGateTest, JobsClaimedAheadOfAFrozenWorkersSlotsNeverStart) {
       spec.priority = priority;
       spec.payload = {{"steps", steps}, {"step_ms", step_ms}};
     }
-    auto added = client().EnqueueMany(specs);
-    EXPECT_TRUE(added.has_value()) << added.error().ToString();
-    std::vector<int64_t> ids;
-    if (added.has_value()) {
-      for (const auto& e : *added) ids.push_back(e.id);
-    }
-    return ids;
+    return EnqueueMany(specs);
   };
   auto held_by = [&](int64_t worker) {
     warden::JobFilter f;
