@@ -126,6 +126,7 @@ void SimWorker::ExecIfProven(std::shared_ptr<SimRun> r, int64_t deadline_ms) {
     w_.trace().Line(w_.now(), "{}: job {}'s process finds its lease no longer proven (token {}); "
                     "exits unrun", info_.name, r->job.id, r->job.lease_token);
     w_.CountExecRefused();
+    r->started = false;  // as src: it did not run (no job time)
     return ProcessGone(r, Failure(*r, ErrorKind::kLost));
   }
   BeginWork(r);
