@@ -41,7 +41,10 @@ bool WantsJson(int argc, char** argv) {
 void SetJsonErrors(bool on) { json_errors = on; }
 
 int Fail(const Status& s) {
-  std::cerr << "warden: " << s.ToString() << "\n";
+  // For a person, the message alone: the code's name ("data loss:" for a
+  // file that is not a database) is for scripts, which read it from the
+  // exit status and from --json's "code".
+  std::cerr << "warden: " << s.message() << "\n";
   if (json_errors) PrintErrorDocument(s.code(), s.message());
   return s.code() == StatusCode::kInvalidArgument ? 2 : 1;
 }
@@ -90,6 +93,7 @@ int main(int argc, char** argv) {
   AddJobsCommand(app, g, &action);
   AddWorkersCommand(app, g, &action);
   AddAdminCommands(app, g, &action);
+  AddWaitCommand(app, g, &action);
   AddDemoCommand(app, g, &action);
 
   SetJsonErrors(WantsJson(argc, argv));

@@ -86,8 +86,9 @@ TEST_P(DiskFullTest, EnqueueOnAFullDiskFailsClearlyAndLosesNothing) {
       } else {
         ++refusals;
         EXPECT_EQ(r.exit_code, 1) << r.err;
-        EXPECT_TRUE(OneLineError(r, "unavailable: ")) << r.err;
+        EXPECT_TRUE(OneLineError(r)) << r.err;
         EXPECT_TRUE(SaysFull(r.err)) << r.err;
+        EXPECT_EQ(r.json["error"]["code"], "unavailable") << r.out;
       }
       continue;
     }

@@ -54,7 +54,9 @@ TEST_P(PayloadTest, MalformedJsonArgumentIsAUsageError) {
                                  "\"\\ud800\"", "nul", "{\"a\":\x01}", "", " "}) {
     CliResult r = Warden(db(), {"add", "t", bad});
     EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
-    EXPECT_TRUE(OneLineError(r, "invalid argument: the payload is not valid JSON")) << bad;
+    EXPECT_TRUE(OneLineError(r, "the payload is not valid JSON")) << bad;
+    // Words for a person, not a status code's name ("invalid argument: ").
+    EXPECT_EQ(r.err.rfind("warden: the payload is not valid JSON", 0), 0u) << r.err;
     EXPECT_EQ(r.out, "") << bad;
   }
   EXPECT_EQ(Unfinished(), 0);

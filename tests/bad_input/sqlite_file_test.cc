@@ -89,7 +89,7 @@ TEST_P(SqliteFileTest, RandomBytesAreRefusedAtOpenAndLeftUntouched) {
   std::string bytes(16 * kPage, '\0');
   for (char& c : bytes) c = static_cast<char>(rng());
   WriteBytes(path, bytes);
-  ExpectRefusedAndUntouched(path, bytes, "data loss: cannot use database '" + path + "'");
+  ExpectRefusedAndUntouched(path, bytes, "cannot use database '" + path + "'");
   ExpectApiRefuses(path, StatusCode::kDataLoss, "file is not a database");
   EXPECT_TRUE(Bytes(path) == bytes);
   EXPECT_FALSE(Exists(path + "-wal") || Exists(path + "-shm"));
@@ -134,7 +134,7 @@ TEST_P(SqliteFileTest, OverwrittenTablePageIsDataLossWhenRead) {
     WriteBytes(path, bytes);
     CliResult r = Warden(path, command);
     EXPECT_EQ(r.exit_code, 1) << table << ": " << r.err;
-    EXPECT_TRUE(OneLineError(r, "data loss: sqlite: database disk image is malformed")) << table;
+    EXPECT_TRUE(OneLineError(r, "sqlite: database disk image is malformed")) << table;
     EXPECT_TRUE(Bytes(path) == bytes) << table << ": the file was modified";
   }
 }
@@ -168,7 +168,7 @@ TEST_P(SqliteFileTest, TruncatedDatabaseIsRefusedAtOpenAndLeftUntouched) {
     const std::string bytes = pristine.substr(0, size);
     WriteBytes(path, bytes);
     SCOPED_TRACE("cut to " + std::to_string(size) + " bytes");
-    ExpectRefusedAndUntouched(path, bytes, "data loss: cannot use database '" + path + "'");
+    ExpectRefusedAndUntouched(path, bytes, "cannot use database '" + path + "'");
     ExpectApiRefuses(path, StatusCode::kDataLoss, "cannot use database");
   }
 }
@@ -180,7 +180,7 @@ TEST_P(SqliteFileTest, NewerSchemaIsRefusedAndLeftUntouched) {
   const std::string bytes = Bytes(path);
   ASSERT_FALSE(Exists(path + "-wal"));
   ExpectRefusedAndUntouched(path, bytes,
-                            "failed precondition: cannot use database '" + path +
+                            "cannot use database '" + path +
                                 "': the database has schema version 999, newer than this "
                                 "warden knows (3): upgrade warden");
   ExpectApiRefuses(path, StatusCode::kFailedPrecondition, "upgrade warden");
