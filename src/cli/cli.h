@@ -33,7 +33,8 @@ void AddAddCommand(CLI::App& app, Globals& g, Action* action);
 void AddWorkerCommand(CLI::App& app, Globals& g, Action* action);
 void AddJobsCommand(CLI::App& app, Globals& g, Action* action);
 void AddWorkersCommand(CLI::App& app, Globals& g, Action* action);
-void AddAdminCommands(CLI::App& app, Globals& g, Action* action);  // stats, sweep, wait
+void AddAdminCommands(CLI::App& app, Globals& g, Action* action);  // stats, sweep
+void AddWaitCommand(CLI::App& app, Globals& g, Action* action);
 void AddDemoCommand(CLI::App& app, Globals& g, Action* action);
 
 // Prints "warden: <status>" on stderr (and, with --json, the error document

@@ -1,0 +1,46 @@
+// warden workers [release]
+#include <iostream>
+
+#include "cli/cli.h"
+#include "cli/render.h"
+#include "cli/with_client.h"
+#include "core/json_text.h"
+
+namespace warden::cli {
+
+void AddWorkersCommand(CLI::App& app, Globals& g, Action* action) {
+  auto target = std::make_shared<std::string>();
+  auto wide = std::make_shared<bool>(false);
+  CLI::App* workers = app.add_subcommand("workers", "list workers, live and past");
+  workers->add_flag("--wide", *wide, "show worker and node names whole, however long");
+  workers->callback([=, &g] {
+    if (!workers->get_subcommands().empty()) return;
+    *action = WithClient(g, [=, &g](Client& c) -> Status {
+      WARDEN_ASSIGN_OR_RETURN(auto list, c.ListWorkers());
+      if (g.json) {
+        Json out = Json::array();
+        for (const auto& w : list) out.push_back(WorkerToJson(w));
+        PrintJson(out);
+      } else {
+        PrintWorkerTable(list, *wide);
+      }
+      return Status::Ok();
+    });
+  });
+  auto force = std::make_shared<bool>(false);
+  CLI::App* release = workers->add_subcommand(
+      "release", "declare a worker dead now and recover its jobs (its host is gone)");
+  release->add_option("worker", *target, "worker name or id")->required();
+  release->add_flag("--force", *force,
+                    "release it even if its process is running on this host");
+  release->callback([=, &g] {
+    *action = WithClient(g, [=, &g](Client& c) -> Status {
+      WARDEN_ASSIGN_OR_RETURN(int n, c.ReleaseWorker(*target, *force));
+      if (g.json) PrintJson({{"worker", *target}, {"recovered", n}});
+      else std::cout << "worker " << *target << " declared dead; " << n << " jobs recovered\n";
+      return Status::Ok();
+    });
+  });
+}
+
+}  // namespace warden::cli
