@@ -24,6 +24,7 @@ int RunBenchWorker(const Args& args) {
   warden::WorkerOptions o;
   o.concurrency = static_cast<int>(args.Int("concurrency", o.concurrency));
   o.log = [](const std::string&) {};
+  o.log_level = warden::LogLevel::kWarn;  // no line per finished job, as before
   auto worker = warden::Worker::Create(url, o);
   if (!worker) {
     std::fprintf(stderr, "worker: %s\n", worker.error().ToString().c_str());

@@ -39,6 +39,7 @@ int RunWorker(const std::string& url, int concurrency) {
   o.concurrency = concurrency;
   o.exit_when_idle = true;
   o.log = [](const std::string&) {};
+  o.log_level = warden::LogLevel::kWarn;  // no line per finished job, as before
   auto worker = warden::Worker::Create(url, o);
   if (!worker) return 1;
   (*worker)->Handle("noop", [](warden::JobContext&) { return warden::Status::Ok(); });

@@ -26,6 +26,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,15 @@ class JobContext {
 
 using Handler = std::function<Status(JobContext&)>;
 
+// How much a worker says. kInfo (the default): start-up, shutdown,
+// recovery, and one line per finished attempt (succeeded or failed);
+// kDebug adds a line as each job starts; kWarn only what went wrong
+// (failed attempts, retried store errors, refusals); kError nothing but
+// what stops the worker.
+enum class LogLevel { kError, kWarn, kInfo, kDebug };
+const char* LogLevelName(LogLevel level);
+std::optional<LogLevel> ParseLogLevel(const std::string& name);
+
 struct WorkerOptions {
   std::string name;  // stable label; default "<host>-<pid>"
   std::vector<std::string> queues = {"default"};
@@ -75,9 +85,15 @@ struct WorkerOptions {
   Millis poll_interval{1000};   // fallback when no wake-up arrives
   Millis flush_window{2};       // completions are batched this long
   Millis retention{7LL * 24 * 3600 * 1000};
-  bool exit_when_idle = false;  // return from Run() once nothing is unfinished
-  // Log lines go here (default: stderr with a timestamp).
+  // Return from Run() once nothing it could run is left: no job on its
+  // queues, of its tasks (or a command job, with allow_commands), is
+  // available, retryable, due or running. Jobs scheduled for later, and
+  // jobs it could never run, are named in its last log line.
+  bool exit_when_idle = false;
+  // Log lines go here (default: stderr with a timestamp), those at
+  // `log_level` or more important.
   std::function<void(const std::string&)> log;
+  LogLevel log_level = LogLevel::kInfo;
 };
 
 struct WorkerCounters {

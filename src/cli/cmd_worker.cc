@@ -20,6 +20,7 @@ struct WorkerFlags {
   bool allow_cmd = false, exit_when_idle = false;
   std::vector<std::string> tasks;
   std::string heartbeat, lease, keepalive, sweep, shutdown, kill_grace, poll;
+  std::string log_level = "info";
 };
 
 Result<WorkerOptions> BuildOptions(const WorkerFlags& f) {
@@ -29,6 +30,12 @@ Result<WorkerOptions> BuildOptions(const WorkerFlags& f) {
   o.concurrency = f.concurrency;
   o.allow_commands = f.allow_cmd;
   o.exit_when_idle = f.exit_when_idle;
+  const auto level = ParseLogLevel(f.log_level);
+  if (!level) {
+    return InvalidArgument("--log-level must be error, warn, info or debug, not '" +
+                           OneLine(f.log_level, 40) + "'");
+  }
+  o.log_level = *level;
   for (const std::string& t : f.tasks) {
     const size_t eq = t.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == t.size()) {
@@ -110,8 +117,12 @@ void AddWorkerCommand(CLI::App& app, Globals& g, Action* action) {
                   "on SIGTERM, wait this long for jobs (default 30s)");
   cmd->add_option("--kill-grace", f->kill_grace, "SIGTERM -> SIGKILL for jobs (default 5s)");
   cmd->add_option("--poll-interval", f->poll, "fallback poll interval (default 1s)");
+  cmd->add_option("--log-level", f->log_level,
+                  "error | warn | info (default: one line per finished attempt) | debug "
+                  "(and per start)");
   cmd->add_flag("--exit-when-idle", f->exit_when_idle,
-                "exit once no job is scheduled, available, retryable or running");
+                "exit once no job it can run is available, due, retryable or running (jobs "
+                "for other queues or tasks, or scheduled for later, do not keep it)");
   cmd->callback([f, &g, action] { *action = [f, &g] { return RunWorker(g, *f); }; });
 }
 

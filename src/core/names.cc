@@ -5,6 +5,7 @@
 
 #include "warden/job.h"
 #include "warden/status.h"
+#include "warden/worker.h"
 
 namespace warden {
 namespace {
@@ -32,6 +33,7 @@ constexpr std::array<const char*, 2> kDeliveries = {"at_least_once", "at_most_on
 constexpr std::array<const char*, 3> kRetryPolicies = {"none", "default", "forever"};
 constexpr std::array<const char*, 4> kWorkerStates = {"active", "draining", "stopped",
                                                       "dead"};
+constexpr std::array<const char*, 4> kLogLevels = {"error", "warn", "info", "debug"};
 constexpr std::array<const char*, 9> kStatusCodes = {
     "ok",          "invalid argument", "not found",         "failed precondition",
     "aborted",     "unavailable",      "deadline exceeded", "data loss",
@@ -52,6 +54,7 @@ Status Status::Annotate(const std::string& context) const {
 }
 
 const char* JobStateName(JobState s) { return NameOf(kJobStates, s); }
+const char* LogLevelName(LogLevel l) { return NameOf(kLogLevels, l); }
 const char* ErrorKindName(ErrorKind k) { return NameOf(kErrorKinds, k); }
 const char* DeliveryName(Delivery d) { return NameOf(kDeliveries, d); }
 const char* RetryPolicyName(RetryPolicy p) { return NameOf(kRetryPolicies, p); }
@@ -59,6 +62,9 @@ const char* WorkerStateName(WorkerState s) { return NameOf(kWorkerStates, s); }
 
 std::optional<JobState> ParseJobState(const std::string& s) {
   return Parse<JobState>(kJobStates, s);
+}
+std::optional<LogLevel> ParseLogLevel(const std::string& s) {
+  return Parse<LogLevel>(kLogLevels, s);
 }
 std::optional<ErrorKind> ParseErrorKind(const std::string& s) {
   return Parse<ErrorKind>(kErrorKinds, s);

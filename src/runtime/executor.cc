@@ -3,6 +3,7 @@
 #include <csignal>
 #include <cstring>
 #include <optional>
+#include <sstream>
 
 #include "core/duration.h"
 #include "core/json_text.h"
@@ -42,6 +43,12 @@ const char* StopWhy(StopReason why) {
       break;
   }
   return "stopped";
+}
+
+// "job 12 (resize) attempt 2": how log lines name a job.
+std::string JobLabel(const RunningJob& r) {
+  return "job " + std::to_string(r.job.id) + " (" + OneLine(r.job.task, 60) + ") attempt " +
+         std::to_string(r.job.attempt);
 }
 
 JobOutcome Failure(const RunningJob& r, ErrorKind kind, std::string message) {
@@ -115,7 +122,7 @@ int64_t Worker::Impl::LeaseProvenUntil(const RunningJob& r) {
 }
 
 JobOutcome Worker::Impl::NotStarted(RunningJob& r) {
-  log_("job " + std::to_string(r.job.id) + ": not started: " + kUnprovenLease);
+  Log(LogLevel::kWarn, "job " + std::to_string(r.job.id) + ": not started: " + kUnprovenLease);
   // A stop asked meanwhile (a shutdown's release, a cancel) says best how
   // it ended; otherwise it is lost like a job the watchdog fenced.
   const ErrorKind kind = r.stop.requested() ? KindFor(r.stop.reason()) : ErrorKind::kLost;
@@ -144,7 +151,7 @@ JobOutcome Worker::Impl::Execute(RunningJob& r) {
     // would stay `running` for good.
     if (!marked.has_value()) {
       // Not started: reported lost without the mark, it is requeued uncharged.
-      log_("job " + std::to_string(r.job.id) + ": could not record its start (" +
+      Log(LogLevel::kWarn, "job " + std::to_string(r.job.id) + ": could not record its start (" +
            marked.error().ToString() + "); not running it");
       return Failure(r, ErrorKind::kLost,
                      "not started: could not record its start: " + marked.error().ToString());
@@ -159,6 +166,7 @@ JobOutcome Worker::Impl::Execute(RunningJob& r) {
     if (auto refused = RefuseUnproven(r)) return *std::move(refused);
   }
   r.started_mono = clock_.MonotonicMs();
+  if (Logs(LogLevel::kDebug)) Log(LogLevel::kDebug, JobLabel(r) + ": starting");
   if (!r.job.command.empty()) return ExecuteCommand(r, r.job.command);
   if (auto it = opt_.task_commands.find(r.job.task); it != opt_.task_commands.end()) {
     return ExecuteCommand(r, it->second);
@@ -225,6 +233,12 @@ JobOutcome Worker::Impl::ExecuteCommand(RunningJob& r,
   };
   SubprocessResult res = RunSubprocess(spec, r.stop, on_line);
   note(checkpoints.Finish());
+  // Kept with the attempt however it ends (in its stderr tail, or its note
+  // when it succeeds), and said now.
+  std::istringstream notes(control_errors);
+  for (std::string line; std::getline(notes, line);) {
+    if (!line.empty()) Log(LogLevel::kWarn, JobLabel(r) + ": " + line);
+  }
 
   // Checked by the job's own process just before exec: the worker was
   // frozen (or its heartbeats failed) between Execute's check and then.
@@ -252,6 +266,7 @@ JobOutcome Worker::Impl::ExecuteCommand(RunningJob& r,
     JobOutcome o;
     o.ref = JobRef{r.job.id, r.job.lease_token};
     o.success = true;
+    o.note = control_errors;
     if (has_result) {
       o.result = std::move(explicit_result);
     } else if (!res.stdout_tail.empty()) {
@@ -272,6 +287,29 @@ JobOutcome Worker::Impl::ExecuteCommand(RunningJob& r,
   }
   o.error.stderr_tail = res.stderr_tail + control_errors;
   return o;
+}
+
+void Worker::Impl::LogOutcome(const RunningJob& r, const JobOutcome& o) {
+  // Built only when it is said: a busy worker finishes a job every few
+  // microseconds.
+  if (!Logs(o.success ? LogLevel::kInfo : LogLevel::kWarn)) return;
+  const std::string took = FormatDuration(Millis(clock_.MonotonicMs() - r.started_mono));
+  if (o.success) {
+    if (Logs(LogLevel::kInfo)) Log(LogLevel::kInfo, JobLabel(r) + ": succeeded in " + took);
+    return;
+  }
+  std::string line = JobLabel(r) + ": " + ErrorKindName(o.error.kind) + " after " + took + ": " +
+                     OneLine(o.error.message, 300);
+  // The last line a failed command wrote to stderr is most often why
+  // (a Python traceback ends with its exception).
+  const std::string& tail = o.error.stderr_tail;
+  const size_t end = tail.find_last_not_of("\n");
+  if (end != std::string::npos) {
+    const size_t begin = tail.rfind('\n', end);
+    const size_t from = begin == std::string::npos ? 0 : begin + 1;
+    line += " (stderr: " + OneLine(tail.substr(from, end + 1 - from), 200) + ")";
+  }
+  Log(LogLevel::kWarn, line);
 }
 
 JobOutcome Worker::Impl::ExecuteHandler(RunningJob& r, const Handler& handler) {

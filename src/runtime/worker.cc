@@ -9,6 +9,7 @@
 
 #include "core/claim_ahead.h"
 #include "core/duration.h"
+#include "core/json_text.h"
 #include "core/lease.h"
 #include "env/process.h"
 #include "env/system_clock.h"
@@ -114,11 +115,27 @@ Status Worker::Impl::RecoverPreviousIncarnation() {
       declared = claim_store_->WorkerDeclareDead(w.id, "unexpected shutdown: " + proof);
     }
     WARDEN_ASSIGN_OR_RETURN(RescueReport r, std::move(declared));
-    log_("unexpected shutdown of the previous '" + opt_.name + "' (worker " +
+    Log(LogLevel::kWarn, "unexpected shutdown of the previous '" + opt_.name + "' (worker " +
          std::to_string(w.id) + ", " + proof + "); recovered " + std::to_string(r.rescued) +
          " of its jobs");
   }
   return Status::Ok();
+}
+
+std::string Worker::Impl::Serves() const {
+  auto list = [](const std::vector<std::string>& names) {
+    std::string out;
+    for (const std::string& n : names) out += (out.empty() ? "" : ", ") + OneLine(n, 60);
+    return out;
+  };
+  std::vector<std::string> tasks;
+  for (const auto& [task, handler] : handlers_) tasks.push_back(task);
+  for (const auto& [task, command] : opt_.task_commands) tasks.push_back(task);
+  std::string out = (opt_.queues.size() == 1 ? "queue " : "queues ") + list(opt_.queues) + "; ";
+  if (!tasks.empty()) out += (tasks.size() == 1 ? "task " : "tasks ") + list(tasks);
+  if (opt_.allow_commands) out += std::string(tasks.empty() ? "" : " and ") + "command jobs";
+  else out += tasks.empty() ? "" : " (not command jobs: no --allow-cmd)";
+  return out;
 }
 
 Status Worker::Impl::Register() {
@@ -134,6 +151,7 @@ Status Worker::Impl::Register() {
   for (const auto& [task, handler] : handlers_) reg.tasks.push_back(task);
   for (const auto& [task, command] : opt_.task_commands) reg.tasks.push_back(task);
   reg.concurrency = opt_.concurrency;
+  reg.allow_commands = opt_.allow_commands;
   WARDEN_ASSIGN_OR_RETURN(WorkerId id, heartbeat_store_->WorkerRegister(reg));
   id_ = id;
   return Status::Ok();
@@ -147,13 +165,12 @@ Status Worker::Impl::Run() {
   }
   WARDEN_RETURN_IF_ERROR(RecoverPreviousIncarnation());
   WARDEN_RETURN_IF_ERROR(Register());
-  log_("started as worker " + std::to_string(id_.load()) + ": queues " +
-       std::to_string(opt_.queues.size()) + ", concurrency " +
-       std::to_string(opt_.concurrency));
+  Log(LogLevel::kInfo, "started as worker " + std::to_string(id_.load()) + ": " + Serves() +
+                           ", concurrency " + std::to_string(opt_.concurrency));
 
   Completer::Callbacks cb;
   cb.worker_id = [this] { return id_.load(); };
-  cb.log = log_;
+  cb.log = [this](const std::string& line) { Log(LogLevel::kWarn, line); };
   cb.on_batch = [this](int accepted, int fenced, bool freed_keys) {
     counters_.fenced += fenced;
     (void)accepted;
@@ -249,12 +266,12 @@ void Worker::Impl::ClaimLoop() {
         if (claimed.error().code() == StatusCode::kDataLoss) {
           // Retrying cannot mend a damaged database, and carrying on would
           // keep writing heartbeats into it: stop, and say why (exit 1).
-          log_("stopping: " + claimed.error().ToString());
+          Log(LogLevel::kError, "stopping: " + claimed.error().ToString());
           fatal_ = claimed.error();
           Stop(/*release_now=*/false);
           break;
         }
-        if (!reported_error) log_("claim failed, retrying: " + claimed.error().ToString());
+        if (!reported_error) Log(LogLevel::kWarn, "claim failed, retrying: " + claimed.error().ToString());
         reported_error = true;
         {
           std::unique_lock lock(mu_);
@@ -263,7 +280,7 @@ void Worker::Impl::ClaimLoop() {
         backoff = std::min(backoff * 2, Millis(2000));
         continue;
       }
-      if (reported_error) log_("claims work again");
+      if (reported_error) Log(LogLevel::kInfo, "claims work again");
       reported_error = false;
       backoff = Millis(50);
       got = claimed->size();
@@ -296,13 +313,9 @@ void Worker::Impl::ClaimLoop() {
       }
       if (static_cast<int>(got) == free) continue;  // there may be more waiting
     }
-    if (opt_.exit_when_idle && got == 0 && Inflight() == 0 && completer_->idle()) {
-      auto unfinished = claim_store_->JobCountUnfinished();
-      if (unfinished.has_value() && *unfinished == 0) {
-        log_("nothing left to do; exiting (--exit-when-idle)");
-        stopping_ = true;
-        break;
-      }
+    if (got == 0 && NothingLeftToRun(Inflight() == 0 && completer_->idle())) {
+      stopping_ = true;
+      break;
     }
     Millis wait = opt_.poll_interval;
     if (got == 0) {
@@ -324,6 +337,48 @@ void Worker::Impl::ClaimLoop() {
     uint64_t drained;
     (void)!read(wake_fd_, &drained, sizeof drained);
   }
+}
+
+bool Worker::Impl::NothingLeftToRun(bool may_exit) {
+  const int64_t now_mono = clock_.MonotonicMs();
+  const bool exit_check = opt_.exit_when_idle && may_exit;
+  const bool note_due = !opt_.allow_commands && !said_commands_skipped_ &&
+                        now_mono >= next_commands_check_mono_;
+  if (!exit_check && !note_due) return false;
+  auto backlog = claim_store_->JobBacklog();
+  if (!backlog.has_value()) return false;  // asked again at the next idle poll
+  const TimeMs now = clock_.NowMs();
+  Serving self{opt_.queues, {}, opt_.allow_commands};
+  for (const auto& [task, handler] : handlers_) self.tasks.push_back(task);
+  for (const auto& [task, command] : opt_.task_commands) self.tasks.push_back(task);
+  if (note_due) {
+    next_commands_check_mono_ = now_mono + 10'000;
+    Serving with_commands = self;
+    with_commands.allow_commands = true;
+    std::vector<BacklogGroup> skipped;
+    for (const BacklogGroup& g : *backlog) {
+      if (g.command && g.state != JobState::kRunning &&
+          CanRun(with_commands, g.queue, g.task, true)) {
+        skipped.push_back(g);
+      }
+    }
+    if (!skipped.empty()) {
+      said_commands_skipped_ = true;
+      Log(LogLevel::kWarn,
+          "command jobs wait on its queues, and this worker does not run command jobs (a "
+          "worker started with --allow-cmd does): " + DescribeGroups(skipped, now));
+    }
+  }
+  if (!exit_check) return false;
+  std::vector<BacklogGroup> left;
+  for (const BacklogGroup& g : *backlog) {
+    const bool later = g.state == JobState::kScheduled && g.next_run_at > now;
+    if (CanRun(self, g.queue, g.task, g.command) && !later) return false;
+    if (g.state != JobState::kRunning) left.push_back(g);
+  }
+  Log(LogLevel::kInfo, "nothing left that it can run; exiting (--exit-when-idle)" +
+                           (left.empty() ? "" : ". Still waiting: " + DescribeGroups(left, now)));
+  return true;
 }
 
 void Worker::Impl::WakeSlotsLocked() {
@@ -366,6 +421,7 @@ void Worker::Impl::SlotLoop() {
     const double job_us =
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - taken)
             .count();
+    if (r->started_mono != 0) LogOutcome(*r, outcome);
     r->finished = true;
     (outcome.success ? counters_.succeeded : counters_.failed)++;
     completer_->Add(std::move(outcome), r->lease, !r->job.concurrency_key.empty());
@@ -388,7 +444,7 @@ void Worker::Impl::SlotLoop() {
 
 void Worker::Impl::StopAll(StopReason why, const std::string& log_line) {
   std::lock_guard lock(mu_);
-  if (!running_.empty() && !log_line.empty()) log_(log_line);
+  if (!running_.empty() && !log_line.empty()) Log(LogLevel::kInfo, log_line);
   for (auto& [id, r] : running_) r->stop.Request(why);
 }
 
@@ -401,11 +457,11 @@ void Worker::Impl::Stop(bool release_now) {
 void Worker::Impl::Shutdown() {
   const WorkerId id = id_;
   if (Status s = claim_store_->WorkerSetDraining(id); !s.ok()) {
-    log_("could not mark draining: " + s.ToString());
+    Log(LogLevel::kWarn, "could not mark draining: " + s.ToString());
   }
   const size_t n = Inflight();
   if (n > 0 && !release_now_) {
-    log_("draining: waiting up to " + FormatDuration(opt_.shutdown_timeout) + " for " +
+    Log(LogLevel::kInfo, "draining: waiting up to " + FormatDuration(opt_.shutdown_timeout) + " for " +
          std::to_string(n) + " running jobs");
   }
   const int64_t deadline = clock_.MonotonicMs() + opt_.shutdown_timeout.count();
@@ -437,10 +493,10 @@ void Worker::Impl::Shutdown() {
   for (auto& t : threads_) t.join();
   threads_.clear();
   if (Status s = heartbeat_store_->WorkerStop(id_); !s.ok()) {
-    log_("could not record the stop: " + s.ToString());
+    Log(LogLevel::kWarn, "could not record the stop: " + s.ToString());
   }
   session_.reset();  // only now: stopped, so its closing proves nothing
-  log_("stopped: " + std::to_string(counters_.succeeded.load()) + " succeeded, " +
+  Log(LogLevel::kInfo, "stopped: " + std::to_string(counters_.succeeded.load()) + " succeeded, " +
        std::to_string(counters_.failed.load()) + " failed, " +
        std::to_string(counters_.fenced.load()) + " fenced off");
 }

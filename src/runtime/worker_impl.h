@@ -129,6 +129,24 @@ class Worker::Impl {
   // A sleep that ends early when the worker stops.
   void SleepFor(Millis d);
 
+  bool Logs(LogLevel level) const { return level <= opt_.log_level; }
+  void Log(LogLevel level, const std::string& line) {
+    if (Logs(level)) log_(line);
+  }
+  // The line for a finished attempt: at kInfo, or kWarn when it failed.
+  void LogOutcome(const RunningJob& r, const JobOutcome& o);
+  // "queues a, b; tasks resize, thumbnail and command jobs": what it runs.
+  std::string Serves() const;
+  // Asked by the claim loop when a claim found nothing (`may_exit`: nothing
+  // held either). Says once that command jobs wait on its queues which it
+  // does not run (no --allow-cmd). With --exit-when-idle, whether nothing it
+  // could run is left: none available, retryable, due, or running anywhere
+  // (a running job it could run comes back if its worker dies). Jobs it can
+  // never run, and jobs scheduled for later, do not keep it; it names them.
+  bool NothingLeftToRun(bool may_exit);
+  bool said_commands_skipped_ = false;   // claim loop only
+  int64_t next_commands_check_mono_ = 0;  // claim loop only
+
   const Clock& clock_;
   LogFn log_;
   std::unique_ptr<Store> claim_store_;      // claims, marks, checkpoints

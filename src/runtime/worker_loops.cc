@@ -36,12 +36,12 @@ void Worker::Impl::HeartbeatLoop() {
     const int64_t start = clock_.MonotonicMs();
     auto hb = heartbeat_store_->WorkerHeartbeat(id_);
     if (!hb.has_value()) {
-      if (!reported_error) log_("heartbeat failed, retrying: " + hb.error().ToString());
+      if (!reported_error) Log(LogLevel::kWarn, "heartbeat failed, retrying: " + hb.error().ToString());
       reported_error = true;
       SleepFor(std::max(Millis(50), opt_.heartbeat / 4));
       continue;
     }
-    if (reported_error) log_("heartbeats work again");
+    if (reported_error) Log(LogLevel::kInfo, "heartbeats work again");
     reported_error = false;
     if (!hb->alive) {
       // Declared dead while we could not heartbeat: our leases are gone or
@@ -49,11 +49,11 @@ void Worker::Impl::HeartbeatLoop() {
       StopAll(StopReason::kFence, "this worker was declared dead; stopping its jobs");
       const WorkerId old = id_;
       if (Status s = Register(); !s.ok()) {
-        log_("could not register again: " + s.ToString());
+        Log(LogLevel::kWarn, "could not register again: " + s.ToString());
         SleepFor(opt_.heartbeat);
         continue;
       }
-      log_("registered again as worker " + std::to_string(id_.load()) + " (was " +
+      Log(LogLevel::kInfo, "registered again as worker " + std::to_string(id_.load()) + " (was " +
            std::to_string(old) + ")");
       continue;
     }
@@ -77,7 +77,7 @@ void Worker::Impl::HeartbeatLoop() {
         if (k == known.end() || k->second != r->job.lease_token) continue;
         if (r->stop.requested() || r->finished) continue;
         if (h == held.end() || h->second != r->job.lease_token) {
-          log_("job " + std::to_string(id) + " was taken from this worker; stopping it");
+          Log(LogLevel::kWarn, "job " + std::to_string(id) + " was taken from this worker; stopping it");
           r->stop.Request(StopReason::kFence);
         }
       }
@@ -91,7 +91,7 @@ void Worker::Impl::ReleaseLostClaims(const HeartbeatStart& at_start,
                                      const std::unordered_map<JobId, int64_t>& held,
                                      int64_t reply_mono) {
   for (JobId id : lost_claims_.Judge(at_start, held, reply_mono)) {
-    log_("job " + std::to_string(id) +
+    Log(LogLevel::kWarn, "job " + std::to_string(id) +
          " is held by this worker but its claim's reply never came; handing it back unrun");
     JobOutcome o;
     o.ref = JobRef{id, held.at(id)};
@@ -124,7 +124,7 @@ void Worker::Impl::WatchdogLoop() {
             ShouldSelfFence(now, base, r->lease, opt_.heartbeat)) {
           // Said before it is done (as the heartbeat's "taken from this
           // worker" is): whoever sees the job's process gone finds the line.
-          log_("no heartbeat for " + FormatDuration(Millis(now - base)) + " (lease " +
+          Log(LogLevel::kWarn, "no heartbeat for " + FormatDuration(Millis(now - base)) + " (lease " +
                FormatDuration(r->lease) + "): stopping job " + std::to_string(id) +
                " before its lease can pass to another worker");
           ++counters_.self_fenced;
@@ -162,7 +162,7 @@ void Worker::Impl::SweeperLoop() {
       WARDEN_ASSIGN_OR_RETURN(SweepReport proven, DeclareProvenDead(*sweep_store_, live));
       if (proven.proven_dead > 0) {
         counters_.rescued += proven.rescued;
-        log_("proved " + std::to_string(proven.proven_dead) + " workers dead; recovered " +
+        Log(LogLevel::kInfo, "proved " + std::to_string(proven.proven_dead) + " workers dead; recovered " +
              std::to_string(proven.rescued) + " jobs");
         sweep_store_->NotifyWorkers();
         WakeClaimLoop();
@@ -174,7 +174,7 @@ void Worker::Impl::SweeperLoop() {
         if (acquired) renew_at_mono = start + ttl.count() / 3;
       }
       if (acquired != leader) {
-        log_(acquired ? "now the maintenance leader" : "no longer the maintenance leader");
+        Log(LogLevel::kInfo, acquired ? "now the maintenance leader" : "no longer the maintenance leader");
       }
       leader = acquired;
       if (leader) {
@@ -188,7 +188,7 @@ void Worker::Impl::SweeperLoop() {
         if (o.prune) last_prune = now;
         counters_.rescued += r.rescued;
         if (r.presumed_dead || r.rescued || r.expired) {
-          log_("sweep: " + std::to_string(r.presumed_dead) + " workers presumed dead, " +
+          Log(LogLevel::kInfo, "sweep: " + std::to_string(r.presumed_dead) + " workers presumed dead, " +
                std::to_string(r.rescued) + " jobs recovered, " + std::to_string(r.expired) +
                " expired");
         }
@@ -200,7 +200,7 @@ void Worker::Impl::SweeperLoop() {
       return Status::Ok();
     }();
     if (!status.ok()) {
-      if (!reported_error) log_("maintenance failed, retrying: " + status.ToString());
+      if (!reported_error) Log(LogLevel::kWarn, "maintenance failed, retrying: " + status.ToString());
       reported_error = true;
       SleepFor(opt_.sweep_interval);
       continue;
@@ -251,14 +251,14 @@ void Worker::Impl::SessionLoop() {
       return Status::Ok();
     }();
     if (!status.ok()) {
-      if (!reported_error) log_("worker session failed, reconnecting: " + status.ToString());
+      if (!reported_error) Log(LogLevel::kWarn, "worker session failed, reconnecting: " + status.ToString());
       reported_error = true;
       // Briefly: the lock must be back well within the sweepers' 250 ms
       // confirmation; the connection paces its own reconnect backoff.
       SleepFor(Millis(10));
       continue;
     }
-    if (reported_error) log_("worker session restored");
+    if (reported_error) Log(LogLevel::kInfo, "worker session restored");
     reported_error = false;
   }
 }
