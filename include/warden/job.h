@@ -109,6 +109,9 @@ struct AttemptInfo {
   std::optional<TimeMs> finished_at;
   std::string outcome;                // "running", "succeeded" or an error kind
   std::optional<AttemptError> error;
+  // A succeeded attempt's: what its worker noticed (fd-3 control lines it
+  // ignored). A failed attempt's are at the end of its stderr tail.
+  std::string note;
 };
 
 struct JobInfo {
@@ -168,6 +171,8 @@ struct WorkerInfo {
   std::optional<TimeMs> stopped_at;
   std::string death_reason;  // empty unless dead
   int running = 0;           // jobs it holds now
+  std::vector<std::string> tasks;  // it has a handler or a --task for
+  bool allow_commands = false;     // it runs command jobs (--allow-cmd)
 };
 
 struct Stats {

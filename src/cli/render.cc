@@ -54,6 +54,7 @@ Json AttemptToJson(const AttemptInfo& a) {
             {"start_marked_at", OptTime(a.started_at)},
             {"finished_at", OptTime(a.finished_at)},
             {"outcome", a.outcome},
+            {"note", a.note.empty() ? Json() : Json(a.note)},
             {"error", nullptr}};
   if (a.error) {
     j["error"] = {{"kind", ErrorKindName(a.error->kind)},
@@ -174,6 +175,10 @@ void PrintJobDetail(const JobInfo& j) {
     if (a.error) {
       fmt::print("    {}\n", a.error->message);
       if (!a.error->stderr_tail.empty()) PrintTail(a.error->stderr_tail);
+    }
+    std::istringstream notes(a.note);
+    for (std::string line; std::getline(notes, line);) {
+      fmt::print("    note: {}\n", OneLine(line, line.size()));
     }
   }
 }

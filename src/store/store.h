@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "warden/backlog.h"
 #include "warden/job.h"
 #include "warden/status.h"
 
@@ -50,9 +51,14 @@ struct JobOutcome {
   bool success = false;
   Json result;         // success
   AttemptError error;  // failure
+  // What the worker noticed about a successful attempt (control lines on
+  // fd 3 it ignored): kept with the attempt. A failure's goes in its
+  // stderr tail.
+  std::string note{};
 };
 
 struct WorkerRegistration {
+  bool allow_commands = false;  // claims `--cmd` jobs
   std::string name;
   std::string node;     // host name
   std::string boot_id;  // distinguishes reboots of one host
@@ -151,6 +157,10 @@ class Store {
   // store's clock (an idle worker sleeps until then rather than a whole poll
   // interval; a relative time, so a skewed worker clock does not matter).
   virtual Result<std::optional<Millis>> JobNextDueIn() = 0;
+  // The scheduled, available, retryable and running jobs, grouped by queue,
+  // task, command or not, and state. It reads every such job: for an idle
+  // worker and for people, not for a hot path.
+  virtual Result<std::vector<BacklogGroup>> JobBacklog() = 0;
 
   // Workers.
   virtual Result<WorkerId> WorkerRegister(const WorkerRegistration& r) = 0;

@@ -388,7 +388,8 @@ TEST_F(PostgresTest, StatementsNamingJobsReadNoWholeStateIndexWhateverTheStatist
       "array_fill(NULL::text, ARRAY[" + std::to_string(ids.size()) + "])";
   for (const char* mode : {"force_custom_plan", "force_generic_plan"}) {
     SCOPED_TRACE(mode);
-    const std::string succeed = array(ids) + ", " + array(tokens) + ", " + no_results + ", " + now;
+    const std::string succeed =
+        array(ids) + ", " + array(tokens) + ", " + no_results + ", " + now + ", " + no_results;
     expect_running_read_by_worker(plan(pg::kSucceedManySql, succeed, mode));
     expect_running_read_by_worker(plan(pg::kHeartbeatSql, "NULL, " + std::to_string(w), mode));
     // The sweep's look for expired leases reads the running jobs, not the table.
@@ -482,7 +483,7 @@ TEST_F(PostgresTest, VersionThreeDatabaseIsMigratedAndKeepsItsJobs) {
                   .ok());
   auto store = Open();
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(store->SchemaVersion().value(), 5);
+  EXPECT_EQ(store->SchemaVersion().value(), pg::kSchemaVersion);
   auto indexes = sql->Exec(
       "SELECT string_agg(indexname || ': ' || indexdef, '; ' ORDER BY indexname) FROM "
       "pg_indexes WHERE schemaname = 'warden' AND indexname IN ('jobs_state', "

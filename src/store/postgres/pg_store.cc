@@ -519,14 +519,17 @@ Result<bool> PgStore::FailLocked(const JobOutcome& o, TimeMs now) {
   return true;
 }
 
+// `note`: what the worker noticed about a successful attempt (NULL for
+// almost all), kept in its stderr_tail as a failure's is.
 const char* const kSucceedManySql =
-    "WITH v AS (SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[]) AS v(id, token, "
-    "result)), done AS (UPDATE warden.jobs j SET state = 'succeeded', result = v.result::json, "
-    "finished_at = $4::bigint, lease_expires_at = NULL FROM v WHERE j.id = v.id AND "
-    "j.lease_token = v.token AND j.state = 'running' RETURNING j.id, j.lease_token, "
-    "j.attempt), att AS (UPDATE warden.attempts a SET outcome = 'succeeded', finished_at = "
-    "$4::bigint FROM done WHERE a.job_id = done.id AND a.attempt = done.attempt) SELECT id, "
-    "lease_token FROM done";
+    "WITH v AS (SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $5::text[]) AS "
+    "v(id, token, result, note)), done AS (UPDATE warden.jobs j SET state = 'succeeded', "
+    "result = v.result::json, finished_at = $4::bigint, lease_expires_at = NULL FROM v WHERE "
+    "j.id = v.id AND j.lease_token = v.token AND j.state = 'running' RETURNING j.id, "
+    "j.lease_token, j.attempt), att AS (UPDATE warden.attempts a SET outcome = 'succeeded', "
+    "finished_at = $4::bigint, stderr_tail = v.note FROM done JOIN v ON v.id = done.id AND "
+    "v.token = done.lease_token WHERE a.job_id = done.id AND a.attempt = done.attempt) SELECT "
+    "id, lease_token FROM done";
 
 Result<std::vector<bool>> PgStore::JobFinishMany(WorkerId worker,
                                                  std::span<const JobOutcome> outcomes) {
@@ -547,19 +550,25 @@ Result<std::vector<bool>> PgStore::JobFinishMany(WorkerId worker,
 
   std::vector<bool> accepted(outcomes.size(), false);
   std::vector<int64_t> ids, tokens;
-  std::vector<std::optional<std::string>> results;
+  std::vector<std::optional<std::string>> results, notes;
   for (const JobOutcome& o : outcomes) {
     if (!o.success) continue;
     ids.push_back(o.ref.id);
     tokens.push_back(o.ref.lease_token);
     results.push_back(o.result.is_null() ? std::nullopt
                                          : std::optional<std::string>(JsonText(o.result)));
+    notes.push_back(o.note.empty() ? std::nullopt : std::optional<std::string>(o.note));
   }
   std::set<std::pair<JobId, int64_t>> done;
   if (!ids.empty()) {
     WARDEN_ASSIGN_OR_RETURN(
         Rows r, conn_->Exec(kSucceedManySql,
-                            Params().AddArray(ids).AddArray(tokens).AddArray(results).Add(now)));
+                            Params()
+                                                .AddArray(ids)
+                                                .AddArray(tokens)
+                                                .AddArray(results)
+                                                .Add(now)
+                                                .AddArray(notes)));
     for (int i = 0; i < r.size(); ++i) done.emplace(r.Int(i, 0), r.Int(i, 1));
   }
   for (size_t i = 0; i < outcomes.size(); ++i) {
@@ -621,6 +630,8 @@ Result<std::vector<AttemptInfo>> PgStore::AttemptsLocked(JobId id) {
       if (auto s = q.OptInt(i, 9)) e.signal = static_cast<int>(*s);
       e.stderr_tail = q.Text(i, 10);
       a.error = e;
+    } else {
+      a.note = q.Text(i, 10);
     }
     out.push_back(std::move(a));
   }
@@ -723,6 +734,32 @@ Result<std::optional<Millis>> PgStore::JobNextDueIn() {
                           "'retryable') ORDER BY run_at LIMIT 1"));
   if (r.empty()) return std::optional<Millis>();
   return std::optional<Millis>(Millis(std::max<int64_t>(0, r.Int(0, 0) - now)));
+}
+
+// One part per state, each in the terms of the partial index that holds it.
+const char* const kBacklogSql =
+    "SELECT queue, task, command <> '', 'available', count(*), min(run_at) FROM warden.jobs "
+    "WHERE state = 'available' GROUP BY 1, 2, 3 UNION ALL SELECT queue, task, command <> '', "
+    "state, count(*), min(run_at) FROM warden.jobs WHERE state IN ('scheduled', 'retryable') "
+    "GROUP BY 1, 2, 3, 4 UNION ALL SELECT queue, task, command <> '', 'running', count(*), "
+    "min(run_at) FROM warden.jobs WHERE state = 'running' AND worker_id IS NOT NULL GROUP BY "
+    "1, 2, 3";
+
+Result<std::vector<BacklogGroup>> PgStore::JobBacklog() {
+  std::lock_guard lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(Rows r, conn_->Exec(kBacklogSql, Params()));
+  std::vector<BacklogGroup> out;
+  for (int i = 0; i < r.size(); ++i) {
+    BacklogGroup g;
+    g.queue = r.Text(i, 0);
+    g.task = r.Text(i, 1);
+    g.command = r.Bool(i, 2);
+    g.state = ParseJobState(r.Text(i, 3)).value_or(JobState::kAvailable);
+    g.count = r.Int(i, 4);
+    g.next_run_at = r.Int(i, 5);
+    out.push_back(std::move(g));
+  }
+  return out;
 }
 
 }  // namespace warden::pg

@@ -495,7 +495,20 @@ Result<bool> SqliteStore::SucceedLocked(const JobOutcome& o, TimeMs now) {
   }
   WARDEN_ASSIGN_OR_RETURN(
       int changed, upd.Bind(2, now).Bind(3, o.ref.id).Bind(4, o.ref.lease_token).Exec());
-  return changed == 1;
+  if (changed != 1) return false;
+  if (o.note.empty()) return true;
+  // A success with a note is the one success that gets an `attempts` row:
+  // the note is kept in its stderr_tail, as a failure's are.
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt att,
+      db_->Prepare("INSERT INTO attempts (job_id, attempt, worker_id, lease_token, claimed_at, "
+                   "started_at, outcome, finished_at, stderr_tail) "
+                   "SELECT id, attempt, worker_id, lease_token, coalesce(started_at, ?1), "
+                   "attempt_started_at, 'succeeded', ?1, ?2 FROM jobs WHERE id = ?3 "
+                   "ON CONFLICT (job_id, attempt) DO UPDATE SET outcome = 'succeeded', "
+                   "finished_at = ?1, stderr_tail = ?2"));
+  WARDEN_RETURN_IF_ERROR(att.Bind(1, now).Bind(2, o.note).Bind(3, o.ref.id).Exec().status());
+  return true;
 }
 
 Result<bool> SqliteStore::FailLocked(WorkerId worker, const JobOutcome& o, TimeMs now) {
@@ -625,7 +638,7 @@ SqliteStore::PlainSuccesses SqliteStore::FindPlainSuccesses(
     const bool named_once = (k == 0 || all[k - 1].first != id) &&
                             (k + 1 == all.size() || all[k + 1].first != id);
     const JobOutcome& o = outcomes[at];
-    if (!named_once || !o.success || !o.result.is_null()) continue;
+    if (!named_once || !o.success || !o.result.is_null() || !o.note.empty()) continue;
     plain.places.emplace_back(id, at);  // still sorted by id
     ids.push_back(id);
   }
@@ -695,6 +708,8 @@ Result<std::vector<AttemptInfo>> SqliteStore::AttemptsLocked(const JobInfo& job,
       if (auto s = q.OptInt(9)) e.signal = static_cast<int>(*s);
       e.stderr_tail = q.Text(10);
       a.error = e;
+    } else {
+      a.note = q.Text(10);
     }
     out.push_back(std::move(a));
   }
@@ -827,6 +842,34 @@ Result<std::optional<Millis>> SqliteStore::JobNextDueIn() {
   if (row && !q.IsNull(0)) due = Millis(std::max<int64_t>(0, q.Int(0) - clock_->NowMs()));
   q.Reset();
   return due;
+}
+
+// One part per state, each in the terms of the partial index that holds it.
+const char* const kBacklogSql =
+    "SELECT queue, task, command <> '', 'available', count(*), min(run_at) FROM jobs WHERE "
+    "state = 'available' GROUP BY 1, 2, 3 UNION ALL SELECT queue, task, command <> '', state, "
+    "count(*), min(run_at) FROM jobs WHERE state IN ('scheduled', 'retryable') GROUP BY 1, 2, "
+    "3, 4 UNION ALL SELECT queue, task, command <> '', 'running', count(*), min(run_at) FROM "
+    "jobs WHERE state = 'running' AND worker_id IS NOT NULL GROUP BY 1, 2, 3";
+
+Result<std::vector<BacklogGroup>> SqliteStore::JobBacklog() {
+  std::lock_guard lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(kBacklogSql));
+  std::vector<BacklogGroup> out;
+  while (true) {
+    WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    BacklogGroup g;
+    g.queue = q.Text(0);
+    g.task = q.Text(1);
+    g.command = q.Int(2) != 0;
+    g.state = ParseJobState(q.Text(3)).value_or(JobState::kAvailable);
+    g.count = q.Int(4);
+    g.next_run_at = q.Int(5);
+    out.push_back(std::move(g));
+  }
+  q.Reset();
+  return out;
 }
 
 }  // namespace warden::sqlite
