@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "warden/backlog.h"
 #include "warden/job.h"
 #include "warden/status.h"
 
@@ -69,6 +70,12 @@ class Client {
   Result<int> ReleaseWorker(const std::string& name_or_id, bool force = false);
 
   Result<Stats> GetStats();
+  // The waiting jobs (scheduled, available, retryable) that no active
+  // worker can run: none listens on their queue, has their task, or (for a
+  // command job) runs command jobs. They wait, never lost, until one comes.
+  Result<std::vector<BacklogGroup>> Unserved();
+  // Whether an active worker would run a job like `spec` now.
+  Result<bool> AnyWorkerRuns(const JobSpec& spec);
   // One maintenance pass. `keepalive_threshold` below the workers' default
   // (10 s) is kInvalidArgument: the sweep cannot see the heartbeat
   // intervals of the workers it would presume dead.

@@ -1,6 +1,7 @@
 // warden: a durable job queue. Include this one header.
 #pragma once
 
+#include "warden/backlog.h"
 #include "warden/client.h"
 #include "warden/db_url.h"
 #include "warden/job.h"

@@ -1,5 +1,6 @@
 #include "warden/client.h"
 
+#include <algorithm>
 #include <charconv>
 #include <utility>
 #include <vector>
@@ -200,6 +201,33 @@ Result<int> Client::ReleaseWorker(const std::string& name_or_id, bool force) {
 }
 
 Result<Stats> Client::GetStats() { return store_->GetStats(); }
+
+namespace {
+
+// Workers that claim: active ones (a draining worker claims nothing more).
+std::vector<Serving> ClaimingWorkers(const std::vector<WorkerInfo>& live) {
+  std::vector<Serving> out;
+  for (const WorkerInfo& w : live) {
+    if (w.state == WorkerState::kActive) out.push_back(ServingOf(w));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<BacklogGroup>> Client::Unserved() {
+  WARDEN_ASSIGN_OR_RETURN(auto live, store_->WorkerList(/*live_only=*/true));
+  WARDEN_ASSIGN_OR_RETURN(auto backlog, store_->JobBacklog());
+  return warden::Unserved(backlog, ClaimingWorkers(live));
+}
+
+Result<bool> Client::AnyWorkerRuns(const JobSpec& spec) {
+  WARDEN_ASSIGN_OR_RETURN(auto live, store_->WorkerList(/*live_only=*/true));
+  const std::vector<Serving> claiming = ClaimingWorkers(live);
+  return std::any_of(claiming.begin(), claiming.end(), [&](const Serving& s) {
+    return CanRun(s, spec.queue, spec.task, !spec.command.empty());
+  });
+}
 
 Result<SweepSummary> Client::Sweep(Millis keepalive_threshold) {
   // A worker refuses a keepalive threshold under three of its own heartbeat

@@ -182,7 +182,7 @@ TEST_P(SqliteFileTest, NewerSchemaIsRefusedAndLeftUntouched) {
   ExpectRefusedAndUntouched(path, bytes,
                             "cannot use database '" + path +
                                 "': the database has schema version 999, newer than this "
-                                "warden knows (3): upgrade warden");
+                                "warden knows (4): upgrade warden");
   ExpectApiRefuses(path, StatusCode::kFailedPrecondition, "upgrade warden");
 }
 

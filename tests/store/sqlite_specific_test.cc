@@ -306,6 +306,7 @@ TEST_F(SqliteFileTest, VersionOneFileIsMigratedAndKeepsItsJobsAndAttempts) {
                          "DROP INDEX jobs_state; CREATE INDEX jobs_state ON jobs (state, id); "
                          "DROP INDEX attempts_lost; CREATE INDEX attempts_outcome ON attempts "
                          "(outcome) WHERE outcome <> 'succeeded'; "
+                         "ALTER TABLE workers DROP COLUMN allow_commands; "
                          "DELETE FROM warden_schema WHERE version > 1",
                          nullptr, nullptr, nullptr),
             SQLITE_OK)
@@ -314,7 +315,7 @@ TEST_F(SqliteFileTest, VersionOneFileIsMigratedAndKeepsItsJobsAndAttempts) {
 
   auto store = OpenStore(path_);
   ASSERT_TRUE(store.has_value()) << store.error().ToString();
-  EXPECT_EQ((*store)->SchemaVersion().value(), 3);
+  EXPECT_EQ((*store)->SchemaVersion().value(), 4);
   db = Raw();
   EXPECT_EQ(IndexSql(db),
             "attempts_lost: CREATE INDEX attempts_lost ON attempts (job_id) WHERE outcome = "

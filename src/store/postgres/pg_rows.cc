@@ -53,7 +53,8 @@ JobInfo JobFromRow(const Rows& r, int i) {
 const char* const kWorkerColumns =
     "w.id, w.name, w.node, w.pid, w.version, w.queues, w.concurrency, w.state, "
     "w.started_at, w.last_heartbeat, w.stopped_at, w.death_reason, "
-    "(SELECT count(*) FROM warden.jobs j WHERE j.worker_id = w.id AND j.state = 'running')";
+    "(SELECT count(*) FROM warden.jobs j WHERE j.worker_id = w.id AND j.state = 'running'), "
+    "w.tasks, w.allow_commands";
 
 WorkerInfo WorkerFromRow(const Rows& r, int i) {
   WorkerInfo w;
@@ -70,6 +71,8 @@ WorkerInfo WorkerFromRow(const Rows& r, int i) {
   w.stopped_at = r.OptInt(i, 10);
   w.death_reason = r.Text(i, 11);
   w.running = static_cast<int>(r.Int(i, 12));
+  w.tasks = SplitList(r.Text(i, 13));
+  w.allow_commands = r.Bool(i, 14);
   return w;
 }
 

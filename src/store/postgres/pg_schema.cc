@@ -285,12 +285,19 @@ CREATE INDEX jobs_running_worker ON warden.jobs (worker_id)
   WHERE state = 'running' AND worker_id IS NOT NULL;
 )sql";
 
+// Whether a worker runs command jobs, so that a job nobody can run is
+// named (`warden add` warns, `warden stats` lists it).
+const char* const kMigration6 = R"sql(
+ALTER TABLE warden.workers ADD COLUMN IF NOT EXISTS allow_commands boolean NOT NULL DEFAULT false;
+)sql";
+
 const std::vector<std::string> kMigrations = {
     std::string(kMigration1Tables) + kAddJob + kMigration1Views,
     kAddJob,
     kAddJob,
     kMigration4,
     kMigration5,
+    kMigration6,
 };
 
 // pg_advisory_xact_lock(kLockClass, kMigrationLock) serialises migrations

@@ -47,7 +47,8 @@ JobInfo JobFromRow(const Stmt& s) {
 const char* const kWorkerColumns =
     "w.id, w.name, w.node, w.pid, w.version, w.queues, w.concurrency, w.state, "
     "w.started_at, w.last_heartbeat, w.stopped_at, w.death_reason, "
-    "(SELECT count(*) FROM jobs j WHERE j.worker_id = w.id AND j.state = 'running')";
+    "(SELECT count(*) FROM jobs j WHERE j.worker_id = w.id AND j.state = 'running'), "
+    "w.tasks, w.allow_commands";
 
 WorkerInfo WorkerFromRow(const Stmt& s) {
   WorkerInfo w;
@@ -64,6 +65,8 @@ WorkerInfo WorkerFromRow(const Stmt& s) {
   w.stopped_at = s.OptInt(10);
   w.death_reason = s.Text(11);
   w.running = static_cast<int>(s.Int(12));
+  w.tasks = SplitList(s.Text(13));
+  w.allow_commands = s.Int(14) != 0;
   return w;
 }
 

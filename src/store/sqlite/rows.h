@@ -17,6 +17,6 @@ constexpr int kJobColumnCount = 30;
 JobInfo JobFromRow(const Stmt& s);
 
 extern const char* const kWorkerColumns;
-WorkerInfo WorkerFromRow(const Stmt& s);  // `running` is the last column
+WorkerInfo WorkerFromRow(const Stmt& s);
 
 }  // namespace warden::sqlite

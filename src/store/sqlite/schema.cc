@@ -146,7 +146,14 @@ DROP INDEX jobs_running_lease;
 ALTER TABLE jobs ADD COLUMN attempt_started_at INTEGER;
 )sql";
 
-const std::vector<const char*> kMigrations = {kMigration1, kMigration2, kMigration3};
+// Whether a worker runs command jobs, so that a job nobody can run is
+// named (`warden add` warns, `warden stats` lists it).
+const char* const kMigration4 = R"sql(
+ALTER TABLE workers ADD COLUMN allow_commands INTEGER NOT NULL DEFAULT 0;
+)sql";
+
+const std::vector<const char*> kMigrations = {kMigration1, kMigration2, kMigration3,
+                                              kMigration4};
 
 // Every table and index the migrations create (a new migration adds its own).
 const char* const kWardenObjects[] = {

@@ -15,8 +15,8 @@ Result<WorkerId> SqliteStore::WorkerRegister(const WorkerRegistration& r) {
   WARDEN_ASSIGN_OR_RETURN(
       Stmt ins,
       db_->Prepare("INSERT INTO workers (name, node, boot_id, pid_ns, pid, pid_start, version, "
-                   "queues, tasks, concurrency, state, started_at, last_heartbeat) "
-                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?)"));
+                   "queues, tasks, concurrency, state, started_at, last_heartbeat, "
+                   "allow_commands) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?)"));
   ins.Bind(1, r.name)
       .Bind(2, r.node)
       .Bind(3, r.boot_id)
@@ -28,7 +28,8 @@ Result<WorkerId> SqliteStore::WorkerRegister(const WorkerRegistration& r) {
       .Bind(9, JoinList(r.tasks))
       .Bind(10, r.concurrency)
       .Bind(11, now)
-      .Bind(12, now);
+      .Bind(12, now)
+      .Bind(13, r.allow_commands ? 1 : 0);
   Status s = ins.Exec().status();
   if (s.code() == StatusCode::kFailedPrecondition) {
     return FailedPrecondition("a live worker named '" + r.name + "' is already registered");
