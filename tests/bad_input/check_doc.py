@@ -207,8 +207,8 @@ def main():
             fail(row, f"{len(row.cells)} cells, not 3")
             continue
         cell = row.cells[2]
-        if cell == "same" and previous is not None:
-            row.refs, row.ref_texts = previous.refs, previous.ref_texts
+        if re.match(r"same\b", cell) and previous is not None:  # the row above's, and more
+            row.refs, row.ref_texts = list(previous.refs), list(previous.ref_texts)
         for start, span in code_spans(cell):
             if span in tests:
                 continue  # `integration_test`: says where the next names are
@@ -228,7 +228,7 @@ def main():
                 row.refs.append(rx)
                 row.ref_texts.append(ref)
         if not row.refs:
-            fail(row, "names no test (write `same` for the row above's)")
+            fail(row, "names no test (`same` at its start: the row above's)")
         previous = row
 
     # (b) Every test of the checked binary has its row.
