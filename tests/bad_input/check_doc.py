@@ -16,7 +16,11 @@ bad_input_test. It fails when:
       $WARDEN_BAD_INPUT_LOG (BadInputTest::LogRun), and this script reads it.
       In a quoted message `…` stands for any text, `PATH` for any text and
       `N` for a number; `...` is literal (warden's own mark for cut text).
-      A quote may be the start of the line: it must match from `warden: `.
+      A quote may be the start of the line: it must match from `warden: `;
+  (d) a bad input written as a whole command (`warden add t '{bad'`, with no
+      placeholder such as SHELL) was not run by the row's tests with the
+      row's exit status: 0 when the answer starts with "accepted", else the
+      first `exit N` in it. A row that says a refused input is accepted fails.
 
 Messages of rows proved only by integration_test are not checked against a
 run (their test names are); they are listed. When the row's bad_input tests
@@ -28,10 +32,12 @@ then runs bad_input_test first).
 """
 
 import argparse
+import difflib
 import glob
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 
@@ -86,6 +92,7 @@ class Row:
         self.line_no, self.cells, self.suite, self.section = line_no, cells, suite, section
         self.refs = []  # test name patterns (regexes)
         self.ref_texts = []
+        self.unknown = False  # names a test that does not exist (already a failure)
 
 
 def parse_doc(path):
@@ -178,6 +185,13 @@ def read_log(log_dir):
     return runs, ran
 
 
+def command_args(argv):
+    """A logged run's arguments after `--db DB`, without --json."""
+    if "--db" not in argv:
+        return None
+    return [a for a in argv[argv.index("--db") + 2:] if a != "--json"]
+
+
 def in_ci():
     return os.environ.get("CI", "") not in ("", "false", "0")
 
@@ -225,6 +239,7 @@ def main():
                 rx = ref_regex(ref)
                 if not any(rx.fullmatch(t) for t in all_tests):
                     fail(row, f"no test `{ref}` in {', '.join(tests)}")
+                    row.unknown = True
                 row.refs.append(rx)
                 row.ref_texts.append(ref)
         if not row.refs:
@@ -254,6 +269,8 @@ def main():
                 fail(row, f"`{span}`: no `exit N` before it says its exit status")
                 continue
             status = int(exits[-1])
+            if row.unknown:
+                continue  # its tests are wrong: fix them first
             if not mine:
                 unchecked.append(f"{args.doc}:{row.line_no}: `{span}` "
                                  f"(proved in {', '.join(row.ref_texts)})")
@@ -266,13 +283,47 @@ def main():
             if any(r["test"] in mine and r["exit"] == status and rx.search(r["stderr"])
                    for r in runs):
                 continue
-            said = sorted({f"exit {r['exit']}: {r['stderr'].strip()[:160]}"
-                           for r in runs if r["test"] in mine and r["exit"] != 0})
+            said = {f"exit {r['exit']}: {r['stderr'].strip()[:160]}"
+                    for r in runs if r["test"] in mine and r["exit"] != 0}
+            closest = difflib.get_close_matches(f"exit {status}: {span}", said, n=5, cutoff=0)
             fail(row, f"no run of its tests printed `{span}` with exit {status}; "
-                      f"they printed:\n      " + "\n      ".join(said[:12]))
+                      f"the closest they printed:\n      " + "\n      ".join(closest))
+
+    # (d) A bad input written as a whole command (`warden add t '{bad'`) was
+    # run by the row's own tests, with the row's exit status: 0 when the
+    # answer starts with "accepted", else the first `exit N` in it.
+    commands = 0
+    for row in rows:
+        mine = {t for t in tests[checked_binary] if any(rx.fullmatch(t) for rx in row.refs)}
+        if row.unknown or not mine or len(row.cells) != 3:
+            continue
+        answer = row.cells[1]
+        exits = re.findall(r"\bexits? ([0-9]+)", answer)
+        status = 0 if re.match(r"accepted\b", answer) else int(exits[0]) if exits else None
+        for _, span in code_spans(row.cells[0]):
+            if not span.startswith("warden ") or status is None:
+                continue
+            try:
+                words = shlex.split(span)[1:]
+            except ValueError:
+                continue
+            if any(re.fullmatch(r"[A-Z]+", w) for w in words):
+                continue  # a placeholder (SHELL, K): not a command as run
+            commands += 1
+            words = [w[:200] for w in words if w != "--json"]
+            if not any(ran.get(t) is False for t in mine):
+                unverified.append(f"{args.doc}:{row.line_no}: `{span}` (none of its tests ran)")
+                continue
+            if any(r["test"] in mine and r["exit"] == status and command_args(r["argv"]) == words
+                   for r in runs):
+                continue
+            got = sorted({r["exit"] for r in runs
+                          if r["test"] in mine and command_args(r["argv"]) == words})
+            fail(row, f"no run of its tests ran `{span}` with exit {status}"
+                      + (f" (it exits {', '.join(map(str, got))})" if got else " (never run)"))
 
     print(f"{args.doc}: {len(rows)} rows, {sum(len(r.refs) for r in rows)} test names, "
-          f"{messages} quoted `warden: ` messages, {len(runs)} logged CLI runs of "
+          f"{messages} quoted `warden: ` messages, {commands} commands, {len(runs)} logged CLI runs of "
           f"{sum(1 for s in ran.values() if not s)} tests")
     if unchecked:
         print("not checked against a run (their tests are not in "
