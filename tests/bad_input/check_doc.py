@@ -323,8 +323,8 @@ def main():
                       + (f" (it exits {', '.join(map(str, got))})" if got else " (never run)"))
 
     print(f"{args.doc}: {len(rows)} rows, {sum(len(r.refs) for r in rows)} test names, "
-          f"{messages} quoted `warden: ` messages, {commands} commands, {len(runs)} logged CLI runs of "
-          f"{sum(1 for s in ran.values() if not s)} tests")
+          f"{messages} quoted `warden: ` messages, {commands} commands, "
+          f"{len(runs)} logged CLI runs of {sum(1 for s in ran.values() if not s)} tests")
     if unchecked:
         print("not checked against a run (their tests are not in "
               f"{checked_binary}):\n  " + "\n  ".join(unchecked))
