@@ -276,8 +276,8 @@ def main():
                                  f"(proved in {', '.join(row.ref_texts)})")
                 continue
             if not any(ran.get(t) is False for t in mine):
-                unverified.append(f"{args.doc}:{row.line_no}: `{span}` (none of its tests ran: "
-                                  f"{', '.join(sorted(mine))})")
+                unverified.append(f"{args.doc}:{row.line_no}: `{span}` (none of its tests ran "
+                                  f"unskipped under ctest: {', '.join(sorted(mine))})")
                 continue
             rx = message_regex(span)
             if any(r["test"] in mine and r["exit"] == status and rx.search(r["stderr"])
@@ -312,7 +312,8 @@ def main():
             commands += 1
             words = [w[:200] for w in words if w != "--json"]
             if not any(ran.get(t) is False for t in mine):
-                unverified.append(f"{args.doc}:{row.line_no}: `{span}` (none of its tests ran)")
+                unverified.append(f"{args.doc}:{row.line_no}: `{span}` (none of its tests ran "
+                                  "unskipped under ctest)")
                 continue
             if any(r["test"] in mine and r["exit"] == status and command_args(r["argv"]) == words
                    for r in runs):
