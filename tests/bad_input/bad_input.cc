@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <thread>
@@ -121,6 +123,9 @@ void Mount::Unmount() {
 // ---- BadInputTest ----
 
 void BadInputTest::TearDown() {
+  // Whether this test ran: check_doc.py tells a message no run printed from
+  // one whose test was skipped (no PostgreSQL, not root).
+  Log({{"skipped", IsSkipped()}});
   // Processes first: a worker with files open on a mount keeps it busy.
   wt::KillAllDescendants();
   for (auto it = mounts_.rbegin(); it != mounts_.rend(); ++it) (*it)->Unmount();
@@ -136,7 +141,29 @@ CliResult BadInputTest::Warden(const std::string& db, const std::vector<std::str
   }
   argv.insert(argv.end(), {WARDEN_BIN, "--db", db});
   argv.insert(argv.end(), args.begin(), args.end());
-  return wt::RunToExit(argv, dir() + "/run-" + std::to_string(++run_seq_), timeout);
+  CliResult r = wt::RunToExit(argv, dir() + "/run-" + std::to_string(++run_seq_), timeout);
+  LogRun(argv, r);
+  return r;
+}
+
+void BadInputTest::LogRun(const std::vector<std::string>& argv, const CliResult& r) {
+  Json shown_argv = Json::array();
+  for (const std::string& a : argv) shown_argv.push_back(a.size() > 200 ? a.substr(0, 200) : a);
+  Log({{"argv", shown_argv},
+       {"exit", r.exit_code},
+       {"stderr", r.err.size() > 4096 ? r.err.substr(0, 4096) : r.err}});
+}
+
+void BadInputTest::Log(Json record) {
+  const char* log_dir = std::getenv("WARDEN_BAD_INPUT_LOG");
+  if (log_dir == nullptr || *log_dir == '\0') return;
+  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  record["test"] = info ? std::string(info->test_suite_name()) + "." + info->name() : "";
+  std::error_code ec;
+  std::filesystem::create_directories(log_dir, ec);
+  // One file per test process (ctest runs them in parallel), a line a record.
+  std::ofstream(std::string(log_dir) + "/" + std::to_string(getpid()) + ".jsonl", std::ios::app)
+      << record.dump(-1, ' ', false, Json::error_handler_t::replace) << "\n";
 }
 
 std::vector<std::vector<std::string>> BadInputTest::EveryKindOfCommand() {

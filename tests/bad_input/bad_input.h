@@ -67,6 +67,14 @@ class BadInputTest : public wt::IntegrationTest {
   // /dev/null). Waits up to `timeout`.
   CliResult Warden(const std::string& db, const std::vector<std::string>& args,
                    const std::string& stdin_path = "", Millis timeout = Millis(60'000));
+  // With WARDEN_BAD_INPUT_LOG=DIR (ctest sets it: tests/bad_input/
+  // CMakeLists.txt), Warden() appends each run (test name, argv, exit
+  // status, stderr) as one JSON line to DIR/PID.jsonl, and TearDown whether
+  // the test was skipped; from them check_doc.py proves that every message
+  // docs/bad-input.md quotes is one warden still prints, with the exit
+  // status the table says.
+  static void LogRun(const std::vector<std::string>& argv, const CliResult& r);
+  static void Log(Json record);  // adds the test's name
   // Every CLI command a user might try first on a database: each must fail
   // the same way on a file warden cannot use.
   static std::vector<std::vector<std::string>> EveryKindOfCommand();

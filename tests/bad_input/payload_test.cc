@@ -67,6 +67,7 @@ TEST_P(PayloadTest, MalformedJsonOnStdinIsAUsageErrorOnOneLine) {
       "{\n  \"a\": 1,\n  \"b\": [\n",  // cut off, several lines
       "",                              // empty stdin
       std::string("\xff\xfe\x00\x01garbage", 11),
+      "\xff garbage",  // not UTF-8, no NUL
       "{\"a\": 1}\n{\"b\": 2}\n",  // two documents
       std::string("{\"a\": 1}\0junk", 13),  // was stored as {"a": 1}, the rest dropped
   };
