@@ -125,6 +125,7 @@ class Worker {
   void Stop(bool release_now = false);
 
   WorkerId id() const;
+  const std::string& name() const;  // as given, or "<host>-<pid>"
   const WorkerCounters& counters() const;
 
   class Impl;

@@ -93,6 +93,16 @@ int RunWorker(const Globals& g, const WorkerFlags& f) {
   pthread_kill(signals.native_handle(), SIGTERM);
   signals.join();
   if (!s.ok()) return Fail(s);
+  if (g.json) {
+    const WorkerCounters& c = w->counters();
+    PrintJson({{"worker", w->id()},
+               {"name", w->name()},
+               {"succeeded", c.succeeded.load()},
+               {"failed", c.failed.load()},
+               {"fenced_off", c.fenced.load()},
+               {"self_fenced", c.self_fenced.load()},
+               {"rescued", c.rescued.load()}});
+  }
   return 0;
 }
 

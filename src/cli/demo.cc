@@ -36,6 +36,7 @@ namespace {
 struct DemoFlags {
   int jobs = 300;
   bool keep = false;
+  bool json = false;  // the story on stderr, one JSON document on stdout
 };
 
 // The settings the demo's workers run with: shorter than the defaults so a
@@ -88,13 +89,14 @@ pid_t SpawnWorker(const std::string& db, const std::string& queue, const std::st
 class Demo {
  public:
   // `pg_url`: run on this PostgreSQL database; empty: a fresh SQLite file.
-  Demo(const DemoFlags& f, std::string pg_url) : flags_(f), pg_url_(std::move(pg_url)) {}
+  Demo(const DemoFlags& f, std::string pg_url)
+      : flags_(f), pg_url_(std::move(pg_url)), text_(f.json ? stderr : stdout) {}
   int Run();
 
  private:
   void Say(const std::string& line) {
-    fmt::print("[{:5.1f}s] {}\n", (Now() - t0_) / 1000.0, line);
-    std::fflush(stdout);
+    fmt::print(text_, "[{:5.1f}s] {}\n", (Now() - t0_) / 1000.0, line);
+    std::fflush(text_);
   }
   Status Enqueue();
   // Waits until worker `name` holds at least one running job.
@@ -106,6 +108,8 @@ class Demo {
 
   DemoFlags flags_;
   std::string pg_url_;
+  std::FILE* text_;  // the story: stdout, or stderr with --json
+  Json report_ = Json::object();  // --json: printed last
   std::string dir_, db_, ledger_, queue_ = "default";
   int64_t fenced_before_ = 0, rescued_before_ = 0;
   std::unique_ptr<Client> client_;
@@ -199,17 +203,19 @@ int Demo::Run() {
   std::string prefix = "demo-";
   if (pg_url_.empty()) {
     db_ = dir_ + "/demo.db";
-    fmt::print("warden demo: crash recovery on embedded SQLite\n");
-    fmt::print("  database  {}   (worker logs beside it)\n", db_);
+    fmt::print(text_, "warden demo: crash recovery on embedded SQLite\n");
+    fmt::print(text_, "  database  {}   (worker logs beside it)\n", db_);
   } else {
     // A queue and worker names of its own: the database may be shared.
     db_ = pg_url_;
     prefix = fmt::format("demo-{}-", getpid());
     queue_ = fmt::format("demo-{}-{}", getpid(), Now());
-    fmt::print("warden demo: crash recovery on PostgreSQL\n");
-    fmt::print("  database  {}, queue {}\n  logs      {}\n", RedactDbUrl(db_), queue_, dir_);
+    fmt::print(text_, "warden demo: crash recovery on PostgreSQL\n");
+    fmt::print(text_, "  database  {}, queue {}\n  logs      {}\n", RedactDbUrl(db_), queue_, dir_);
   }
-  fmt::print("  workers   3 processes x 4 slots; heartbeat {}, lease {}, sweep {}\n\n",
+  report_["database"] = RedactDbUrl(db_);
+  report_["queue"] = queue_;
+  fmt::print(text_, "  workers   3 processes x 4 slots; heartbeat {}, lease {}, sweep {}\n\n",
              FormatDuration(kHeartbeat), FormatDuration(kLease), FormatDuration(kSweep));
   t0_ = Now();
   auto client = Client::Open(db_);
@@ -301,11 +307,15 @@ int Demo::Run() {
     return Fail(done);
   }
   const int rc = Report();
+  report_["kept"] = nullptr;
   if (!flags_.keep && rc == 0) {
     std::filesystem::remove_all(dir_);
   } else {
-    fmt::print("\nkept {} for inspection\n", dir_);
+    fmt::print(text_, "\nkept {} for inspection\n", dir_);
+    report_["kept"] = dir_;
   }
+  // A report that could not be made has printed its error document.
+  if (flags_.json && report_.contains("ok")) PrintJson(report_);
   return rc;
 }
 
@@ -383,30 +393,30 @@ int Demo::Report() {
     for (size_t i = 1; i < spans.size(); ++i) {
       if (spans[i].from < spans[i - 1].to) {
         keys_ok = false;
-        fmt::print("  overlap on {}: job {} [{}, {}) and job {} [{}, {})\n", key,
+        fmt::print(text_, "  overlap on {}: job {} [{}, {}) and job {} [{}, {})\n", key,
                    spans[i - 1].id, spans[i - 1].from - t0_, spans[i - 1].to - t0_, spans[i].id,
                    spans[i].from - t0_, spans[i].to - t0_);
       }
     }
   }
 
-  fmt::print("\nResult\n  jobs by final state:");
-  for (const auto& [state, n] : by_state) fmt::print(" {} {}", state, n);
-  fmt::print("\n  rescued jobs ({}):\n", rescues.size());
-  fmt::print("    {:>6}  {:<8}  {:<8}  {:<24}  {:>10}  {:>14}\n", "job", "worker", "fault",
+  fmt::print(text_, "\nResult\n  jobs by final state:");
+  for (const auto& [state, n] : by_state) fmt::print(text_, " {} {}", state, n);
+  fmt::print(text_, "\n  rescued jobs ({}):\n", rescues.size());
+  fmt::print(text_, "    {:>6}  {:<8}  {:<8}  {:<24}  {:>10}  {:>14}\n", "job", "worker", "fault",
              "became", "recovered", "running again");
   std::vector<double> kill_times, stop_times;
   for (const auto& r : rescues) {
-    fmt::print("    {:>6}  {:<8}  {:<8}  {:<24}  {:>9.3f}s  {:>14}\n", r.id, r.worker, r.fault,
+    fmt::print(text_, "    {:>6}  {:<8}  {:<8}  {:<24}  {:>9.3f}s  {:>14}\n", r.id, r.worker, r.fault,
                r.became, r.recovered_s,
                r.running_s < 0 ? std::string("-") : fmt::format("{:.3f}s", r.running_s));
     (r.fault == "SIGKILL" ? kill_times : stop_times).push_back(r.recovered_s);
   }
-  fmt::print("  (times after the fault; a retried job waits for a free slot after recovery)\n");
+  fmt::print(text_, "  (times after the fault; a retried job waits for a free slot after recovery)\n");
   auto max_of = [](const std::vector<double>& v) {
     return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end());
   };
-  fmt::print("  completions and failures refused by fencing: {}\n",
+  fmt::print(text_, "  completions and failures refused by fencing: {}\n",
              stats->fenced_writes - fenced_before_);
 
   // Invariant 5: proven death -> sweep interval + margin; otherwise
@@ -430,13 +440,34 @@ int Demo::Report() {
                    stop_bound, max_of(stop_times)),
        max_of(stop_times) <= stop_bound},
   };
-  fmt::print("\nInvariants\n");
+  fmt::print(text_, "\nInvariants\n");
   bool all_ok = true;
+  Json invariants = Json::array();
   for (const auto& c : checks) {
-    fmt::print("  [{}] {}\n", c.ok ? " ok " : "FAIL", c.what);
+    fmt::print(text_, "  [{}] {}\n", c.ok ? " ok " : "FAIL", c.what);
     all_ok = all_ok && c.ok;
+    invariants.push_back({{"check", c.what}, {"ok", c.ok}});
   }
-  fmt::print("\n{}\n", all_ok ? "all invariants hold" : "AN INVARIANT FAILED");
+  Json states = Json::object();  // every state a key, zero included
+  for (int st = 0; st <= static_cast<int>(JobState::kExpired); ++st) {
+    states[JobStateName(static_cast<JobState>(st))] = 0;
+  }
+  for (const auto& [state, n] : by_state) states[state] = n;
+  Json rescued = Json::array();
+  for (const auto& r : rescues) {
+    rescued.push_back({{"job", r.id},
+                       {"worker", r.worker},
+                       {"fault", r.fault},
+                       {"became", r.became},
+                       {"recovered_after_s", r.recovered_s},
+                       {"running_again_after_s", r.running_s < 0 ? Json() : Json(r.running_s)}});
+  }
+  report_["jobs_by_state"] = states;
+  report_["rescued"] = rescued;
+  report_["fenced_writes"] = stats->fenced_writes - fenced_before_;
+  report_["invariants"] = invariants;
+  report_["ok"] = all_ok;
+  fmt::print(text_, "\n{}\n", all_ok ? "all invariants hold" : "AN INVARIANT FAILED");
   return all_ok ? 0 : 1;
 }
 
@@ -455,7 +486,10 @@ void AddDemoCommand(CLI::App& app, Globals& g, Action* action) {
     // ./warden.db) is never touched; the demo makes a fresh file.
     const bool pg = g.db.rfind("postgres://", 0) == 0 || g.db.rfind("postgresql://", 0) == 0;
     const std::string url = pg ? g.db : "";
-    *action = [f, url] { return Demo(*f, url).Run(); };
+    *action = [f, url, &g] {
+      f->json = g.json;
+      return Demo(*f, url).Run();
+    };
   });
 }
 

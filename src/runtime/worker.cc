@@ -69,6 +69,7 @@ void Worker::Handle(const std::string& task, Handler handler) {
 Status Worker::Run() { return impl_->Run(); }
 void Worker::Stop(bool release_now) { impl_->Stop(release_now); }
 WorkerId Worker::id() const { return impl_->id_.load(); }
+const std::string& Worker::name() const { return impl_->opt_.name; }
 const WorkerCounters& Worker::counters() const { return impl_->counters_; }
 
 Worker::Impl::Impl(std::string url, WorkerOptions options,

@@ -90,6 +90,20 @@ TEST_P(WorkerVoiceTest, SaysWhatItRunsAndALinePerFinishedAttempt) {
   EXPECT_FALSE(Has(r.err, "started as worker")) << r.err;
 }
 
+TEST_P(WorkerVoiceTest, WithJsonItPrintsItsCountsWhenItEnds) {
+  Add("true");
+  Add("exit 1", {"--max-attempts", "1"});
+  CliResult r = RunIdleWorker({"--allow-cmd", "--name", "counted", "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_TRUE(r.json.is_object()) << r.out;
+  EXPECT_EQ(r.json["name"], "counted") << r.out;
+  EXPECT_EQ(r.json["succeeded"], 1) << r.out;
+  EXPECT_EQ(r.json["failed"], 1) << r.out;
+  EXPECT_EQ(r.json["fenced_off"], 0) << r.out;
+  EXPECT_TRUE(r.json["worker"].is_number_integer()) << r.out;
+  EXPECT_TRUE(Has(r.err, "started as worker")) << "the log stays on stderr";
+}
+
 TEST_P(WorkerVoiceTest, UnknownLogLevelIsAUsageError) {
   CliResult r = RunIdleWorker({"--allow-cmd", "--log-level", "loud"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
