@@ -217,7 +217,7 @@ std::vector<Serving> ClaimingWorkers(const std::vector<WorkerInfo>& live) {
 
 Result<std::vector<BacklogGroup>> Client::Unserved() {
   WARDEN_ASSIGN_OR_RETURN(auto live, store_->WorkerList(/*live_only=*/true));
-  WARDEN_ASSIGN_OR_RETURN(auto backlog, store_->JobBacklog());
+  WARDEN_ASSIGN_OR_RETURN(auto backlog, store_->JobBacklog({}));
   return warden::Unserved(backlog, ClaimingWorkers(live));
 }
 

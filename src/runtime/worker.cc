@@ -346,14 +346,16 @@ bool Worker::Impl::NothingLeftToRun(bool may_exit) {
   const bool note_due = !opt_.allow_commands && !said_commands_skipped_ &&
                         now_mono >= next_commands_check_mono_;
   if (!exit_check && !note_due) return false;
-  auto backlog = claim_store_->JobBacklog();
+  // Its own queues only: other queues' backlogs are no business of an idle
+  // worker's polls (they may be large); they are read once, at its exit.
+  auto backlog = claim_store_->JobBacklog(opt_.queues);
   if (!backlog.has_value()) return false;  // asked again at the next idle poll
   const TimeMs now = clock_.NowMs();
   Serving self{opt_.queues, {}, opt_.allow_commands};
   for (const auto& [task, handler] : handlers_) self.tasks.push_back(task);
   for (const auto& [task, command] : opt_.task_commands) self.tasks.push_back(task);
   if (note_due) {
-    next_commands_check_mono_ = now_mono + 10'000;
+    next_commands_check_mono_ = now_mono + 60'000;
     Serving with_commands = self;
     with_commands.allow_commands = true;
     std::vector<BacklogGroup> skipped;
@@ -371,10 +373,13 @@ bool Worker::Impl::NothingLeftToRun(bool may_exit) {
     }
   }
   if (!exit_check) return false;
-  std::vector<BacklogGroup> left;
   for (const BacklogGroup& g : *backlog) {
     const bool later = g.state == JobState::kScheduled && g.next_run_at > now;
     if (CanRun(self, g.queue, g.task, g.command) && !later) return false;
+  }
+  auto everything = claim_store_->JobBacklog({});
+  std::vector<BacklogGroup> left;
+  for (const BacklogGroup& g : everything.has_value() ? *everything : *backlog) {
     if (g.state != JobState::kRunning) left.push_back(g);
   }
   Log(LogLevel::kInfo, "nothing left that it can run; exiting (--exit-when-idle)" +

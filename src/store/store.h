@@ -157,10 +157,12 @@ class Store {
   // store's clock (an idle worker sleeps until then rather than a whole poll
   // interval; a relative time, so a skewed worker clock does not matter).
   virtual Result<std::optional<Millis>> JobNextDueIn() = 0;
-  // The scheduled, available, retryable and running jobs, grouped by queue,
-  // task, command or not, and state. It reads every such job: for an idle
-  // worker and for people, not for a hot path.
-  virtual Result<std::vector<BacklogGroup>> JobBacklog() = 0;
+  // The scheduled, available, retryable and running jobs on `queues` (empty:
+  // every queue), grouped by queue, task, command or not, and state. It
+  // reads every such job: for an idle worker and for people, not for a hot
+  // path.
+  virtual Result<std::vector<BacklogGroup>> JobBacklog(
+      const std::vector<std::string>& queues) = 0;
 
   // Workers.
   virtual Result<WorkerId> WorkerRegister(const WorkerRegistration& r) = 0;

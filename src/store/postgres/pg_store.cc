@@ -737,17 +737,20 @@ Result<std::optional<Millis>> PgStore::JobNextDueIn() {
 }
 
 // One part per state, each in the terms of the partial index that holds it.
+// $1: the queues, none for every queue.
 const char* const kBacklogSql =
     "SELECT queue, task, command <> '', 'available', count(*), min(run_at) FROM warden.jobs "
-    "WHERE state = 'available' GROUP BY 1, 2, 3 UNION ALL SELECT queue, task, command <> '', "
-    "state, count(*), min(run_at) FROM warden.jobs WHERE state IN ('scheduled', 'retryable') "
-    "GROUP BY 1, 2, 3, 4 UNION ALL SELECT queue, task, command <> '', 'running', count(*), "
-    "min(run_at) FROM warden.jobs WHERE state = 'running' AND worker_id IS NOT NULL GROUP BY "
-    "1, 2, 3";
+    "WHERE state = 'available' AND (cardinality($1::text[]) = 0 OR queue = ANY($1::text[])) "
+    "GROUP BY 1, 2, 3 UNION ALL SELECT queue, task, command <> '', state, count(*), "
+    "min(run_at) FROM warden.jobs WHERE state IN ('scheduled', 'retryable') AND "
+    "(cardinality($1::text[]) = 0 OR queue = ANY($1::text[])) GROUP BY 1, 2, 3, 4 UNION ALL "
+    "SELECT queue, task, command <> '', 'running', count(*), min(run_at) FROM warden.jobs "
+    "WHERE state = 'running' AND worker_id IS NOT NULL AND (cardinality($1::text[]) = 0 OR "
+    "queue = ANY($1::text[])) GROUP BY 1, 2, 3";
 
-Result<std::vector<BacklogGroup>> PgStore::JobBacklog() {
+Result<std::vector<BacklogGroup>> PgStore::JobBacklog(const std::vector<std::string>& queues) {
   std::lock_guard lock(mu_);
-  WARDEN_ASSIGN_OR_RETURN(Rows r, conn_->Exec(kBacklogSql, Params()));
+  WARDEN_ASSIGN_OR_RETURN(Rows r, conn_->Exec(kBacklogSql, Params().AddArray(queues)));
   std::vector<BacklogGroup> out;
   for (int i = 0; i < r.size(); ++i) {
     BacklogGroup g;

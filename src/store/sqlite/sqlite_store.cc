@@ -845,16 +845,21 @@ Result<std::optional<Millis>> SqliteStore::JobNextDueIn() {
 }
 
 // One part per state, each in the terms of the partial index that holds it.
+// ?1: a JSON array of queues, [] for every queue.
 const char* const kBacklogSql =
     "SELECT queue, task, command <> '', 'available', count(*), min(run_at) FROM jobs WHERE "
-    "state = 'available' GROUP BY 1, 2, 3 UNION ALL SELECT queue, task, command <> '', state, "
-    "count(*), min(run_at) FROM jobs WHERE state IN ('scheduled', 'retryable') GROUP BY 1, 2, "
-    "3, 4 UNION ALL SELECT queue, task, command <> '', 'running', count(*), min(run_at) FROM "
-    "jobs WHERE state = 'running' AND worker_id IS NOT NULL GROUP BY 1, 2, 3";
+    "state = 'available' AND (?1 = '[]' OR queue IN (SELECT value FROM json_each(?1))) GROUP "
+    "BY 1, 2, 3 UNION ALL SELECT queue, task, command <> '', state, count(*), min(run_at) FROM "
+    "jobs WHERE state IN ('scheduled', 'retryable') AND (?1 = '[]' OR queue IN (SELECT value "
+    "FROM json_each(?1))) GROUP BY 1, 2, 3, 4 UNION ALL SELECT queue, task, command <> '', "
+    "'running', count(*), min(run_at) FROM jobs WHERE state = 'running' AND worker_id IS NOT "
+    "NULL AND (?1 = '[]' OR queue IN (SELECT value FROM json_each(?1))) GROUP BY 1, 2, 3";
 
-Result<std::vector<BacklogGroup>> SqliteStore::JobBacklog() {
+Result<std::vector<BacklogGroup>> SqliteStore::JobBacklog(
+    const std::vector<std::string>& queues) {
   std::lock_guard lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(kBacklogSql));
+  q.Bind(1, Json(queues).dump());
   std::vector<BacklogGroup> out;
   while (true) {
     WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());

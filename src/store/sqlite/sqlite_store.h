@@ -60,7 +60,7 @@ class SqliteStore final : public Store {
   Result<JobState> JobCancel(JobId id) override;
   Result<int64_t> JobCountUnfinished() override;
   Result<std::optional<Millis>> JobNextDueIn() override;
-  Result<std::vector<BacklogGroup>> JobBacklog() override;
+  Result<std::vector<BacklogGroup>> JobBacklog(const std::vector<std::string>& queues) override;
 
   Result<WorkerId> WorkerRegister(const WorkerRegistration& r) override;
   Result<HeartbeatReply> WorkerHeartbeat(WorkerId id) override;
