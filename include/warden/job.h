@@ -97,6 +97,7 @@ struct AttemptError {
   std::optional<int> exit_code;
   std::optional<int> signal;
   std::string stderr_tail;
+  std::string stdout_tail;  // a command's: the last 4 KiB of its stdout
 };
 
 // One run of a job: from claim to outcome.

@@ -106,7 +106,8 @@ Json AttemptToJson(const AttemptInfo& a) {
                   {"message", a.error->message},
                   {"exit_code", a.error->exit_code ? Json(*a.error->exit_code) : Json()},
                   {"signal", a.error->signal ? Json(*a.error->signal) : Json()},
-                  {"stderr_tail", a.error->stderr_tail}};
+                  {"stderr_tail", a.error->stderr_tail},
+                  {"stdout_tail", a.error->stdout_tail}};
   }
   return j;
 }
@@ -277,6 +278,7 @@ void PrintJobDetail(const JobInfo& j, TimeMs now) {
                Text(a.finished_at), a.outcome);
     if (a.error) {
       fmt::print("    {}\n", Whole(a.error->message));
+      if (!a.error->stdout_tail.empty()) PrintTail("stdout", a.error->stdout_tail);
       if (!a.error->stderr_tail.empty()) PrintTail("stderr", a.error->stderr_tail);
     }
   }

@@ -237,6 +237,7 @@ JobOutcome Worker::Impl::ExecuteCommand(RunningJob& r,
     o.error.signal = res.signal;
     o.error.exit_code = res.exit_code;
     o.error.stderr_tail = res.stderr_tail + control_errors;
+    o.error.stdout_tail = res.stdout_tail;
     return o;
   }
   if (!res.started) return Failure(r, ErrorKind::kError, "could not start: " + res.spawn_error);
@@ -246,6 +247,7 @@ JobOutcome Worker::Impl::ExecuteCommand(RunningJob& r,
     o.error.signal = res.signal;
     o.error.exit_code = res.exit_code;
     o.error.stderr_tail = res.stderr_tail + control_errors;
+    o.error.stdout_tail = res.stdout_tail;
     return o;
   }
   if (res.exit_code == 0) {
@@ -271,6 +273,7 @@ JobOutcome Worker::Impl::ExecuteCommand(RunningJob& r,
     o.error.exit_code = res.exit_code;
   }
   o.error.stderr_tail = res.stderr_tail + control_errors;
+  o.error.stdout_tail = res.stdout_tail;
   return o;
 }
 

@@ -198,8 +198,9 @@ TEST_P(CliListingTest, SaysHowManyMatchedWhenTheLimitCutsTheList) {
   EXPECT_EQ(r.err, "");
 }
 
-// `jobs show`: priority, run time, timeout, keys, and the worker by name
-// for the job and for each attempt, as text and as JSON.
+// `jobs show`: priority, run time, timeout, keys, the worker by name for
+// the job and for each attempt, and a failed command's stdout tail beside
+// its stderr tail, as text and as JSON.
 TEST_P(CliListingTest, ShowNamesTheWorkerAndTheJobsSettings) {
   StartWorker("show-box");
   const int64_t id = Add("echo to-stdout; echo to-stderr >&2; exit 3",
@@ -216,6 +217,10 @@ TEST_P(CliListingTest, ShowNamesTheWorkerAndTheJobsSettings) {
   EXPECT_TRUE(std::regex_search(r.out, std::regex("attempt 1: worker show-box \\(id \\d+\\)")))
       << r.out;
   EXPECT_NE(r.out.find("last error: error: exited with status 3\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("    stdout (10 bytes kept; a worker keeps the last 4 KiB of it):\n"
+                       "      to-stdout\n"),
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("      to-stderr\n"), std::string::npos) << r.out;
 
   Json j = Show(id);
@@ -223,6 +228,7 @@ TEST_P(CliListingTest, ShowNamesTheWorkerAndTheJobsSettings) {
   EXPECT_EQ(j["last_error_message"], "exited with status 3") << j.dump();
   ASSERT_EQ(j["attempts"].size(), 1u) << j.dump();
   EXPECT_EQ(j["attempts"][0]["worker_name"], "show-box") << j.dump();
+  EXPECT_EQ(j["attempts"][0]["error"]["stdout_tail"], "to-stdout\n") << j.dump();
 
   // Every key always there, null when empty.
   const int64_t waiting = Add("true", {"--delay", "1h"});

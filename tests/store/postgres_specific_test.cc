@@ -482,7 +482,7 @@ TEST_F(PostgresTest, VersionThreeDatabaseIsMigratedAndKeepsItsJobs) {
                   .ok());
   auto store = Open();
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(store->SchemaVersion().value(), 5);
+  EXPECT_EQ(store->SchemaVersion().value(), pg::kSchemaVersion);
   auto indexes = sql->Exec(
       "SELECT string_agg(indexname || ': ' || indexdef, '; ' ORDER BY indexname) FROM "
       "pg_indexes WHERE schemaname = 'warden' AND indexname IN ('jobs_state', "

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "store/sqlite/schema.h"
 #include "store/sqlite/sqlite_db.h"
 #include "store/sqlite/sqlite_store.h"
 #include "store/store.h"
@@ -282,11 +283,11 @@ std::string IndexSql(sqlite3* db) {
   return sql;
 }
 
-// A version-1 file (made here by undoing migrations 3 and 2) gets the
-// later indexes and the attempt_started_at column on open, and keeps its
-// jobs. Two of them were claimed by a warden of before schema 3, which
-// wrote their attempts at the claim: they end under the new one, which
-// records the success in the job row and the failure in the old row.
+// A version-1 file (made here by undoing migrations 4, 3 and 2) gets the
+// later indexes and columns on open, and keeps its jobs. Two of them were
+// claimed by a warden of before schema 3, which wrote their attempts at the
+// claim: they end under the new one, which records the success in the job
+// row and the failure in the old row.
 TEST_F(SqliteFileTest, VersionOneFileIsMigratedAndKeepsItsJobsAndAttempts) {
   WorkerId w = 0;
   std::vector<JobInfo> claimed;
@@ -311,6 +312,7 @@ TEST_F(SqliteFileTest, VersionOneFileIsMigratedAndKeepsItsJobsAndAttempts) {
                          "claimed_at) SELECT id, attempt, worker_id, lease_token, started_at "
                          "FROM jobs WHERE state = 'running'; "
                          "ALTER TABLE jobs DROP COLUMN attempt_started_at; "
+                         "ALTER TABLE attempts DROP COLUMN stdout_tail; "
                          "CREATE INDEX jobs_running_lease ON jobs (lease_expires_at) WHERE "
                          "state = 'running'; "
                          "DROP INDEX jobs_state; CREATE INDEX jobs_state ON jobs (state, id); "
@@ -324,7 +326,7 @@ TEST_F(SqliteFileTest, VersionOneFileIsMigratedAndKeepsItsJobsAndAttempts) {
 
   auto store = OpenStore(path_);
   ASSERT_TRUE(store.has_value()) << store.error().ToString();
-  EXPECT_EQ((*store)->SchemaVersion().value(), 3);
+  EXPECT_EQ((*store)->SchemaVersion().value(), sqlite::kSchemaVersion);
   db = Raw();
   EXPECT_EQ(IndexSql(db),
             "attempts_lost: CREATE INDEX attempts_lost ON attempts (job_id) WHERE outcome = "

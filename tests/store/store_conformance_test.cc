@@ -350,6 +350,7 @@ TEST_P(StoreTest, ErrorsRetryWithBackoffThenDie) {
   fail.error.exit_code = 3;
   fail.error.message = "exit 3";
   fail.error.stderr_tail = "boom";
+  fail.error.stdout_tail = "step 7 of 9";
   ASSERT_TRUE(store_->JobFinishMany(w, std::span(&fail, 1)).has_value());
   auto job = store_->JobGet(id);
   EXPECT_EQ(job->state, JobState::kRetryable);
@@ -367,6 +368,7 @@ TEST_P(StoreTest, ErrorsRetryWithBackoffThenDie) {
   ASSERT_TRUE(job->attempts[0].error.has_value());
   EXPECT_EQ(job->attempts[0].error->exit_code, 3);
   EXPECT_EQ(job->attempts[0].error->stderr_tail, "boom");
+  EXPECT_EQ(job->attempts[0].error->stdout_tail, "step 7 of 9") << "kept beside stderr's";
   EXPECT_TRUE(job->finished_at.has_value());
 }
 

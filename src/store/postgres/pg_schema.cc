@@ -285,12 +285,19 @@ CREATE INDEX jobs_running_worker ON warden.jobs (worker_id)
   WHERE state = 'running' AND worker_id IS NOT NULL;
 )sql";
 
+// A failed command's stdout tail is kept beside its stderr tail (as on
+// SQLite, schema 4).
+const char* const kMigration6 = R"sql(
+ALTER TABLE warden.attempts ADD COLUMN IF NOT EXISTS stdout_tail text;
+)sql";
+
 const std::vector<std::string> kMigrations = {
     std::string(kMigration1Tables) + kAddJob + kMigration1Views,
     kAddJob,
     kAddJob,
     kMigration4,
     kMigration5,
+    kMigration6,
 };
 
 // pg_advisory_xact_lock(kLockClass, kMigrationLock) serialises migrations

@@ -501,7 +501,7 @@ Result<bool> PgStore::FailLocked(const JobOutcome& o, TimeMs now) {
   p.Add(ErrorKindName(o.error.kind)).Add(o.error.message);
   p.Add(o.error.exit_code ? std::optional<int64_t>(*o.error.exit_code) : std::nullopt);
   p.Add(o.error.signal ? std::optional<int64_t>(*o.error.signal) : std::nullopt);
-  p.AddTextOrNull(o.error.stderr_tail).Add(attempt);
+  p.AddTextOrNull(o.error.stderr_tail).Add(attempt).AddTextOrNull(o.error.stdout_tail);
   // A retry without backoff keeps its place in line (its old run_at), so a
   // rescued job runs next instead of behind the whole backlog. The attempt
   // keeps what really happened; the job keeps the verdict.
@@ -513,7 +513,8 @@ Result<bool> PgStore::FailLocked(const JobOutcome& o, TimeMs now) {
                  "= $7::bigint, lease_expires_at = NULL, cancel_requested = false WHERE id = "
                  "$8::bigint) UPDATE warden.attempts SET outcome = $9, finished_at = "
                  "$3::bigint, error_message = $10, exit_code = $11::int, signal = $12::int, "
-                 "stderr_tail = $13 WHERE job_id = $8::bigint AND attempt = $14::int",
+                 "stderr_tail = $13, stdout_tail = $15 WHERE job_id = $8::bigint AND "
+                 "attempt = $14::int",
                  p)
           .status());
   return true;
@@ -601,7 +602,7 @@ Result<std::vector<AttemptInfo>> PgStore::AttemptsLocked(JobId id) {
   WARDEN_ASSIGN_OR_RETURN(
       Rows q, conn_->Exec("SELECT a.attempt, a.worker_id, a.lease_token, a.claimed_at, "
                           "a.started_at, a.finished_at, a.outcome, a.error_message, a.exit_code, "
-                          "a.signal, a.stderr_tail, w.name FROM warden.attempts a LEFT JOIN "
+                          "a.signal, a.stderr_tail, w.name, a.stdout_tail FROM warden.attempts a LEFT JOIN "
                           "warden.workers w ON w.id = a.worker_id WHERE a.job_id = $1::bigint "
                           "ORDER BY a.attempt",
                           Params().Add(id)));
@@ -622,6 +623,7 @@ Result<std::vector<AttemptInfo>> PgStore::AttemptsLocked(JobId id) {
       if (auto c = q.OptInt(i, 8)) e.exit_code = static_cast<int>(*c);
       if (auto s = q.OptInt(i, 9)) e.signal = static_cast<int>(*s);
       e.stderr_tail = q.Text(i, 10);
+      e.stdout_tail = q.Text(i, 12);
       a.error = e;
     }
     a.worker_name = q.Text(i, 11);

@@ -146,7 +146,14 @@ DROP INDEX jobs_running_lease;
 ALTER TABLE jobs ADD COLUMN attempt_started_at INTEGER;
 )sql";
 
-const std::vector<const char*> kMigrations = {kMigration1, kMigration2, kMigration3};
+// A failed command's stdout tail is kept beside its stderr tail: a job
+// that reports progress or its error on stdout left nothing to read.
+const char* const kMigration4 = R"sql(
+ALTER TABLE attempts ADD COLUMN stdout_tail TEXT;
+)sql";
+
+const std::vector<const char*> kMigrations = {kMigration1, kMigration2, kMigration3,
+                                              kMigration4};
 
 // Every table and index the migrations create (a new migration adds its own).
 const char* const kWardenObjects[] = {

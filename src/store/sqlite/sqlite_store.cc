@@ -601,9 +601,11 @@ Result<bool> SqliteStore::FailLocked(WorkerId worker, const JobOutcome& o, TimeM
       Stmt att,
       db_->Prepare("INSERT INTO attempts (job_id, attempt, worker_id, lease_token, claimed_at, "
                    "started_at, outcome, finished_at, error_message, exit_code, signal, "
-                   "stderr_tail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
+                   "stderr_tail, stdout_tail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+                   "?11, ?12, ?13) "
                    "ON CONFLICT (job_id, attempt) DO UPDATE SET outcome = ?7, finished_at = ?8, "
                    "error_message = ?9, exit_code = ?10, signal = ?11, stderr_tail = ?12, "
+                   "stdout_tail = ?13, "
                    "started_at = coalesce(attempts.started_at, ?6)"));
   att.Bind(1, o.ref.id)
       .Bind(2, attempt)
@@ -616,7 +618,8 @@ Result<bool> SqliteStore::FailLocked(WorkerId worker, const JobOutcome& o, TimeM
       .Bind(9, o.error.message)
       .Bind(10, o.error.exit_code ? std::optional<int64_t>(*o.error.exit_code) : std::nullopt)
       .Bind(11, o.error.signal ? std::optional<int64_t>(*o.error.signal) : std::nullopt)
-      .BindTextOrNull(12, o.error.stderr_tail);
+      .BindTextOrNull(12, o.error.stderr_tail)
+      .BindTextOrNull(13, o.error.stdout_tail);
   WARDEN_RETURN_IF_ERROR(att.Exec().status());
   return true;
 }
@@ -719,7 +722,7 @@ Result<std::vector<AttemptInfo>> SqliteStore::AttemptsLocked(const JobInfo& job,
   WARDEN_ASSIGN_OR_RETURN(
       Stmt q, db_->Prepare("SELECT a.attempt, a.worker_id, a.lease_token, a.claimed_at, "
                            "a.started_at, a.finished_at, a.outcome, a.error_message, "
-                           "a.exit_code, a.signal, a.stderr_tail, w.name FROM attempts a "
+                           "a.exit_code, a.signal, a.stderr_tail, w.name, a.stdout_tail FROM attempts a "
                            "LEFT JOIN workers w ON w.id = a.worker_id WHERE a.job_id = ? "
                            "ORDER BY a.attempt"));
   q.Bind(1, id);
@@ -742,6 +745,7 @@ Result<std::vector<AttemptInfo>> SqliteStore::AttemptsLocked(const JobInfo& job,
       if (auto c = q.OptInt(8)) e.exit_code = static_cast<int>(*c);
       if (auto s = q.OptInt(9)) e.signal = static_cast<int>(*s);
       e.stderr_tail = q.Text(10);
+      e.stdout_tail = q.Text(12);
       a.error = e;
     }
     a.worker_name = q.Text(11);
