@@ -255,7 +255,9 @@ constexpr int kListStateParam = 4;
 std::string ListedFrom(const JobFilter& f, std::optional<JobState> state, int* param) {
   std::string sql;
   if (!state) {
-    sql = " FROM jobs WHERE 1 = 1";
+    // No WHERE at all when nothing is filtered: SQLite then counts the
+    // jobs without reading their rows.
+    sql = " FROM jobs";
   } else if (*state == JobState::kRunning) {
     sql = " FROM jobs INDEXED BY jobs_running_worker WHERE state = 'running'";
   } else if (*state == JobState::kAvailable) {
@@ -264,8 +266,12 @@ std::string ListedFrom(const JobFilter& f, std::optional<JobState> state, int* p
     sql = " FROM jobs WHERE state = ?" + std::to_string((*param)++) +
           " AND " WARDEN_NOT_IN_CLAIM_PATH;
   }
-  if (!f.queue.empty()) sql += " AND queue = ?2";
-  if (!f.task.empty()) sql += " AND task = ?3";
+  const char* join = state ? " AND " : " WHERE ";
+  if (!f.queue.empty()) {
+    sql += std::string(join) + "queue = ?2";
+    join = " AND ";
+  }
+  if (!f.task.empty()) sql += std::string(join) + "task = ?3";
   return sql;
 }
 
