@@ -33,7 +33,8 @@ int ColumnWidth(const char* header, const std::vector<Row>& rows, Get get, int c
 
 // A kept output tail, every line of it, indented under its heading.
 void PrintTail(const char* stream, const std::string& tail) {
-  fmt::print("    {} ({} bytes kept; a worker keeps the last 4 KiB of it):\n", stream, tail.size());
+  fmt::print("    {} ({} bytes kept; a worker keeps the last 4 KiB of it):\n", stream,
+             tail.size());
   std::istringstream lines(tail);
   for (std::string line; std::getline(lines, line);) {
     fmt::print("      {}\n", OneLine(line, line.size()));
@@ -222,24 +223,27 @@ void PrintJobTable(const std::vector<JobInfo>& jobs, int64_t total, TimeMs now, 
     return j.worker_name.empty() ? fmt::format("#{}", *j.worker) : j.worker_name;
   };
   const int worker = ColumnWidth("WORKER", jobs, worker_of, 20, wide);
-  std::vector<std::string> when;
-  int when_width = DisplayWidth("WHEN");
+  std::vector<std::string> created, when;
+  int created_width = DisplayWidth("CREATED"), when_width = DisplayWidth("WHEN");
   for (const JobInfo& j : jobs) {
+    created.push_back(HumanWhen(j.created_at, now));
     when.push_back(WhenText(j, now));
+    created_width = std::max(created_width, DisplayWidth(created.back()));
     when_width = std::max(when_width, DisplayWidth(when.back()));
   }
-  PrintLine(fmt::format("{:>8}  {:<10}  {}  {}  {:>7}  {:<8}  {}  {}  {}", "ID", "STATE",
-                        Cell("TASK", task), Cell("QUEUE", queue), "ATTEMPT", "CREATED",
-                        Cell("WHEN", when_width), Cell("WORKER", worker), "LAST ERROR"));
+  PrintLine(fmt::format("{:>8}  {:<10}  {}  {}  {:>7}  {}  {}  {}  {}", "ID", "STATE",
+                        Cell("TASK", task), Cell("QUEUE", queue), "ATTEMPT",
+                        Cell("CREATED", created_width), Cell("WHEN", when_width),
+                        Cell("WORKER", worker), "LAST ERROR"));
   for (size_t i = 0; i < jobs.size(); ++i) {
     const JobInfo& j = jobs[i];
     // The last column is as wide as it needs, up to 60 columns (whole with
     // --wide), on one line.
     const std::string error = OneLine(LastErrorText(j), std::string::npos);
     const int error_width = wide ? DisplayWidth(error) : std::min(DisplayWidth(error), 60);
-    PrintLine(fmt::format("{:>8}  {:<10}  {}  {}  {:>3}/{:<3}  {:<8}  {}  {}  {}", j.id,
+    PrintLine(fmt::format("{:>8}  {:<10}  {}  {}  {:>3}/{:<3}  {}  {}  {}  {}", j.id,
                           JobStateName(j.state), Cell(j.task, task), Cell(j.queue, queue),
-                          j.attempt, j.max_attempts, HumanWhen(j.created_at, now),
+                          j.attempt, j.max_attempts, Cell(created[i], created_width),
                           Cell(when[i], when_width), Cell(worker_of(j), worker),
                           Cell(error, error_width)));
   }

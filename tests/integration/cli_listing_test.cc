@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/clock.h"
 #include "core/json_text.h"
 #include "harness.h"
 #include "store/store.h"
@@ -177,6 +178,37 @@ TEST_P(CliListingTest, LastErrorMessageIsOneLineCutByDisplayWidth) {
   EXPECT_EQ(r.json[0]["last_error_message"], message);
 }
 
+// Columns line up whatever their times say: a job enqueued 400 days ago
+// ("400d5h ago") beside one enqueued now.
+TEST_P(CliListingTest, TimeColumnsLineUpWhateverTheirWidth) {
+  {
+    // The store's clock (on PostgreSQL, standing in for the server's).
+    warden::FakeClock past(
+        std::chrono::duration_cast<Millis>(std::chrono::system_clock::now().time_since_epoch())
+            .count() -
+        Millis(std::chrono::hours(400 * 24 + 5)).count());
+    warden::StoreOptions options;
+    options.clock = &past;
+    options.database_clock = &past;
+    auto store = warden::OpenStore(db(), options);
+    ASSERT_TRUE(store.has_value()) << store.error().ToString();
+    warden::JobSpec spec;
+    spec.task = "old";
+    ASSERT_TRUE((*store)->JobInsertMany(std::span<const warden::JobSpec>(&spec, 1)).has_value());
+  }
+  ASSERT_GT(Add("true", {"new"}), 0);
+  CliResult r = Cli({"jobs"}, /*json=*/false);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(" 400d5h ago  ready 400d5h ago"), std::string::npos) << r.out;
+  std::istringstream lines(r.out);
+  std::string line;
+  std::getline(lines, line);
+  const size_t when = line.find("WHEN");
+  std::set<size_t> ready;
+  while (std::getline(lines, line)) ready.insert(line.find("ready "));
+  EXPECT_EQ(ready, std::set<size_t>{when}) << r.out;
+}
+
 // Only some of the jobs shown: the table's last line says how many
 // matched; --json stays an array of the rows.
 TEST_P(CliListingTest, SaysHowManyMatchedWhenTheLimitCutsTheList) {
@@ -209,7 +241,8 @@ TEST_P(CliListingTest, ShowNamesTheWorkerAndTheJobsSettings) {
   ASSERT_TRUE(WaitFor([&] { return JobInState(id, warden::JobState::kDead); }));
   CliResult r = Cli({"jobs", "show", std::to_string(id)}, /*json=*/false);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(std::regex_search(r.out, std::regex("priority: +7, run at \\S+Z \\((now|\\d+s ago)\\)")))
+  EXPECT_TRUE(
+      std::regex_search(r.out, std::regex("priority: +7, run at \\S+Z \\((now|\\d+s ago)\\)")))
       << r.out;
   EXPECT_NE(r.out.find("timeout 1.5m"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("keys:      unique uk-1, concurrency ck-1\n"), std::string::npos) << r.out;

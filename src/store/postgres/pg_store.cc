@@ -602,9 +602,9 @@ Result<std::vector<AttemptInfo>> PgStore::AttemptsLocked(JobId id) {
   WARDEN_ASSIGN_OR_RETURN(
       Rows q, conn_->Exec("SELECT a.attempt, a.worker_id, a.lease_token, a.claimed_at, "
                           "a.started_at, a.finished_at, a.outcome, a.error_message, a.exit_code, "
-                          "a.signal, a.stderr_tail, w.name, a.stdout_tail FROM warden.attempts a LEFT JOIN "
-                          "warden.workers w ON w.id = a.worker_id WHERE a.job_id = $1::bigint "
-                          "ORDER BY a.attempt",
+                          "a.signal, a.stderr_tail, w.name, a.stdout_tail FROM warden.attempts "
+                          "a LEFT JOIN warden.workers w ON w.id = a.worker_id WHERE a.job_id = "
+                          "$1::bigint ORDER BY a.attempt",
                           Params().Add(id)));
   std::vector<AttemptInfo> out;
   for (int i = 0; i < q.size(); ++i) {

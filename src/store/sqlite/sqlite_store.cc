@@ -728,9 +728,9 @@ Result<std::vector<AttemptInfo>> SqliteStore::AttemptsLocked(const JobInfo& job,
   WARDEN_ASSIGN_OR_RETURN(
       Stmt q, db_->Prepare("SELECT a.attempt, a.worker_id, a.lease_token, a.claimed_at, "
                            "a.started_at, a.finished_at, a.outcome, a.error_message, "
-                           "a.exit_code, a.signal, a.stderr_tail, w.name, a.stdout_tail FROM attempts a "
-                           "LEFT JOIN workers w ON w.id = a.worker_id WHERE a.job_id = ? "
-                           "ORDER BY a.attempt"));
+                           "a.exit_code, a.signal, a.stderr_tail, w.name, a.stdout_tail "
+                           "FROM attempts a LEFT JOIN workers w ON w.id = a.worker_id "
+                           "WHERE a.job_id = ? ORDER BY a.attempt"));
   q.Bind(1, id);
   std::vector<AttemptInfo> out;
   while (true) {
