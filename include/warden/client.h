@@ -55,7 +55,10 @@ class Client {
   Result<std::vector<EnqueueResult>> EnqueueMany(std::span<const JobSpec> specs);
 
   Result<JobInfo> GetJob(JobId id);
-  Result<std::vector<JobInfo>> ListJobs(const JobFilter& filter);
+  // The newest jobs that match, at most filter.limit. `total`, unless null,
+  // gets how many match in all (read with the page, so the two agree; it
+  // costs a count of every matching job).
+  Result<std::vector<JobInfo>> ListJobs(const JobFilter& filter, int64_t* total = nullptr);
   Status RetryJob(JobId id);
   // Returns kCancelled, or kRunning when the job's worker was asked to stop it.
   Result<JobState> CancelJob(JobId id);

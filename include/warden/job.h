@@ -97,12 +97,14 @@ struct AttemptError {
   std::optional<int> exit_code;
   std::optional<int> signal;
   std::string stderr_tail;
+  std::string stdout_tail;  // a command's: the last 4 KiB of its stdout
 };
 
 // One run of a job: from claim to outcome.
 struct AttemptInfo {
   int attempt = 0;
   WorkerId worker = 0;
+  std::string worker_name;            // empty: its worker's row was pruned
   int64_t lease_token = 0;
   TimeMs claimed_at = 0;
   std::optional<TimeMs> started_at;   // at-most-once: the durable "started" mark
@@ -134,6 +136,7 @@ struct JobInfo {
   std::string unique_key;
   std::string concurrency_key;
   std::optional<WorkerId> worker;
+  std::string worker_name;  // the worker's name; empty: none, or its row was pruned
   int64_t lease_token = 0;
   std::optional<TimeMs> lease_expires_at;
   TimeMs run_at = 0;
@@ -144,13 +147,18 @@ struct JobInfo {
   Json checkpoint;  // null when none
   Json result;      // null when none
   std::optional<ErrorKind> last_error;
+  // The message of the failed attempt `last_error` is about (empty when
+  // none says more than the kind: a job cancelled while it waited, say).
+  std::string last_error_message;
   std::vector<AttemptInfo> attempts;  // filled by Client::GetJob
 };
 
+// Which jobs a listing shows: every condition given must hold.
 struct JobFilter {
-  std::optional<JobState> state;
-  std::string queue;  // empty: all
-  int limit = 100;
+  std::vector<JobState> states;  // empty: every state; else any of these
+  std::string queue;             // empty: all
+  std::string task;              // empty: all
+  int limit = 100;               // the newest this many
 };
 
 enum class WorkerState { kActive, kDraining, kStopped, kDead };

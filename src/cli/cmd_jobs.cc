@@ -1,4 +1,5 @@
 // warden jobs [show | retry | cancel]
+#include <chrono>
 #include <iostream>
 
 #include "cli/cli.h"
@@ -8,43 +9,72 @@
 
 namespace warden::cli {
 
+namespace {
+
+// The --state values (each may hold several, comma-separated), or the
+// usage error that names the first unknown one and every valid name.
+Result<std::vector<JobState>> ParseStates(const std::vector<std::string>& names) {
+  std::vector<JobState> states;
+  for (const std::string& name : names) {
+    auto s = ParseJobState(name);
+    if (!s) {
+      return InvalidArgument("unknown state '" + OneLine(name, 40) +
+                             "' (scheduled, available, running, succeeded, retryable, dead, "
+                             "cancelled, expired)");
+    }
+    states.push_back(*s);
+  }
+  return states;
+}
+
+TimeMs NowMs() {
+  return std::chrono::duration_cast<Millis>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
 void AddJobsCommand(CLI::App& app, Globals& g, Action* action) {
-  auto state = std::make_shared<std::string>();
+  auto states = std::make_shared<std::vector<std::string>>();
   auto queue = std::make_shared<std::string>();
+  auto task = std::make_shared<std::string>();
   auto limit = std::make_shared<int>(100);
   auto id = std::make_shared<std::string>();
   auto wide = std::make_shared<bool>(false);
   CLI::App* jobs = app.add_subcommand("jobs", "list and manage jobs");
-  jobs->add_option("--state", *state, "only jobs in this state");
+  jobs->add_option("--state", *states,
+                   "only jobs in these states (--state dead,retryable, or --state repeated)")
+      ->delimiter(',');
   jobs->add_option("--queue", *queue, "only jobs on this queue");
+  jobs->add_option("--task", *task, "only jobs of this task");
   jobs->add_option("--limit", *limit, "at most this many, newest first (default 100)")
       ->check(CLI::Range(1, 1'000'000));
-  jobs->add_flag("--wide", *wide, "show task and queue names whole, however long");
+  jobs->add_flag("--wide", *wide, "show names and last errors whole, however long");
   jobs->callback([=, &g] {
     if (!jobs->get_subcommands().empty()) return;
     JobFilter f;
     f.queue = *queue;
+    f.task = *task;
     f.limit = *limit;
-    if (!state->empty()) {
-      f.state = ParseJobState(*state);
-      if (!f.state) {
-        // A usage error (exit 2) before the database is opened.
-        *action = [state] {
-          return Fail(InvalidArgument("unknown state '" + OneLine(*state, 40) +
-                                      "' (scheduled, available, running, succeeded, retryable, "
-                                      "dead, cancelled, expired)"));
-        };
-        return;
-      }
+    auto parsed = ParseStates(*states);
+    if (!parsed.has_value()) {
+      // A usage error (exit 2) before the database is opened.
+      *action = [error = parsed.error()] { return Fail(error); };
+      return;
     }
+    f.states = *parsed;
     *action = WithClient(g, [=, &g](Client& c) -> Status {
-      WARDEN_ASSIGN_OR_RETURN(auto list, c.ListJobs(f));
+      int64_t total = 0;
+      // --json stays an array of the rows (scripts index it): the total is
+      // for the text table's footer only.
+      WARDEN_ASSIGN_OR_RETURN(auto list, c.ListJobs(f, g.json ? nullptr : &total));
       if (g.json) {
         Json out = Json::array();
         for (const auto& j : list) out.push_back(JobToJson(j, false));
         PrintJson(out);
       } else {
-        PrintJobTable(list, *wide);
+        PrintJobTable(list, total, NowMs(), *wide);
       }
       return Status::Ok();
     });
@@ -58,7 +88,7 @@ void AddJobsCommand(CLI::App& app, Globals& g, Action* action) {
       if (g.json) {
         PrintJson(JobToJson(job, true));
       } else {
-        PrintJobDetail(job);
+        PrintJobDetail(job, NowMs());
       }
       return Status::Ok();
     });

@@ -31,18 +31,65 @@ int ColumnWidth(const char* header, const std::vector<Row>& rows, Get get, int c
   return wide ? width : std::min(width, std::max(cap, DisplayWidth(header)));
 }
 
-// The kept stderr tail, every line of it, indented under its heading.
-void PrintTail(const std::string& tail) {
-  fmt::print("    stderr ({} bytes kept; a worker keeps the last 4 KiB of it):\n", tail.size());
+// A kept output tail, every line of it, indented under its heading.
+void PrintTail(const char* stream, const std::string& tail) {
+  fmt::print("    {} ({} bytes kept; a worker keeps the last 4 KiB of it):\n", stream,
+             tail.size());
   std::istringstream lines(tail);
   for (std::string line; std::getline(lines, line);) {
     fmt::print("      {}\n", OneLine(line, line.size()));
   }
 }
 
+// Text from the database on one line, whole.
+std::string Whole(const std::string& text) { return OneLine(text, text.size()); }
+
+Json OptText(const std::string& text) { return text.empty() ? Json() : Json(text); }
+
+// A worker as people know it: its name, else (its row pruned) its id.
+std::string WorkerText(WorkerId id, const std::string& name) {
+  return name.empty() ? fmt::format("#{}", id) : Whole(name) + fmt::format(" (id {})", id);
+}
+
+// The last error: its kind, and its message when there is one.
+std::string LastErrorText(const JobInfo& j) {
+  if (!j.last_error) return "";
+  std::string text = ErrorKindName(*j.last_error);
+  if (!j.last_error_message.empty()) text += ": " + j.last_error_message;
+  return text;
+}
+
+// What the time column says of a job: when it will run, how long it has
+// run, or how long it took and when it ended.
+std::string WhenText(const JobInfo& j, TimeMs now) {
+  switch (j.state) {
+    case JobState::kScheduled:
+    case JobState::kRetryable:
+      return j.run_at + 999 < now ? "due " + HumanWhen(j.run_at, now)
+                                  : "runs " + HumanWhen(j.run_at, now);
+    case JobState::kAvailable:
+      return "ready " + HumanWhen(j.run_at, now);
+    case JobState::kRunning:
+      return j.started_at ? "for " + HumanDuration(Millis(now - *j.started_at)) : "";
+    default:
+      break;
+  }
+  if (!j.finished_at) return "";
+  const std::string ended = HumanWhen(*j.finished_at, now);
+  if (!j.started_at || *j.started_at > *j.finished_at) return ended;
+  return "took " + HumanDuration(Millis(*j.finished_at - *j.started_at)) + ", " + ended;
+}
+
+// `line` without the spaces that pad its last columns.
+void PrintLine(std::string line) {
+  line.erase(line.find_last_not_of(' ') + 1);
+  fmt::print("{}\n", line);
+}
+
 Json AttemptToJson(const AttemptInfo& a) {
   Json j = {{"attempt", a.attempt},
             {"worker", a.worker},
+            {"worker_name", OptText(a.worker_name)},
             {"lease_token", a.lease_token},
             {"claimed_at", FormatTime(a.claimed_at)},
             // Only at-most-once attempts record when they started (the
@@ -61,7 +108,8 @@ Json AttemptToJson(const AttemptInfo& a) {
                   {"message", a.error->message},
                   {"exit_code", a.error->exit_code ? Json(*a.error->exit_code) : Json()},
                   {"signal", a.error->signal ? Json(*a.error->signal) : Json()},
-                  {"stderr_tail", a.error->stderr_tail}};
+                  {"stderr_tail", a.error->stderr_tail},
+                  {"stdout_tail", a.error->stdout_tail}};
   }
   return j;
 }
@@ -90,6 +138,7 @@ Json JobToJson(const JobInfo& j, bool with_attempts) {
               {"unique_key", j.unique_key.empty() ? Json() : Json(j.unique_key)},
               {"concurrency_key", j.concurrency_key.empty() ? Json() : Json(j.concurrency_key)},
               {"worker", j.worker ? Json(*j.worker) : Json()},
+              {"worker_name", OptText(j.worker_name)},
               {"lease_token", j.lease_token},
               {"lease_expires_at", j.state == JobState::kRunning ? OptTime(j.lease_expires_at)
                                                                  : Json()},
@@ -99,6 +148,7 @@ Json JobToJson(const JobInfo& j, bool with_attempts) {
               {"started_at", OptTime(j.started_at)},
               {"finished_at", OptTime(j.finished_at)},
               {"last_error", j.last_error ? Json(ErrorKindName(*j.last_error)) : Json()},
+              {"last_error_message", OptText(j.last_error_message)},
               {"checkpoint", j.checkpoint},
               {"result", j.result}};
   if (with_attempts) {
@@ -140,41 +190,101 @@ Json StatsToJson(const Stats& s) {
             {"crash_loops", s.crash_loops}}}};
 }
 
-void PrintJobTable(const std::vector<JobInfo>& jobs, bool wide) {
+std::string HumanDuration(Millis d) {
+  const int64_t ms = std::max<int64_t>(0, d.count());
+  if (ms < 1000) return fmt::format("{}ms", ms);
+  if (ms < 10'000) return fmt::format("{}.{}s", ms / 1000, ms % 1000 / 100);
+  const int64_t s = ms / 1000;
+  // The two largest units, the second left out when zero.
+  auto two = [](int64_t big, const char* big_unit, int64_t small, const char* small_unit) {
+    return small ? fmt::format("{}{}{}{}", big, big_unit, small, small_unit)
+                 : fmt::format("{}{}", big, big_unit);
+  };
+  if (s < 60) return fmt::format("{}s", s);
+  if (s < 3600) return two(s / 60, "m", s % 60, "s");
+  if (s < 86'400) return two(s / 3600, "h", s % 3600 / 60, "m");
+  return two(s / 86'400, "d", s % 86'400 / 3600, "h");
+}
+
+std::string HumanWhen(TimeMs t, TimeMs now) {
+  const int64_t seconds = (t > now ? t - now : now - t) / 1000;
+  if (seconds == 0) return "now";
+  const std::string d = HumanDuration(Millis(seconds * 1000));
+  return t > now ? "in " + d : d + " ago";
+}
+
+void PrintJobTable(const std::vector<JobInfo>& jobs, int64_t total, TimeMs now, bool wide) {
   const int task = ColumnWidth("TASK", jobs, [](const JobInfo& j) { return j.task; }, 24, wide);
   const int queue =
       ColumnWidth("QUEUE", jobs, [](const JobInfo& j) { return j.queue; }, 20, wide);
-  fmt::print("{:>8}  {:<10}  {}  {}  {:>7}  {:<24}  {}\n", "ID", "STATE", Cell("TASK", task),
-             Cell("QUEUE", queue), "ATTEMPT", "CREATED", "LAST ERROR");
-  for (const auto& j : jobs) {
-    fmt::print("{:>8}  {:<10}  {}  {}  {:>3}/{:<3}  {:<24}  {}\n", j.id, JobStateName(j.state),
-               Cell(j.task, task), Cell(j.queue, queue), j.attempt, j.max_attempts,
-               FormatTime(j.created_at), j.last_error ? ErrorKindName(*j.last_error) : "");
+  // Only running jobs name their worker: a finished job's is history (see
+  // `jobs show`).
+  auto worker_of = [](const JobInfo& j) {
+    if (j.state != JobState::kRunning || !j.worker) return std::string();
+    return j.worker_name.empty() ? fmt::format("#{}", *j.worker) : j.worker_name;
+  };
+  const int worker = ColumnWidth("WORKER", jobs, worker_of, 20, wide);
+  std::vector<std::string> created, when;
+  int created_width = DisplayWidth("CREATED"), when_width = DisplayWidth("WHEN");
+  for (const JobInfo& j : jobs) {
+    created.push_back(HumanWhen(j.created_at, now));
+    when.push_back(WhenText(j, now));
+    created_width = std::max(created_width, DisplayWidth(created.back()));
+    when_width = std::max(when_width, DisplayWidth(when.back()));
+  }
+  PrintLine(fmt::format("{:>8}  {:<10}  {}  {}  {:>7}  {}  {}  {}  {}", "ID", "STATE",
+                        Cell("TASK", task), Cell("QUEUE", queue), "ATTEMPT",
+                        Cell("CREATED", created_width), Cell("WHEN", when_width),
+                        Cell("WORKER", worker), "LAST ERROR"));
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const JobInfo& j = jobs[i];
+    // The last column is as wide as it needs, up to 60 columns (whole with
+    // --wide), on one line.
+    const std::string error = OneLine(LastErrorText(j), std::string::npos);
+    const int error_width = wide ? DisplayWidth(error) : std::min(DisplayWidth(error), 60);
+    PrintLine(fmt::format("{:>8}  {:<10}  {}  {}  {:>3}/{:<3}  {}  {}  {}  {}", j.id,
+                          JobStateName(j.state), Cell(j.task, task), Cell(j.queue, queue),
+                          j.attempt, j.max_attempts, Cell(created[i], created_width),
+                          Cell(when[i], when_width), Cell(worker_of(j), worker),
+                          Cell(error, error_width)));
+  }
+  if (total > static_cast<int64_t>(jobs.size())) {
+    fmt::print("showing {} of {} jobs, newest first (--limit N shows more)\n", jobs.size(),
+               total);
   }
 }
 
-void PrintJobDetail(const JobInfo& j) {
-  fmt::print("job {} ({}) on queue {}: {}\n", j.id, j.task, j.queue, JobStateName(j.state));
-  if (!j.command.empty()) fmt::print("  command:   {}\n", j.command);
+void PrintJobDetail(const JobInfo& j, TimeMs now) {
+  fmt::print("job {} ({}) on queue {}: {}\n", j.id, Whole(j.task), Whole(j.queue),
+             JobStateName(j.state));
+  if (!j.command.empty()) fmt::print("  command:   {}\n", Whole(j.command));
   // JsonText: what a store returns may hold bytes that are not UTF-8.
   fmt::print("  payload:   {}\n", JsonText(j.payload));
+  fmt::print("  priority:  {}, run at {} ({})\n", j.priority, FormatTime(j.run_at),
+             HumanWhen(j.run_at, now));
   fmt::print("  delivery:  {}, retry {}, attempt {} ({} charged of {}), crashes {} of {}\n",
              DeliveryName(j.delivery), RetryPolicyName(j.retry), j.attempt, j.charged,
              j.max_attempts, j.crashes, j.max_crashes);
   fmt::print("  limits:    timeout {}, lease {}, start deadline {}\n", FormatDuration(j.timeout),
              j.lease ? FormatDuration(*j.lease) : "the worker's", Text(j.start_deadline_at));
-  fmt::print("  created:   {}   finished: {}\n", FormatTime(j.created_at),
-             Text(j.finished_at));
+  fmt::print("  keys:      unique {}, concurrency {}\n",
+             j.unique_key.empty() ? "-" : Whole(j.unique_key),
+             j.concurrency_key.empty() ? "-" : Whole(j.concurrency_key));
+  if (j.worker) fmt::print("  worker:    {}\n", WorkerText(*j.worker, j.worker_name));
+  fmt::print("  created:   {} ({})   finished: {}\n", FormatTime(j.created_at),
+             HumanWhen(j.created_at, now), Text(j.finished_at));
+  if (j.last_error) fmt::print("  last error: {}\n", Whole(LastErrorText(j)));
   if (!j.checkpoint.is_null()) fmt::print("  checkpoint: {}\n", JsonText(j.checkpoint));
   if (!j.result.is_null()) fmt::print("  result:    {}\n", JsonText(j.result));
   for (const auto& a : j.attempts) {
     fmt::print("  attempt {}: worker {} token {} claimed {}{} finished {} -> {}\n", a.attempt,
-               a.worker, a.lease_token, FormatTime(a.claimed_at),
+               WorkerText(a.worker, a.worker_name), a.lease_token, FormatTime(a.claimed_at),
                a.started_at ? " start marked " + FormatTime(*a.started_at) : "",
                Text(a.finished_at), a.outcome);
     if (a.error) {
-      fmt::print("    {}\n", a.error->message);
-      if (!a.error->stderr_tail.empty()) PrintTail(a.error->stderr_tail);
+      fmt::print("    {}\n", Whole(a.error->message));
+      if (!a.error->stdout_tail.empty()) PrintTail("stdout", a.error->stdout_tail);
+      if (!a.error->stderr_tail.empty()) PrintTail("stderr", a.error->stderr_tail);
     }
     std::istringstream notes(a.note);
     for (std::string line; std::getline(notes, line);) {

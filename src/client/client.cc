@@ -147,9 +147,9 @@ Result<std::vector<EnqueueResult>> Client::EnqueueMany(std::span<const JobSpec> 
 
 Result<JobInfo> Client::GetJob(JobId id) { return store_->JobGet(id); }
 
-Result<std::vector<JobInfo>> Client::ListJobs(const JobFilter& filter) {
+Result<std::vector<JobInfo>> Client::ListJobs(const JobFilter& filter, int64_t* total) {
   if (filter.limit < 1) return InvalidArgument("limit must be at least 1");
-  return store_->JobList(filter);
+  return store_->JobList(filter, total);
 }
 
 Status Client::RetryJob(JobId id) {

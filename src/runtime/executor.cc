@@ -251,6 +251,7 @@ JobOutcome Worker::Impl::ExecuteCommand(RunningJob& r,
     o.error.signal = res.signal;
     o.error.exit_code = res.exit_code;
     o.error.stderr_tail = res.stderr_tail + control_errors;
+    o.error.stdout_tail = res.stdout_tail;
     return o;
   }
   if (!res.started) return Failure(r, ErrorKind::kError, "could not start: " + res.spawn_error);
@@ -260,6 +261,7 @@ JobOutcome Worker::Impl::ExecuteCommand(RunningJob& r,
     o.error.signal = res.signal;
     o.error.exit_code = res.exit_code;
     o.error.stderr_tail = res.stderr_tail + control_errors;
+    o.error.stdout_tail = res.stdout_tail;
     return o;
   }
   if (res.exit_code == 0) {
@@ -286,6 +288,7 @@ JobOutcome Worker::Impl::ExecuteCommand(RunningJob& r,
     o.error.exit_code = res.exit_code;
   }
   o.error.stderr_tail = res.stderr_tail + control_errors;
+  o.error.stdout_tail = res.stdout_tail;
   return o;
 }
 

@@ -145,7 +145,10 @@ class Store {
       WorkerId worker, std::span<const JobOutcome> outcomes) = 0;
   virtual Result<bool> JobCheckpoint(JobRef ref, const Json& checkpoint) = 0;
   virtual Result<JobInfo> JobGet(JobId id) = 0;  // with attempts
-  virtual Result<std::vector<JobInfo>> JobList(const JobFilter& f) = 0;
+  // Newest first, at most f.limit. `total`, unless null, gets how many
+  // jobs match the filter in all, counted by the same statement (a listing
+  // may count every matching job: it is not on a worker's path).
+  virtual Result<std::vector<JobInfo>> JobList(const JobFilter& f, int64_t* total) = 0;
   // dead/cancelled/expired (or waiting) -> available, budgets reset;
   // running and succeeded jobs are refused.
   virtual Status JobRetry(JobId id) = 0;

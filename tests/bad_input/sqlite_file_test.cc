@@ -15,6 +15,7 @@
 #include <random>
 
 #include "bad_input.h"
+#include "store/sqlite/schema.h"
 #include "warden/sqlite.h"
 
 namespace bi {
@@ -182,7 +183,9 @@ TEST_P(SqliteFileTest, NewerSchemaIsRefusedAndLeftUntouched) {
   ExpectRefusedAndUntouched(path, bytes,
                             "cannot use database '" + path +
                                 "': the database has schema version 999, newer than this "
-                                "warden knows (4): upgrade warden");
+                                "warden knows (" +
+                                std::to_string(warden::sqlite::kSchemaVersion) +
+                                "): upgrade warden");
   ExpectApiRefuses(path, StatusCode::kFailedPrecondition, "upgrade warden");
 }
 

@@ -137,13 +137,14 @@ TEST_P(CliJsonTest, JobsShowHasEveryFieldAndNamesTheStartMark) {
       "payload",    "priority",        "state",         "attempt",
       "charged_attempts", "max_attempts", "crashes",    "max_crashes",
       "retry",      "delivery",        "timeout_ms",    "lease_ms",
-      "unique_key", "concurrency_key", "worker",        "lease_token",
-      "lease_expires_at", "run_at",    "start_deadline_at", "created_at",
-      "started_at", "finished_at",     "last_error",    "checkpoint",
-      "result",     "attempts"};
-  const std::set<std::string> attempt_keys = {"attempt",         "worker",      "lease_token",
-                                              "claimed_at",      "start_marked_at",
-                                              "finished_at",     "outcome",     "error"};
+      "unique_key", "concurrency_key", "worker",        "worker_name",
+      "lease_token", "lease_expires_at", "run_at",      "start_deadline_at",
+      "created_at", "started_at",      "finished_at",   "last_error",
+      "last_error_message", "checkpoint", "result",     "attempts"};
+  const std::set<std::string> attempt_keys = {"attempt",    "worker",          "worker_name",
+                                              "lease_token", "claimed_at",     "start_marked_at",
+                                              "finished_at", "outcome",        "note",
+                                              "error"};
   for (const int64_t id : {plain, leased, once}) {
     const Json job = Show(id);
     EXPECT_EQ(Keys(job), job_keys) << job.dump(2);

@@ -190,7 +190,7 @@ TEST_P(StartGateTest, JobsClaimedAheadOfAFrozenWorkersSlotsNeverStart) {
   };
   auto held_by = [&](int64_t worker) {
     warden::JobFilter f;
-    f.state = JobState::kRunning;
+    f.states = {JobState::kRunning};
     std::vector<warden::JobInfo> held;
     auto jobs = client().ListJobs(f);
     if (!jobs.has_value()) return held;

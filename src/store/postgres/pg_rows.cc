@@ -50,6 +50,20 @@ JobInfo JobFromRow(const Rows& r, int i) {
   return j;
 }
 
+std::string JobExtraColumns(const std::string& job) {
+  // As on SQLite (store/sqlite/rows.cc): the latest failed attempt's
+  // message, unless the job was cancelled after it, while it waited.
+  return "(SELECT w.name FROM warden.workers w WHERE w.id = " + job + ".worker_id), " +
+         "(SELECT CASE WHEN " + job + ".last_error = 'cancelled' AND a.outcome <> 'cancelled' " +
+         "THEN NULL ELSE a.error_message END FROM warden.attempts a WHERE a.job_id = " + job +
+         ".id AND a.outcome NOT IN ('running', 'succeeded') ORDER BY a.attempt DESC LIMIT 1)";
+}
+
+void JobExtrasFromRow(const Rows& r, int row, int first, JobInfo* j) {
+  j->worker_name = r.Text(row, first);
+  if (j->last_error) j->last_error_message = r.Text(row, first + 1);
+}
+
 const char* const kWorkerColumns =
     "w.id, w.name, w.node, w.pid, w.version, w.queues, w.concurrency, w.state, "
     "w.started_at, w.last_heartbeat, w.stopped_at, w.death_reason, "

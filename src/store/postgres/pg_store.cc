@@ -501,7 +501,7 @@ Result<bool> PgStore::FailLocked(const JobOutcome& o, TimeMs now) {
   p.Add(ErrorKindName(o.error.kind)).Add(o.error.message);
   p.Add(o.error.exit_code ? std::optional<int64_t>(*o.error.exit_code) : std::nullopt);
   p.Add(o.error.signal ? std::optional<int64_t>(*o.error.signal) : std::nullopt);
-  p.AddTextOrNull(o.error.stderr_tail).Add(attempt);
+  p.AddTextOrNull(o.error.stderr_tail).Add(attempt).AddTextOrNull(o.error.stdout_tail);
   // A retry without backoff keeps its place in line (its old run_at), so a
   // rescued job runs next instead of behind the whole backlog. The attempt
   // keeps what really happened; the job keeps the verdict.
@@ -513,7 +513,8 @@ Result<bool> PgStore::FailLocked(const JobOutcome& o, TimeMs now) {
                  "= $7::bigint, lease_expires_at = NULL, cancel_requested = false WHERE id = "
                  "$8::bigint) UPDATE warden.attempts SET outcome = $9, finished_at = "
                  "$3::bigint, error_message = $10, exit_code = $11::int, signal = $12::int, "
-                 "stderr_tail = $13 WHERE job_id = $8::bigint AND attempt = $14::int",
+                 "stderr_tail = $13, stdout_tail = $15 WHERE job_id = $8::bigint AND "
+                 "attempt = $14::int",
                  p)
           .status());
   return true;
@@ -608,9 +609,11 @@ Result<bool> PgStore::JobCheckpoint(JobRef ref, const Json& checkpoint) {
 
 Result<std::vector<AttemptInfo>> PgStore::AttemptsLocked(JobId id) {
   WARDEN_ASSIGN_OR_RETURN(
-      Rows q, conn_->Exec("SELECT attempt, worker_id, lease_token, claimed_at, started_at, "
-                          "finished_at, outcome, error_message, exit_code, signal, stderr_tail "
-                          "FROM warden.attempts WHERE job_id = $1::bigint ORDER BY attempt",
+      Rows q, conn_->Exec("SELECT a.attempt, a.worker_id, a.lease_token, a.claimed_at, "
+                          "a.started_at, a.finished_at, a.outcome, a.error_message, a.exit_code, "
+                          "a.signal, a.stderr_tail, w.name, a.stdout_tail FROM warden.attempts "
+                          "a LEFT JOIN warden.workers w ON w.id = a.worker_id WHERE a.job_id = "
+                          "$1::bigint ORDER BY a.attempt",
                           Params().Add(id)));
   std::vector<AttemptInfo> out;
   for (int i = 0; i < q.size(); ++i) {
@@ -629,10 +632,12 @@ Result<std::vector<AttemptInfo>> PgStore::AttemptsLocked(JobId id) {
       if (auto c = q.OptInt(i, 8)) e.exit_code = static_cast<int>(*c);
       if (auto s = q.OptInt(i, 9)) e.signal = static_cast<int>(*s);
       e.stderr_tail = q.Text(i, 10);
+      e.stdout_tail = q.Text(i, 12);
       a.error = e;
     } else {
       a.note = q.Text(i, 10);
     }
+    a.worker_name = q.Text(i, 11);
     out.push_back(std::move(a));
   }
   return out;
@@ -641,26 +646,42 @@ Result<std::vector<AttemptInfo>> PgStore::AttemptsLocked(JobId id) {
 Result<JobInfo> PgStore::JobGet(JobId id) {
   std::lock_guard lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(
-      Rows r, conn_->Exec(std::string("SELECT ") + kJobColumns +
+      Rows r, conn_->Exec(std::string("SELECT ") + kJobColumns + ", " + JobExtraColumns("j") +
                               " FROM warden.jobs j WHERE id = $1::bigint",
                           Params().Add(id)));
   if (r.empty()) return NotFound("no job with id " + std::to_string(id));
   JobInfo job = JobFromRow(r, 0);
+  JobExtrasFromRow(r, 0, kJobColumnCount, &job);
   WARDEN_ASSIGN_OR_RETURN(job.attempts, AttemptsLocked(id));
   return job;
 }
 
-Result<std::vector<JobInfo>> PgStore::JobList(const JobFilter& f) {
+// $1 the states (an empty array: any), $2 the queue, $3 the task (empty:
+// any), $4 the limit.
+const char* const kListedWhere =
+    " FROM warden.jobs j WHERE (cardinality($1::text[]) = 0 OR j.state = ANY($1::text[])) "
+    "AND ($2 = '' OR j.queue = $2) AND ($3 = '' OR j.task = $3)";
+
+Result<std::vector<JobInfo>> PgStore::JobList(const JobFilter& f, int64_t* total) {
   std::lock_guard lock(mu_);
+  std::vector<std::string> states;
+  for (JobState s : f.states) states.push_back(JobStateName(s));
   Params p;
-  p.Add(f.state ? std::string(JobStateName(*f.state)) : std::string()).Add(f.queue).Add(f.limit);
-  WARDEN_ASSIGN_OR_RETURN(
-      Rows r, conn_->Exec(std::string("SELECT ") + kJobColumns +
-                              " FROM warden.jobs j WHERE ($1 = '' OR state = $1) AND ($2 = '' "
-                              "OR queue = $2) ORDER BY id DESC LIMIT $3::int",
-                          p));
+  p.AddArray(states).Add(f.queue).Add(f.task).Add(f.limit);
+  // The page first, then the extras of its jobs only; the count, when
+  // asked for, in the same statement (one snapshot).
+  std::string sql = "SELECT page.*, " + JobExtraColumns("page");
+  if (total) sql += std::string(", (SELECT count(*)") + kListedWhere + ")";
+  sql += std::string(" FROM (SELECT ") + kJobColumns + kListedWhere +
+         " ORDER BY j.id DESC LIMIT $4::int) page ORDER BY page.id DESC";
+  WARDEN_ASSIGN_OR_RETURN(Rows r, conn_->Exec(sql, p));
   std::vector<JobInfo> out;
-  for (int i = 0; i < r.size(); ++i) out.push_back(JobFromRow(r, i));
+  if (total) *total = 0;  // no row: nothing matches (the limit is at least 1)
+  for (int i = 0; i < r.size(); ++i) {
+    out.push_back(JobFromRow(r, i));
+    JobExtrasFromRow(r, i, kJobColumnCount, &out.back());
+    if (total) *total = r.Int(i, kJobColumnCount + kJobExtraColumnCount);
+  }
   return out;
 }
 

@@ -60,7 +60,7 @@ class PgStore final : public Store {
                                           std::span<const JobOutcome> outcomes) override;
   Result<bool> JobCheckpoint(JobRef ref, const Json& checkpoint) override;
   Result<JobInfo> JobGet(JobId id) override;
-  Result<std::vector<JobInfo>> JobList(const JobFilter& f) override;
+  Result<std::vector<JobInfo>> JobList(const JobFilter& f, int64_t* total) override;
   Status JobRetry(JobId id) override;
   Result<JobState> JobCancel(JobId id) override;
   Result<int64_t> JobCountUnfinished() override;

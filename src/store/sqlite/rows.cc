@@ -44,6 +44,21 @@ JobInfo JobFromRow(const Stmt& s) {
   return j;
 }
 
+std::string JobExtraColumns(const std::string& job) {
+  // The message comes from the latest failed attempt; a job cancelled while
+  // it waited has no attempt of that kind, and the earlier failure's message
+  // would not be about the cancel.
+  return "(SELECT w.name FROM workers w WHERE w.id = " + job + ".worker_id), " +
+         "(SELECT CASE WHEN " + job + ".last_error = 'cancelled' AND a.outcome <> 'cancelled' " +
+         "THEN NULL ELSE a.error_message END FROM attempts a WHERE a.job_id = " + job +
+         ".id AND a.outcome NOT IN ('running', 'succeeded') ORDER BY a.attempt DESC LIMIT 1)";
+}
+
+void JobExtrasFromRow(const Stmt& s, int first, JobInfo* j) {
+  j->worker_name = s.Text(first);
+  if (j->last_error) j->last_error_message = s.Text(first + 1);
+}
+
 const char* const kWorkerColumns =
     "w.id, w.name, w.node, w.pid, w.version, w.queues, w.concurrency, w.state, "
     "w.started_at, w.last_heartbeat, w.stopped_at, w.death_reason, "

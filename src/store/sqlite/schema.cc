@@ -146,10 +146,14 @@ DROP INDEX jobs_running_lease;
 ALTER TABLE jobs ADD COLUMN attempt_started_at INTEGER;
 )sql";
 
-// Whether a worker runs command jobs, so that a job nobody can run is
-// named (`warden add` warns, `warden stats` lists it).
+// What a person needs to see, kept since this version: whether a worker
+// runs command jobs (so that a job nobody can run is named: `warden add`
+// warns, `warden stats` lists it), and a failed command's stdout tail
+// beside its stderr tail (a job that reports its error on stdout left
+// nothing to read).
 const char* const kMigration4 = R"sql(
 ALTER TABLE workers ADD COLUMN allow_commands INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE attempts ADD COLUMN stdout_tail TEXT;
 )sql";
 
 const std::vector<const char*> kMigrations = {kMigration1, kMigration2, kMigration3,

@@ -235,19 +235,71 @@ std::string AnyClaimableSql(const ClaimParams& p) {
 // word for word, hence the literal state terms.
 #define WARDEN_NOT_IN_CLAIM_PATH "state NOT IN ('running', 'available')"
 
-std::string JobListSql(const JobFilter& f) {
-  std::string sql = std::string("SELECT ") + kJobColumns + " FROM jobs";
-  if (!f.state) {
-    sql += " WHERE 1 = 1";
-  } else if (*f.state == JobState::kRunning) {
-    sql += " INDEXED BY jobs_running_worker WHERE state = 'running'";
-  } else if (*f.state == JobState::kAvailable) {
-    sql += " INDEXED BY jobs_claim WHERE state = 'available'";
+namespace {
+
+// The filter's states, each once, in JobState order.
+std::vector<JobState> ListedStates(const JobFilter& f) {
+  std::vector<JobState> states = f.states;
+  std::sort(states.begin(), states.end());
+  states.erase(std::unique(states.begin(), states.end()), states.end());
+  return states;
+}
+
+// Parameters of a listing: ?1 the limit, ?2 the queue, ?3 the task, then
+// one for each state of ListedStates that jobs_state holds, in that order.
+constexpr int kListStateParam = 4;
+
+// `FROM ... WHERE ...` of the jobs in `state` (or in any state, when
+// `state` is null) that match the queue and task of `f`. `param`: the
+// state's parameter, if it needs one (advanced).
+std::string ListedFrom(const JobFilter& f, std::optional<JobState> state, int* param) {
+  std::string sql;
+  if (!state) {
+    // No WHERE at all when nothing is filtered: SQLite then counts the
+    // jobs without reading their rows.
+    sql = " FROM jobs";
+  } else if (*state == JobState::kRunning) {
+    sql = " FROM jobs INDEXED BY jobs_running_worker WHERE state = 'running'";
+  } else if (*state == JobState::kAvailable) {
+    sql = " FROM jobs INDEXED BY jobs_claim WHERE state = 'available'";
   } else {
-    sql += " WHERE state = ? AND " WARDEN_NOT_IN_CLAIM_PATH;
+    sql = " FROM jobs WHERE state = ?" + std::to_string((*param)++) +
+          " AND " WARDEN_NOT_IN_CLAIM_PATH;
   }
-  if (!f.queue.empty()) sql += " AND queue = ?";
-  return sql + " ORDER BY id DESC LIMIT ?";
+  const char* join = state ? " AND " : " WHERE ";
+  if (!f.queue.empty()) {
+    sql += std::string(join) + "queue = ?2";
+    join = " AND ";
+  }
+  if (!f.task.empty()) sql += std::string(join) + "task = ?3";
+  return sql;
+}
+
+}  // namespace
+
+std::string JobListSql(const JobFilter& f, bool count) {
+  const std::vector<JobState> states = ListedStates(f);
+  // One arm per state, each read through its state's index in id order,
+  // merged (a compound SELECT): `state IN (...)` could use no partial index.
+  std::string list, total;
+  int param = kListStateParam;
+  if (states.empty()) {
+    const std::string from = ListedFrom(f, std::nullopt, &param);
+    list = std::string("SELECT ") + kJobColumns + from;
+    total = "SELECT count(*)" + from;
+  } else {
+    for (JobState state : states) {
+      const std::string from = ListedFrom(f, state, &param);
+      list += (list.empty() ? "SELECT " : " UNION ALL SELECT ") + std::string(kJobColumns) + from;
+      total += (total.empty() ? "SELECT " : " + ") + std::string("(SELECT count(*)") + from + ")";
+    }
+  }
+  // The page first, then what a person wants beside each of its jobs (both
+  // ORDER BYs keep SQLite from merging the two, which would look up the
+  // extras of every job sorted, not only of those shown).
+  std::string sql = "SELECT page.*, " + JobExtraColumns("page");
+  if (count) sql += ", (" + total + ")";
+  return sql + " FROM (" + list + " ORDER BY id DESC LIMIT ?1) page ORDER BY page.id DESC";
 }
 
 const char* const kJobCountsSql =
@@ -568,9 +620,11 @@ Result<bool> SqliteStore::FailLocked(WorkerId worker, const JobOutcome& o, TimeM
       Stmt att,
       db_->Prepare("INSERT INTO attempts (job_id, attempt, worker_id, lease_token, claimed_at, "
                    "started_at, outcome, finished_at, error_message, exit_code, signal, "
-                   "stderr_tail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
+                   "stderr_tail, stdout_tail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+                   "?11, ?12, ?13) "
                    "ON CONFLICT (job_id, attempt) DO UPDATE SET outcome = ?7, finished_at = ?8, "
                    "error_message = ?9, exit_code = ?10, signal = ?11, stderr_tail = ?12, "
+                   "stdout_tail = ?13, "
                    "started_at = coalesce(attempts.started_at, ?6)"));
   att.Bind(1, o.ref.id)
       .Bind(2, attempt)
@@ -583,7 +637,8 @@ Result<bool> SqliteStore::FailLocked(WorkerId worker, const JobOutcome& o, TimeM
       .Bind(9, o.error.message)
       .Bind(10, o.error.exit_code ? std::optional<int64_t>(*o.error.exit_code) : std::nullopt)
       .Bind(11, o.error.signal ? std::optional<int64_t>(*o.error.signal) : std::nullopt)
-      .BindTextOrNull(12, o.error.stderr_tail);
+      .BindTextOrNull(12, o.error.stderr_tail)
+      .BindTextOrNull(13, o.error.stdout_tail);
   WARDEN_RETURN_IF_ERROR(att.Exec().status());
   return true;
 }
@@ -684,9 +739,11 @@ Result<std::vector<AttemptInfo>> SqliteStore::AttemptsLocked(const JobInfo& job,
                                                               std::optional<TimeMs> started_at) {
   const JobId id = job.id;
   WARDEN_ASSIGN_OR_RETURN(
-      Stmt q, db_->Prepare("SELECT attempt, worker_id, lease_token, claimed_at, started_at, "
-                           "finished_at, outcome, error_message, exit_code, signal, stderr_tail "
-                           "FROM attempts WHERE job_id = ? ORDER BY attempt"));
+      Stmt q, db_->Prepare("SELECT a.attempt, a.worker_id, a.lease_token, a.claimed_at, "
+                           "a.started_at, a.finished_at, a.outcome, a.error_message, "
+                           "a.exit_code, a.signal, a.stderr_tail, w.name, a.stdout_tail "
+                           "FROM attempts a LEFT JOIN workers w ON w.id = a.worker_id "
+                           "WHERE a.job_id = ? ORDER BY a.attempt"));
   q.Bind(1, id);
   std::vector<AttemptInfo> out;
   while (true) {
@@ -707,10 +764,12 @@ Result<std::vector<AttemptInfo>> SqliteStore::AttemptsLocked(const JobInfo& job,
       if (auto c = q.OptInt(8)) e.exit_code = static_cast<int>(*c);
       if (auto s = q.OptInt(9)) e.signal = static_cast<int>(*s);
       e.stderr_tail = q.Text(10);
+      e.stdout_tail = q.Text(12);
       a.error = e;
     } else {
       a.note = q.Text(10);
     }
+    a.worker_name = q.Text(11);
     out.push_back(std::move(a));
   }
   q.Reset();
@@ -724,6 +783,7 @@ Result<std::vector<AttemptInfo>> SqliteStore::AttemptsLocked(const JobInfo& job,
     AttemptInfo a;
     a.attempt = job.attempt;
     a.worker = *job.worker;
+    a.worker_name = job.worker_name;
     a.lease_token = job.lease_token;
     a.claimed_at = *job.started_at;
     a.started_at = started_at;
@@ -745,32 +805,39 @@ Result<std::vector<AttemptInfo>> SqliteStore::AttemptsLocked(const JobInfo& job,
 Result<JobInfo> SqliteStore::JobGet(JobId id) {
   std::lock_guard lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(
-      Stmt q, db_->Prepare(std::string("SELECT ") + kJobColumns +
-                           ", attempt_started_at FROM jobs WHERE id = ?"));
+      Stmt q, db_->Prepare(std::string("SELECT ") + kJobColumns + ", attempt_started_at, " +
+                           JobExtraColumns("jobs") + " FROM jobs WHERE id = ?"));
   q.Bind(1, id);
   WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
   if (!row) return NotFound("no job with id " + std::to_string(id));
   JobInfo job = JobFromRow(q);
   const std::optional<TimeMs> attempt_started_at = q.OptInt(kJobColumnCount);
+  JobExtrasFromRow(q, kJobColumnCount + 1, &job);
   q.Reset();
   WARDEN_ASSIGN_OR_RETURN(job.attempts, AttemptsLocked(job, attempt_started_at));
   return job;
 }
 
-Result<std::vector<JobInfo>> SqliteStore::JobList(const JobFilter& f) {
+Result<std::vector<JobInfo>> SqliteStore::JobList(const JobFilter& f, int64_t* total) {
   std::lock_guard lock(mu_);
-  WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(JobListSql(f)));
-  int i = 1;
-  if (f.state && *f.state != JobState::kRunning && *f.state != JobState::kAvailable) {
-    q.Bind(i++, JobStateName(*f.state));
+  WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(JobListSql(f, total != nullptr)));
+  q.Bind(1, f.limit);
+  if (!f.queue.empty()) q.Bind(2, f.queue);
+  if (!f.task.empty()) q.Bind(3, f.task);
+  int param = kListStateParam;
+  for (JobState state : ListedStates(f)) {
+    if (state != JobState::kRunning && state != JobState::kAvailable) {
+      q.Bind(param++, JobStateName(state));
+    }
   }
-  if (!f.queue.empty()) q.Bind(i++, f.queue);
-  q.Bind(i, f.limit);
   std::vector<JobInfo> out;
+  if (total) *total = 0;  // no row: nothing matches (the limit is at least 1)
   while (true) {
     WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
     if (!row) break;
     out.push_back(JobFromRow(q));
+    JobExtrasFromRow(q, kJobColumnCount, &out.back());
+    if (total) *total = q.Int(kJobColumnCount + kJobExtraColumnCount);
   }
   return out;
 }

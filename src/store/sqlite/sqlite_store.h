@@ -29,7 +29,8 @@ std::string AnyClaimableSql(const ClaimParams& p);
 
 // Reads whose plans depend on jobs_state leaving running and available
 // jobs out (see schema.cc). Public, like PickSql, for a test of their query plans.
-std::string JobListSql(const JobFilter& f);
+// `count`: with a last column of how many jobs match in all (JobList's total).
+std::string JobListSql(const JobFilter& f, bool count);
 extern const char* const kJobCountsSql;       // (state, count), states in use
 extern const char* const kCountUnfinishedSql;
 // The batch writes of a claim and of plain successes (see JobClaim and
@@ -55,7 +56,7 @@ class SqliteStore final : public Store {
                                           std::span<const JobOutcome> outcomes) override;
   Result<bool> JobCheckpoint(JobRef ref, const Json& checkpoint) override;
   Result<JobInfo> JobGet(JobId id) override;
-  Result<std::vector<JobInfo>> JobList(const JobFilter& f) override;
+  Result<std::vector<JobInfo>> JobList(const JobFilter& f, int64_t* total) override;
   Status JobRetry(JobId id) override;
   Result<JobState> JobCancel(JobId id) override;
   Result<int64_t> JobCountUnfinished() override;
