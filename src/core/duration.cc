@@ -3,12 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
-#include <limits>
 
 namespace warden {
 namespace {
-
-constexpr int64_t kMaxMs = std::numeric_limits<int64_t>::max() / 4;
 
 int64_t UnitMs(std::string_view unit) {
   if (unit == "ms") return 1;
@@ -43,30 +40,42 @@ int64_t RoundedFraction(std::string_view digits, int64_t scale) {
 }  // namespace
 
 Result<Millis> ParseDuration(std::string_view text) {
-  auto bad = [&](const char* why) {
+  auto bad = [&](const std::string& why) {
     return InvalidArgument("invalid duration '" + Shown(text) + "': " + why +
-                           " (examples: 250ms, 10s, 5m, 2h)");
+                           " (examples: 250ms, 10s, 5m, 2h, 1h30m)");
   };
   if (text.empty()) return bad("empty");
-  const size_t end = std::min(text.find_first_not_of("0123456789."), text.size());
-  if (end == 0) return bad("must start with a number");
-  const std::string_view number = text.substr(0, end);
-  const size_t point = std::min(number.find('.'), number.size());
-  const std::string_view whole = number.substr(0, point);
-  const std::string_view frac = number.substr(std::min(point + 1, number.size()));
-  if (number == "." || frac.find('.') != std::string_view::npos) return bad("not a number");
-  const std::string_view unit = text.substr(end);
-  const int64_t scale = UnitMs(unit);
-  if (scale == 0) return bad(unit.empty() ? "missing unit" : "unknown unit");
-  int64_t count = 0;
-  for (const char c : whole) {
-    if (count > (kMaxMs - (c - '0')) / 10) return bad("too large");
-    count = count * 10 + (c - '0');
+  int64_t total = 0;
+  int64_t previous_scale = 0;  // of the part before: each next one is smaller
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    const size_t end = std::min(rest.find_first_not_of("0123456789."), rest.size());
+    if (end == 0) return bad("must start with a number");
+    const std::string_view number = rest.substr(0, end);
+    const size_t point = std::min(number.find('.'), number.size());
+    const std::string_view whole = number.substr(0, point);
+    const std::string_view frac = number.substr(std::min(point + 1, number.size()));
+    if (number == "." || frac.find('.') != std::string_view::npos) return bad("not a number");
+    rest.remove_prefix(end);
+    const std::string_view unit = rest.substr(0, rest.find_first_of("0123456789."));
+    rest.remove_prefix(unit.size());
+    const int64_t scale = UnitMs(unit);
+    if (scale == 0) return bad(unit.empty() ? "missing unit" : "unknown unit");
+    if (previous_scale != 0 && scale >= previous_scale) {
+      return bad("units go largest first, each at most once (1h30m, not 30m1h)");
+    }
+    previous_scale = scale;
+    // Every part, and the sum, at most kMaxDuration: no step can overflow.
+    const int64_t limit = kMaxDuration.count();
+    int64_t count = 0;
+    for (const char c : whole) {
+      count = count * 10 + (c - '0');
+      if (count > limit / scale) return bad("longer than the limit, 365d");
+    }
+    total += count * scale + RoundedFraction(frac, scale);
+    if (total > limit) return bad("longer than the limit, 365d");
   }
-  if (count > kMaxMs / scale) return bad("too large");
-  const int64_t ms = count * scale + RoundedFraction(frac, scale);
-  if (ms > kMaxMs) return bad("too large");
-  return Millis(ms);
+  return Millis(total);
 }
 
 std::string FormatDuration(Millis d) {

@@ -17,11 +17,75 @@ TEST(ParseDuration, AcceptsUnits) {
 }
 
 TEST(ParseDuration, RejectsWithAClearMessage) {
-  for (const char* bad : {"", "10", "s", "-1s", "10x", "1.2.3s", "ms10", "99999999999999d"}) {
+  for (const char* bad : {"", "10", "s", "-1s", "10x", "1.2.3s", "ms10", "99999999999999d", "1h30"}) {
     auto r = ParseDuration(bad);
     ASSERT_FALSE(r.has_value()) << bad;
     EXPECT_EQ(r.error().code(), StatusCode::kInvalidArgument);
     EXPECT_NE(r.error().message().find("examples"), std::string::npos);
+  }
+}
+
+TEST(ParseDuration, AcceptsCompoundValuesLargestUnitFirst) {
+  EXPECT_EQ(ParseDuration("1h30m").value(), Millis(5'400'000));
+  EXPECT_EQ(ParseDuration("2m30s").value(), Millis(150'000));
+  EXPECT_EQ(ParseDuration("1d12h").value(), Millis(129'600'000));
+  EXPECT_EQ(ParseDuration("1s500ms").value(), Millis(1'500));
+  EXPECT_EQ(ParseDuration("1d2h3m4s5ms").value(), Millis(93'784'005));
+  EXPECT_EQ(ParseDuration("1h0m").value(), Millis(3'600'000));
+  EXPECT_EQ(ParseDuration("1.5h30m").value(), Millis(7'200'000));  // fractions in any part
+  EXPECT_EQ(ParseDuration("0.5s0.4ms").value(), Millis(500));       // each part rounds
+}
+
+TEST(ParseDuration, CompoundValuesMustBeWellFormed) {
+  const struct {
+    const char* text;
+    const char* why;
+  } kCases[] = {
+      {"30m1h", "units go largest first, each at most once (1h30m, not 30m1h)"},
+      {"1h1h", "units go largest first, each at most once (1h30m, not 30m1h)"},
+      {"1s1m", "units go largest first, each at most once (1h30m, not 30m1h)"},
+      {"2m30", "missing unit"},
+      {"1h 30m", "unknown unit"},
+      {"1h-30m", "unknown unit"},
+      {"1h30x", "unknown unit"},
+      {"1h.", "not a number"},
+      {"1h1.2.3s", "not a number"},
+  };
+  for (const auto& c : kCases) {
+    auto r = ParseDuration(c.text);
+    ASSERT_FALSE(r.has_value()) << c.text;
+    EXPECT_EQ(r.error().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(r.error().message(), std::string("invalid duration '") + c.text + "': " + c.why +
+                                       " (examples: 250ms, 10s, 5m, 2h, 1h30m)");
+  }
+}
+
+TEST(ParseDuration, RefusesMoreThanAYearAndNeverOverflows) {
+  EXPECT_EQ(kMaxDuration, Millis(31'536'000'000));
+  EXPECT_EQ(ParseDuration("365d").value(), kMaxDuration);
+  EXPECT_EQ(ParseDuration("8760h").value(), kMaxDuration);
+  EXPECT_EQ(ParseDuration("364d23h59m59s1000ms").value(), kMaxDuration);
+  EXPECT_EQ(ParseDuration("31536000000ms").value(), kMaxDuration);
+  EXPECT_EQ(ParseDuration("364.9999999999d").value(), kMaxDuration);  // rounds to the limit
+  for (const char* bad : {"366d", "365d1ms", "8761h", "31536000001ms", "364d24h1ms",
+                          "365.00000002d", "99999999999999999999999999999s",
+                          "9223372036854775807ms", "9223372036854775808ms",
+                          "106751991167d", "2562047788015h", "1d99999999999999999999h",
+                          "365d23h59m59s999ms"}) {
+    auto r = ParseDuration(bad);
+    ASSERT_FALSE(r.has_value()) << bad;
+    EXPECT_EQ(r.error().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(r.error().message().find("longer than the limit, 365d"), std::string::npos)
+        << r.error().message();
+  }
+}
+
+TEST(FormatDuration, ReadsBackUpToTheLimit) {
+  for (const Millis d : {Millis(0), Millis(1), Millis(5'400'000), kMaxDuration,
+                         kMaxDuration - Millis(1)}) {
+    auto back = ParseDuration(FormatDuration(d));
+    ASSERT_TRUE(back.has_value()) << FormatDuration(d);
+    EXPECT_EQ(*back, d);
   }
 }
 

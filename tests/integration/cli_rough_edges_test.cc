@@ -1,0 +1,76 @@
+// The CLI's rough edges (issue 19), each as a new user of Sidekiq, Celery or
+// BullMQ would meet it: compound and bounded durations, counts in good
+// English, `workers` showing the live workers, `--version`, waiting for one
+// job (`wait ID`, `add --wait`), `add --at TIME`, and "did you mean" for a
+// mistyped command or flag. Both backends.
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <regex>
+
+#include "harness.h"
+
+namespace wt {
+namespace {
+
+class RoughEdgesTest : public IntegrationTest {
+ protected:
+  // One line on stderr, starting with "warden: ".
+  static bool OneLine(const CliResult& r) {
+    return r.err.rfind("warden: ", 0) == 0 && r.err.find('\n') == r.err.size() - 1;
+  }
+};
+
+TEST_P(RoughEdgesTest, DurationsAreCompoundAndBounded) {
+  const int64_t id = Add("true", {"--delay", "1h30m", "--timeout", "2m30s", "--start-deadline",
+                                  "1d12h"});
+  ASSERT_GT(id, 0);
+  const auto job = GetJob(id);
+  ASSERT_TRUE(job.has_value());
+  EXPECT_EQ(job->run_at - job->created_at, 5'400'000);
+  EXPECT_EQ(job->timeout, Millis(150'000));
+  ASSERT_TRUE(job->start_deadline_at.has_value());
+  EXPECT_EQ(*job->start_deadline_at - job->run_at, 129'600'000);
+  EXPECT_EQ(Add("true", {"--timeout", "365d"}) > 0, true);
+
+  const struct {
+    std::vector<std::string> args;
+    std::string message;
+  } kCases[] = {
+      {{"--timeout", "366d"},
+       "warden: --timeout: invalid duration '366d': longer than the limit, 365d (examples: "
+       "250ms, 10s, 5m, 2h, 1h30m)\n"},
+      {{"--lease", "9223372036854775808ms"},
+       "warden: --lease: invalid duration '9223372036854775808ms': longer than the limit, 365d "
+       "(examples: 250ms, 10s, 5m, 2h, 1h30m)\n"},
+      {{"--delay", "30m1h"},
+       "warden: --delay: invalid duration '30m1h': units go largest first, each at most once "
+       "(1h30m, not 30m1h) (examples: 250ms, 10s, 5m, 2h, 1h30m)\n"},
+      {{"--delay", "2m30"},
+       "warden: --delay: invalid duration '2m30': missing unit (examples: 250ms, 10s, 5m, 2h, "
+       "1h30m)\n"},
+  };
+  for (const auto& c : kCases) {
+    std::vector<std::string> args = {"add", "--cmd", "true"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    CliResult r = Cli(args, /*json=*/false);
+    EXPECT_EQ(r.exit_code, 2) << c.args[1];
+    EXPECT_EQ(r.err, c.message);
+    EXPECT_EQ(r.out, "");
+  }
+  // Every duration flag, not only add's.
+  CliResult r = Cli({"wait", "--timeout", "400d"}, /*json=*/false);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("longer than the limit, 365d"), std::string::npos) << r.err;
+  r = Cli({"worker", "--allow-cmd", "--shutdown-timeout", "1000d"}, /*json=*/false);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("longer than the limit, 365d"), std::string::npos) << r.err;
+  EXPECT_EQ(client().CountUnfinished().value(), 2);  // the two added above, no more
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, RoughEdgesTest, ::testing::ValuesIn(AllBackends()),
+                         BackendName);
+
+}  // namespace
+}  // namespace wt
