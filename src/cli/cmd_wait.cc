@@ -4,6 +4,7 @@
 
 #include "cli/cli.h"
 #include "core/json_text.h"
+#include "core/plural.h"
 
 namespace warden::cli {
 
@@ -34,8 +35,8 @@ void AddWaitCommand(CLI::App& app, Globals& g, Action* action) {
         }
         if (std::chrono::steady_clock::now() >= deadline) {
           return Fail(DeadlineExceeded(
-              (n.has_value() ? std::to_string(*n) : std::string("some")) +
-              " jobs still unfinished after " + *timeout));
+              (n.has_value() ? Plural(*n, "job") : std::string("some jobs")) +
+              " still unfinished after " + *timeout));
         }
         std::this_thread::sleep_for(Millis(100));
       }

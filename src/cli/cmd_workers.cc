@@ -5,6 +5,7 @@
 #include "cli/render.h"
 #include "cli/with_client.h"
 #include "core/json_text.h"
+#include "core/plural.h"
 
 namespace warden::cli {
 
@@ -36,8 +37,12 @@ void AddWorkersCommand(CLI::App& app, Globals& g, Action* action) {
   release->callback([=, &g] {
     *action = WithClient(g, [=, &g](Client& c) -> Status {
       WARDEN_ASSIGN_OR_RETURN(int n, c.ReleaseWorker(*target, *force));
-      if (g.json) PrintJson({{"worker", *target}, {"recovered", n}});
-      else std::cout << "worker " << *target << " declared dead; " << n << " jobs recovered\n";
+      if (g.json) {
+        PrintJson({{"worker", *target}, {"recovered", n}});
+      } else {
+        std::cout << "worker " << *target << " declared dead; " << Plural(n, "job")
+                  << " recovered\n";
+      }
       return Status::Ok();
     });
   });

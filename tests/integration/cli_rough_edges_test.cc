@@ -69,6 +69,32 @@ TEST_P(RoughEdgesTest, DurationsAreCompoundAndBounded) {
   EXPECT_EQ(client().CountUnfinished().value(), 2);  // the two added above, no more
 }
 
+TEST_P(RoughEdgesTest, CountsOfOneAreSingular) {
+  ASSERT_GT(Add("true"), 0);
+  CliResult r = Cli({"wait", "--timeout", "100ms"}, /*json=*/false);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "warden: 1 job still unfinished after 100ms\n");
+  ASSERT_GT(Add("true"), 0);
+  r = Cli({"wait", "--timeout", "100ms"}, /*json=*/false);
+  EXPECT_EQ(r.err, "warden: 2 jobs still unfinished after 100ms\n");
+
+  r = Cli({"stats"}, /*json=*/false);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("recovery: 0 attempts rescued, 0 writes fenced off, 0 crash loops"),
+            std::string::npos)
+      << r.out;
+
+  // A worker that holds one job, released: "1 job recovered".
+  StartWorker("holder", FastFlags({{"--sweep-interval", "1h"}}));
+  const int64_t id = Add("sleep 30");
+  ASSERT_TRUE(WaitFor([&] { return JobInState(id, warden::JobState::kRunning); }));
+  r = Cli({"workers", "release", "holder", "--force"}, /*json=*/false);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "worker holder declared dead; 1 job recovered\n");
+  r = Cli({"stats"}, /*json=*/false);
+  EXPECT_NE(r.out.find("recovery: 1 attempt rescued,"), std::string::npos) << r.out;
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, RoughEdgesTest, ::testing::ValuesIn(AllBackends()),
                          BackendName);
 
