@@ -161,7 +161,9 @@ Result<JobState> Client::CancelJob(JobId id) { return store_->JobCancel(id); }
 
 Result<int64_t> Client::CountUnfinished() { return store_->JobCountUnfinished(); }
 
-Result<std::vector<WorkerInfo>> Client::ListWorkers() { return store_->WorkerList(false); }
+Result<std::vector<WorkerInfo>> Client::ListWorkers(bool live_only) {
+  return store_->WorkerList(live_only);
+}
 
 Result<int> Client::ReleaseWorker(const std::string& name_or_id, bool force) {
   WARDEN_ASSIGN_OR_RETURN(auto workers, store_->WorkerList(false));

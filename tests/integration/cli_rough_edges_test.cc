@@ -95,6 +95,43 @@ TEST_P(RoughEdgesTest, CountsOfOneAreSingular) {
   EXPECT_NE(r.out.find("recovery: 1 attempt rescued,"), std::string::npos) << r.out;
 }
 
+TEST_P(RoughEdgesTest, WorkersShowsTheLiveOnesAndAllShowsEveryIncarnation) {
+  // "api" restarted: its first incarnation stopped, a row of its own.
+  Worker& first = StartWorker("api");
+  ASSERT_TRUE(first.proc->Signal(SIGTERM));
+  ASSERT_TRUE(first.proc->WaitExit(kDeadline));
+  StartWorker("api");
+  StartWorker("billing");
+
+  auto names = [](const Json& rows) {
+    std::vector<std::string> out;
+    for (const Json& w : rows) out.push_back(w.value("name", "") + ":" + w.value("state", ""));
+    return out;
+  };
+  CliResult r = Cli({"workers"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(names(r.json), (std::vector<std::string>{"api:active", "billing:active"}))
+      << r.out;
+  r = Cli({"workers", "--all"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(names(r.json),
+            (std::vector<std::string>{"api:stopped", "api:active", "billing:active"}))
+      << r.out;
+
+  // The table follows the same filter: one line a worker, under a header.
+  auto lines = [](const std::string& text) {
+    return std::count(text.begin(), text.end(), '\n');
+  };
+  r = Cli({"workers"}, /*json=*/false);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(lines(r.out), 3) << r.out;
+  EXPECT_EQ(r.out.find("stopped"), std::string::npos) << r.out;
+  r = Cli({"workers", "--all"}, /*json=*/false);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(lines(r.out), 4) << r.out;
+  EXPECT_NE(r.out.find("stopped"), std::string::npos) << r.out;
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, RoughEdgesTest, ::testing::ValuesIn(AllBackends()),
                          BackendName);
 
