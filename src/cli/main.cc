@@ -12,6 +12,11 @@
 #endif
 
 namespace warden::cli {
+
+// build_info.cc, written at build time (cmake/build_info.cmake).
+extern const char kBuildCommit[];
+extern const char kBuildType[];
+
 namespace {
 
 bool json_errors = false;
@@ -75,7 +80,10 @@ int main(int argc, char** argv) {
   using namespace warden::cli;
   CLI::App app{"warden: a durable job queue that recovers the work of dead workers in "
                "under a second"};
-  app.set_version_flag("--version", WARDEN_VERSION);
+  // "warden 0.1.0 (commit 5b50bd3, Release)": what a bug report needs.
+  const std::string version = std::string("warden ") + WARDEN_VERSION + " (commit " +
+                              kBuildCommit + ", " + kBuildType + ")";
+  app.set_version_flag("--version", version);
   app.require_subcommand(1);
   app.fallthrough();  // --db and --json may follow the subcommand
   Globals g;
@@ -117,8 +125,9 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+  } catch (const CLI::CallForVersion&) {
+    std::cout << version << "\n";  // CLI11 would end it without a line break
+    return 0;
   } catch (const CLI::ParseError& e) {
     // CLI11's messages quote the arguments: keep them to one short line.
     return FailUsage(warden::OneLine(warden::RedactDbUrlsIn(e.what()), 200));

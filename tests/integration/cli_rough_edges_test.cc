@@ -132,6 +132,34 @@ TEST_P(RoughEdgesTest, WorkersShowsTheLiveOnesAndAllShowsEveryIncarnation) {
   EXPECT_NE(r.out.find("stopped"), std::string::npos) << r.out;
 }
 
+TEST_P(RoughEdgesTest, VersionNamesTheCommitAndBuildType) {
+  for (const bool json : {false, true}) {
+    CliResult r = Cli({"--version"}, json);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(r.out, m,
+                                 std::regex("warden 0\\.1\\.0 \\(commit ([0-9a-f]{7,}(-dirty)?|"
+                                            "unknown), (Release|Debug|RelWithDebInfo|"
+                                            "MinSizeRel|unknown)\\)\n")))
+        << r.out;
+    // The commit is one of this checkout's (the binary sits in a build
+    // directory inside it), or "unknown" when built outside git.
+    const std::string commit = m[1].str().substr(0, m[1].str().find('-'));
+    const std::string bin = WARDEN_BIN;
+    const std::string bin_dir = bin.substr(0, bin.rfind('/'));
+    CliResult git = RunToExit({"/usr/bin/git", "-C", bin_dir, "rev-parse", "--git-dir"},
+                              dir() + "/git", Millis(10'000));
+    if (git.exit_code == 0) {
+      EXPECT_NE(commit, "unknown");
+      git = RunToExit({"/usr/bin/git", "-C", bin_dir, "cat-file", "-e", commit + "^{commit}"},
+                      dir() + "/git", Millis(10'000));
+      EXPECT_EQ(git.exit_code, 0) << commit << " is no commit of " << bin_dir;
+    } else {
+      EXPECT_EQ(commit, "unknown");
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, RoughEdgesTest, ::testing::ValuesIn(AllBackends()),
                          BackendName);
 
