@@ -128,6 +128,9 @@ Status ValidateSpec(const JobSpec& spec) {
     return InvalidArgument("lease must be at least 1s");
   }
   if (spec.delay.count() < 0) return InvalidArgument("delay must not be negative");
+  if (spec.run_at && spec.delay.count() > 0) {
+    return InvalidArgument("give a delay or a run_at time, not both");
+  }
   if (spec.start_deadline && spec.start_deadline->count() <= 0) {
     return InvalidArgument("start deadline must be positive");
   }
