@@ -56,6 +56,18 @@ TEST(ParseAddArgs, EveryFlag) {
   EXPECT_EQ(r->start_deadline, Millis(3'600'000));
 }
 
+TEST(ParseAddArgs, AtIsAnAbsoluteTimeExclusiveWithDelay) {
+  auto r = Parse({"t", "--at", "2026-11-26T10:00:00+01:00"});
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  EXPECT_EQ(r->run_at, std::optional<TimeMs>(1'795'683'600'000));
+  EXPECT_EQ(r->delay, Millis(0));
+  EXPECT_FALSE(Parse({"t"})->run_at.has_value());
+  ExpectRefused(Parse({"t", "--at", "2026-11-26T10:00:00"}),
+                "--at: invalid time '2026-11-26T10:00:00': missing the offset");
+  ExpectRefused(Parse({"t", "--at", "2026-11-26T10:00:00Z", "--delay", "1s"}), "--delay");
+  EXPECT_TRUE(Parse({"t", "--wait", "--wait-timeout", "1h30m"}).has_value());
+}
+
 TEST(ParseAddArgs, IntegersAreDecimal) {
   auto r = Parse({"t", "--priority", "-010", "--max-attempts", "010", "--max-crashes", "+0002"});
   ASSERT_TRUE(r.has_value()) << r.error().ToString();

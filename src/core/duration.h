@@ -30,4 +30,12 @@ std::string FormatDuration(Millis d);
 // RFC 3339 UTC with milliseconds: 2026-11-21T21:42:50.123Z
 std::string FormatTime(TimeMs t);
 
+// An RFC 3339 time as people write it: 2026-11-26T09:00:00Z,
+// 2026-11-26T10:00:00+01:00, 2026-11-26 09:00:00.250z (T or a space, any
+// fraction of a second, truncated to the millisecond). The offset (Z or
+// +HH:MM / -HH:MM) is required: a time without one means different
+// instants on different machines. Years 0001-9999; no leap second (:60).
+// Errors are one line as ParseDuration's.
+Result<TimeMs> ParseTime(std::string_view text);
+
 }  // namespace warden

@@ -17,7 +17,8 @@ TEST(ParseDuration, AcceptsUnits) {
 }
 
 TEST(ParseDuration, RejectsWithAClearMessage) {
-  for (const char* bad : {"", "10", "s", "-1s", "10x", "1.2.3s", "ms10", "99999999999999d", "1h30"}) {
+  for (const char* bad :
+       {"", "10", "s", "-1s", "10x", "1.2.3s", "ms10", "99999999999999d", "1h30"}) {
     auto r = ParseDuration(bad);
     ASSERT_FALSE(r.has_value()) << bad;
     EXPECT_EQ(r.error().code(), StatusCode::kInvalidArgument);
@@ -92,6 +93,63 @@ TEST(FormatDuration, ReadsBackUpToTheLimit) {
 TEST(FormatTime, Rfc3339WithMillis) {
   EXPECT_EQ(FormatTime(0), "1970-01-01T00:00:00.000Z");
   EXPECT_EQ(FormatTime(1'700'000'000'123), "2023-11-14T22:13:20.123Z");
+}
+
+TEST(ParseTime, Rfc3339WithAnOffset) {
+  EXPECT_EQ(ParseTime("1970-01-01T00:00:00Z").value(), 0);
+  EXPECT_EQ(ParseTime("2023-11-14T22:13:20.123Z").value(), 1'700'000'000'123);
+  EXPECT_EQ(ParseTime("2023-11-14T23:13:20.123+01:00").value(), 1'700'000'000'123);
+  EXPECT_EQ(ParseTime("2023-11-14T17:43:20.123-04:30").value(), 1'700'000'000'123);
+  EXPECT_EQ(ParseTime("2023-11-14 22:13:20.1239999z").value(), 1'700'000'000'123);  // truncated
+  EXPECT_EQ(ParseTime("2023-11-14t22:13:20.1Z").value(), 1'700'000'000'100);
+  EXPECT_EQ(ParseTime("2024-02-29T00:00:00Z").value(), 1'709'164'800'000);  // a leap day
+  EXPECT_EQ(ParseTime("1969-12-31T23:59:59Z").value(), -1'000);
+  EXPECT_EQ(ParseTime("0001-01-01T00:00:00Z").value(), -62'135'596'800'000);
+  EXPECT_EQ(ParseTime("9999-12-31T23:59:59.999Z").value(), 253'402'300'799'999);
+  for (const TimeMs t : {TimeMs(0), TimeMs(1'700'000'000'123), TimeMs(1'709'164'800'000),
+                         TimeMs(4'102'444'800'000)}) {
+    EXPECT_EQ(ParseTime(FormatTime(t)).value(), t) << FormatTime(t);
+  }
+}
+
+TEST(ParseTime, RefusesWithAClearMessage) {
+  const struct {
+    const char* text;
+    const char* why;
+  } kCases[] = {
+      {"", "empty"},
+      {"tomorrow", "not a date: want YYYY-MM-DD"},
+      {"2026-11-26", "missing the time of day: want THH:MM:SS and an offset"},
+      {"2026-11-26T09:00:00", "missing the offset: end with Z (UTC) or +HH:MM"},
+      {"2026-11-26T09:00Z", "not a time of day: want HH:MM:SS"},
+      {"2026-11-26X09:00:00Z", "want T between the date and the time of day"},
+      {"2026-13-01T00:00:00Z", "month 13 does not exist"},
+      {"2026-02-29T00:00:00Z", "day 29 does not exist in that month"},
+      {"2100-02-29T00:00:00Z", "day 29 does not exist in that month"},
+      {"2026-04-31T00:00:00Z", "day 31 does not exist in that month"},
+      {"2026-11-26T24:00:00Z", "no such time of day"},
+      {"2026-11-26T23:59:60Z", "no such time of day"},
+      {"2026-11-26T09:00:00.Z", "want digits after the decimal point"},
+      {"2026-11-26T09:00:00+0100", "not an offset: want +HH:MM or -HH:MM"},
+      {"2026-11-26T09:00:00+24:00", "no such offset"},
+      {"2026-11-26T09:00:00 UTC", "want Z or an offset +HH:MM / -HH:MM after the time"},
+      {"2026-11-26T09:00:00Zjunk", "unexpected text after the time"},
+      {"0000-01-01T00:00:00Z", "year 0000 is out of range"},
+      {"+2026-11-26T09:00:00Z", "not a date: want YYYY-MM-DD"},
+      {"1732611600", "not a date: want YYYY-MM-DD"},
+  };
+  for (const auto& c : kCases) {
+    auto r = ParseTime(c.text);
+    ASSERT_FALSE(r.has_value()) << c.text;
+    EXPECT_EQ(r.error().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(r.error().message(),
+              std::string("invalid time '") + c.text + "': " + c.why +
+                  " (examples: 2026-11-26T09:00:00Z, 2026-11-26T10:00:00+01:00)");
+  }
+  auto r = ParseTime(std::string("2026-11-26T09:00:00Z\n") + std::string(100, 'x'));
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().message().find('\n'), std::string::npos);
+  EXPECT_LT(r.error().message().size(), 200u);
 }
 
 TEST(SelfFence, AlwaysBeforeTheLeaseRunsOut) {

@@ -160,6 +160,139 @@ TEST_P(RoughEdgesTest, VersionNamesTheCommitAndBuildType) {
   }
 }
 
+TEST_P(RoughEdgesTest, WaitForOneJobPrintsItsOutcome) {
+  StartWorker("w");
+  const int64_t ok = Add("echo hello");
+  const int64_t bad = Add("echo broken >&2; exit 3", {"--max-attempts", "1"});
+  const int64_t held = Add("true", {"--delay", "1h"});
+  ASSERT_GT(ok, 0);
+  ASSERT_GT(bad, 0);
+  ASSERT_GT(held, 0);
+
+  CliResult r = Cli({"wait", std::to_string(ok)}, /*json=*/false);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "job " + std::to_string(ok) + " succeeded\nresult: {\"stdout\":\"hello\\n\"}\n");
+  EXPECT_EQ(r.err, "");
+  r = Cli({"wait", std::to_string(ok)});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.json, Show(ok));  // what `jobs show --json` prints
+
+  r = Cli({"wait", std::to_string(bad), "--timeout", "20s"}, /*json=*/false);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.out,
+            "job " + std::to_string(bad) + " dead\nlast error: error: exited with status 3\n");
+  EXPECT_EQ(r.err, "warden: job " + std::to_string(bad) + " ended dead\n");
+  r = Cli({"wait", std::to_string(bad)});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.json.value("state", ""), "dead") << r.out;
+
+  // Cancelled ends it too; a timeout leaves the job as it is.
+  r = Cli({"wait", std::to_string(held), "--timeout", "50ms"}, /*json=*/false);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "warden: job " + std::to_string(held) +
+                       " still scheduled after 50ms (it is left as it is)\n");
+  EXPECT_EQ(r.out, "");
+  r = Cli({"wait", std::to_string(held), "--timeout", "50ms"});
+  EXPECT_EQ(r.json["error"]["code"], "deadline_exceeded") << r.out;
+  ASSERT_EQ(Cli({"jobs", "cancel", std::to_string(held)}).exit_code, 0);
+  r = Cli({"wait", std::to_string(held)}, /*json=*/false);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "job " + std::to_string(held) + " cancelled\n");
+
+  r = Cli({"wait", "999999"}, /*json=*/false);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "warden: no job with id 999999\n");
+  r = Cli({"wait", "abc"}, /*json=*/false);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "warden: 'abc' is not a job id\n");
+  // Plain `wait` still waits for the whole queue.
+  r = Cli({"wait", "--timeout", "20s"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.json, Json({{"unfinished", 0}}));
+}
+
+TEST_P(RoughEdgesTest, AddWaitEnqueuesThenWaits) {
+  StartWorker("w");
+  CliResult r = Cli({"add", "--cmd", "true", "--wait"}, /*json=*/false);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::regex_match(r.out, std::regex("job [0-9]+ succeeded\n"))) << r.out;
+  r = Cli({"add", "--cmd", "exit 4", "--max-attempts", "1", "--wait", "--wait-timeout", "20s"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.json.value("state", ""), "dead") << r.out;
+  EXPECT_TRUE(r.json.contains("attempts")) << r.out;
+  // Not run before the wait gives up: exit 1, the job stays queued.
+  r = Cli({"add", "--cmd", "true", "--delay", "1h", "--wait", "--wait-timeout", "100ms"},
+          /*json=*/false);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(std::regex_match(
+      r.err, std::regex("warden: job [0-9]+ still scheduled after 100ms \\(it is left as it "
+                        "is\\)\n")))
+      << r.err;
+  r = Cli({"add", "--cmd", "true", "--wait-timeout", "1s"}, /*json=*/false);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--wait"), std::string::npos) << r.err;
+}
+
+TEST_P(RoughEdgesTest, AddAtRunsAtThatTime) {
+  using std::chrono::system_clock;
+  const int64_t id = Add("true", {"--at", "2026-11-26T09:00:00+01:00"});
+  ASSERT_GT(id, 0);
+  const int64_t future_ms = 1'796'980'800'000;  // 2026-12-11T09:20:00Z, well ahead
+  const int64_t later = Add("true", {"--at", "2026-12-11T10:20:00.250+01:00"});
+  ASSERT_GT(later, 0);
+  const auto job = GetJob(later);
+  ASSERT_TRUE(job.has_value());
+  const int64_t now = std::chrono::duration_cast<Millis>(
+                          system_clock::now().time_since_epoch()).count();
+  if (now < future_ms) {
+    EXPECT_EQ(job->state, warden::JobState::kScheduled);
+    EXPECT_EQ(job->run_at, future_ms + 250);
+  }
+  // A time in the past runs now.
+  const int64_t past = Add("true", {"--at", "2001-01-01T00:00:00Z"});
+  ASSERT_GT(past, 0);
+  EXPECT_EQ(GetJob(past)->state, warden::JobState::kAvailable);
+  EXPECT_GE(GetJob(past)->run_at, now - 60'000);
+
+  const struct {
+    std::vector<std::string> args;
+    std::string err;
+  } kCases[] = {
+      {{"--at", "tomorrow"},
+       "warden: --at: invalid time 'tomorrow': not a date: want YYYY-MM-DD (examples: "
+       "2026-11-26T09:00:00Z, 2026-11-26T10:00:00+01:00)\n"},
+      {{"--at", "2026-11-26T09:00:00"},
+       "warden: --at: invalid time '2026-11-26T09:00:00': missing the offset: end with Z (UTC) "
+       "or +HH:MM (examples: 2026-11-26T09:00:00Z, 2026-11-26T10:00:00+01:00)\n"},
+      {{"--at", "2026-02-30T09:00:00Z"},
+       "warden: --at: invalid time '2026-02-30T09:00:00Z': day 30 does not exist in that "
+       "month (examples: 2026-11-26T09:00:00Z, 2026-11-26T10:00:00+01:00)\n"},
+      {{"--at", "9999-01-01T00:00:00Z"},
+       "warden: --at: 9999-01-01T00:00:00.000Z is more than 365d from now, the limit\n"},
+  };
+  for (const auto& c : kCases) {
+    std::vector<std::string> args = {"add", "--cmd", "true"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    CliResult r = Cli(args, /*json=*/false);
+    EXPECT_EQ(r.exit_code, 2) << c.args[1];
+    EXPECT_EQ(r.err, c.err);
+  }
+  CliResult r = Cli({"add", "--cmd", "true", "--at", "2001-01-01T00:00:00Z", "--delay", "1s"},
+                    /*json=*/false);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("excludes"), std::string::npos) << r.err;
+  // The API says the same of a spec with both.
+  warden::JobSpec both;
+  both.task = "t";
+  both.delay = Millis(1'000);
+  both.run_at = now;
+  auto added = client().Enqueue(both);
+  ASSERT_FALSE(added.has_value());
+  EXPECT_EQ(added.error().code(), warden::StatusCode::kInvalidArgument);
+  EXPECT_EQ(added.error().message(), "give a delay or a run_at time, not both");
+  EXPECT_EQ(client().CountUnfinished().value(), 3);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, RoughEdgesTest, ::testing::ValuesIn(AllBackends()),
                          BackendName);
 
