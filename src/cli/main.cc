@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "cli/cli.h"
+#include "cli/did_you_mean.h"
 #include "core/json_text.h"
 #include "warden/db_url.h"
 
@@ -115,7 +116,9 @@ int main(int argc, char** argv) {
     if (arg.empty() || arg[0] == '-') continue;
     const auto subs = app.get_subcommands([&](const CLI::App* c) { return c->get_name() == arg; });
     if (subs.empty()) {
-      return FailUsage("unknown command '" + warden::OneLine(warden::RedactDbUrlsIn(arg), 40) + "'");
+      const std::string guess = Closest(arg, SubcommandNames(app));
+      return FailUsage("unknown command '" + warden::OneLine(warden::RedactDbUrlsIn(arg), 40) +
+                       "'" + (guess.empty() ? "" : "; did you mean '" + guess + "'?"));
     }
     break;
   }
@@ -128,6 +131,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion&) {
     std::cout << version << "\n";  // CLI11 would end it without a line break
     return 0;
+  } catch (const CLI::ExtrasError& e) {
+    // A mistyped flag or subcommand: name the one that was meant.
+    return FailUsage(warden::OneLine(warden::RedactDbUrlsIn(e.what()), 200) +
+                     SuggestForExtras(app));
   } catch (const CLI::ParseError& e) {
     // CLI11's messages quote the arguments: keep them to one short line.
     return FailUsage(warden::OneLine(warden::RedactDbUrlsIn(e.what()), 200));

@@ -293,6 +293,52 @@ TEST_P(RoughEdgesTest, AddAtRunsAtThatTime) {
   EXPECT_EQ(client().CountUnfinished().value(), 3);
 }
 
+TEST_P(RoughEdgesTest, MistypedCommandsAndFlagsGetASuggestion) {
+  const struct {
+    std::vector<std::string> args;
+    std::string err;
+  } kCases[] = {
+      {{"stat"},
+       "warden: usage: unknown command 'stat'; did you mean 'stats'? (see warden --help)\n"},
+      {{"wrker"},
+       "warden: usage: unknown command 'wrker'; did you mean 'worker'? (see warden --help)\n"},
+      {{"jbos"},
+       "warden: usage: unknown command 'jbos'; did you mean 'jobs'? (see warden --help)\n"},
+      {{"frobnicate"}, "warden: usage: unknown command 'frobnicate' (see warden --help)\n"},
+      {{"add", "t", "--queu", "q"},
+       "warden: usage: The following argument was not expected: --queu; did you mean "
+       "'--queue'? (see warden --help)\n"},
+      {{"add", "t", "--priorty=3"},
+       "warden: usage: The following argument was not expected: --priorty=3; did you mean "
+       "'--priority'? (see warden --help)\n"},
+      {{"jobs", "--stat", "dead"},
+       "warden: usage: The following arguments were not expected: dead --stat; did you mean "
+       "'--state'? (see warden --help)\n"},
+      {{"jobs", "shwo", "1"},
+       "warden: usage: The following arguments were not expected: 1 shwo; did you mean "
+       "'show'? (see warden --help)\n"},
+      {{"workers", "--al"},
+       "warden: usage: The following argument was not expected: --al; did you mean '--all'? "
+       "(see warden --help)\n"},
+      {{"add", "t", "--jsn"},
+       "warden: usage: The following argument was not expected: --jsn; did you mean "
+       "'--json'? (see warden --help)\n"},
+      {{"add", "t", "--frobnicate"},
+       "warden: usage: The following argument was not expected: --frobnicate (see warden "
+       "--help)\n"},
+  };
+  for (const auto& c : kCases) {
+    CliResult r = Cli(c.args, /*json=*/false);
+    EXPECT_EQ(r.exit_code, 2) << c.args[0];
+    EXPECT_EQ(r.err, c.err);
+    EXPECT_EQ(r.out, "");
+  }
+  CliResult r = Cli({"stat"});
+  EXPECT_EQ(r.json["error"]["message"],
+            "unknown command 'stat'; did you mean 'stats'? (see warden --help)")
+      << r.out;
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, RoughEdgesTest, ::testing::ValuesIn(AllBackends()),
                          BackendName);
 
