@@ -179,8 +179,8 @@ TEST(Duration, FormatReadsBack) {
   EXPECT_EQ(FormatDuration(Millis(5'400'000)), "1.5h");
   EXPECT_EQ(FormatDuration(Millis(36'000'000'000'000)), "10000000h");  // was "1e+07h"
   EXPECT_EQ(FormatDuration(Millis(-1500)), "-1.5s");
-  for (int64_t ms : {0LL, 999LL, 1001LL, 59'999LL, 3'599'999LL, 86'400'001LL,
-                     2305843009213693951LL}) {
+  for (int64_t ms : {int64_t{0}, int64_t{999}, int64_t{1001}, int64_t{59'999},
+                     int64_t{3'599'999}, int64_t{86'400'001}, kMaxDuration.count()}) {
     EXPECT_EQ(ParseDuration(FormatDuration(Millis(ms))).value(), Millis(ms)) << ms;
   }
 }

@@ -79,7 +79,7 @@ Result<Millis> ParseDuration(std::string_view text) {
     const int64_t scale = UnitMs(unit);
     if (scale == 0) return bad(unit.empty() ? "missing unit" : "unknown unit");
     if (previous_scale != 0 && scale >= previous_scale) {
-      return bad("units go largest first, each at most once (1h30m, not 30m1h)");
+      return bad("units must go largest first, each once");
     }
     previous_scale = scale;
     // Every part, and the sum, at most kMaxDuration: no step can overflow.

@@ -42,9 +42,9 @@ TEST(ParseDuration, CompoundValuesMustBeWellFormed) {
     const char* text;
     const char* why;
   } kCases[] = {
-      {"30m1h", "units go largest first, each at most once (1h30m, not 30m1h)"},
-      {"1h1h", "units go largest first, each at most once (1h30m, not 30m1h)"},
-      {"1s1m", "units go largest first, each at most once (1h30m, not 30m1h)"},
+      {"30m1h", "units must go largest first, each once"},
+      {"1h1h", "units must go largest first, each once"},
+      {"1s1m", "units must go largest first, each once"},
       {"2m30", "missing unit"},
       {"1h 30m", "unknown unit"},
       {"1h-30m", "unknown unit"},

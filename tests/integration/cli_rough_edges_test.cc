@@ -45,8 +45,8 @@ TEST_P(RoughEdgesTest, DurationsAreCompoundAndBounded) {
        "warden: --lease: invalid duration '9223372036854775808ms': longer than the limit, 365d "
        "(examples: 250ms, 10s, 5m, 2h, 1h30m)\n"},
       {{"--delay", "30m1h"},
-       "warden: --delay: invalid duration '30m1h': units go largest first, each at most once "
-       "(1h30m, not 30m1h) (examples: 250ms, 10s, 5m, 2h, 1h30m)\n"},
+       "warden: --delay: invalid duration '30m1h': units must go largest first, each once "
+       "(examples: 250ms, 10s, 5m, 2h, 1h30m)\n"},
       {{"--delay", "2m30"},
        "warden: --delay: invalid duration '2m30': missing unit (examples: 250ms, 10s, 5m, 2h, "
        "1h30m)\n"},
