@@ -28,7 +28,8 @@ std::vector<std::string> AsArgs(const JobSpec& s) {
       "--max-crashes=" + std::to_string(s.max_crashes),
       std::string("--retry=") + RetryPolicyName(s.retry),
       "--timeout=" + FormatDuration(s.timeout),
-      "--delay=" + FormatDuration(s.delay)};
+      // --at and --delay exclude each other, even --delay=0ms.
+      s.run_at ? "--at=" + FormatTime(*s.run_at) : "--delay=" + FormatDuration(s.delay)};
   if (s.delivery == Delivery::kAtMostOnce) args.push_back("--at-most-once");
   if (s.lease) args.push_back("--lease=" + FormatDuration(*s.lease));
   if (s.start_deadline) args.push_back("--start-deadline=" + FormatDuration(*s.start_deadline));
@@ -45,7 +46,7 @@ bool Same(const JobSpec& a, const JobSpec& b) {
          a.max_attempts == b.max_attempts && a.retry == b.retry && a.delivery == b.delivery &&
          a.timeout == b.timeout && a.lease == b.lease && a.start_deadline == b.start_deadline &&
          a.unique_key == b.unique_key && a.concurrency_key == b.concurrency_key &&
-         a.max_crashes == b.max_crashes;
+         a.max_crashes == b.max_crashes && a.run_at == b.run_at;
 }
 
 }  // namespace

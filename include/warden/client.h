@@ -65,7 +65,9 @@ class Client {
   // Jobs scheduled, available, retryable or running.
   Result<int64_t> CountUnfinished();
 
-  Result<std::vector<WorkerInfo>> ListWorkers();
+  // Every worker row, oldest first: each incarnation of a restarted worker
+  // is a row of its own. `live_only`: active and draining ones only.
+  Result<std::vector<WorkerInfo>> ListWorkers(bool live_only = false);
   // Declares a worker (by name or id) dead now and recovers its jobs: for a
   // worker whose host is gone. Returns how many jobs were recovered. A
   // worker whose process is provably running on this host is refused

@@ -75,6 +75,9 @@ struct JobSpec {
   std::string command;
   int priority = 0;                 // higher runs first
   Millis delay{0};                  // run no earlier than now + delay
+  // Run no earlier than this time (by the store's clock); a time already
+  // past runs now. Exclusive with a positive `delay`.
+  std::optional<TimeMs> run_at;
   int max_attempts = 5;             // charged attempts before `dead`
   RetryPolicy retry = RetryPolicy::kDefault;
   Delivery delivery = Delivery::kAtLeastOnce;

@@ -1,9 +1,11 @@
 // warden add TASK [PAYLOAD_JSON | -]  and  warden add --cmd 'COMMAND' [TASK] [PAYLOAD_JSON | -]
 #include <algorithm>
+#include <chrono>
 #include <iostream>
 #include <iterator>
 
 #include "cli/cli.h"
+#include "cli/wait_job.h"
 #include "core/duration.h"
 #include "core/json_text.h"
 
@@ -12,7 +14,9 @@ namespace {
 
 struct AddFlags {
   std::string task, payload, command, queue = "default", retry = "default";
-  std::string delay, timeout, lease, start_deadline, unique_key, concurrency_key;
+  std::string delay, at, timeout, lease, start_deadline, unique_key, concurrency_key;
+  std::string wait_timeout;
+  bool wait = false;
   int priority = 0;
   int max_attempts = 5;
   int max_crashes = 3;
@@ -86,6 +90,11 @@ Result<JobSpec> BuildSpec(const AddFlags& f, std::istream& in) {
     WARDEN_ASSIGN_OR_RETURN(spec.payload, ParsePayload(text));
   }
   if (!f.delay.empty()) { WARDEN_ASSIGN_OR_RETURN(spec.delay, Duration("--delay", f.delay)); }
+  if (!f.at.empty()) {
+    auto at = ParseTime(f.at);
+    if (!at.has_value()) return at.error().Annotate("--at");
+    spec.run_at = *at;
+  }
   if (!f.timeout.empty()) {
     WARDEN_ASSIGN_OR_RETURN(spec.timeout, Duration("--timeout", f.timeout));
   }
@@ -108,7 +117,12 @@ CLI::App* AddAddSubcommand(CLI::App& app, AddFlags& f) {
   cmd->add_option("--queue", f.queue, "queue (default: default)");
   cmd->add_option("--priority", f.priority, "higher runs first (default 0)")
       ->transform(Decimal());
-  cmd->add_option("--delay", f.delay, "run no earlier than this from now (e.g. 30s)");
+  CLI::Option* delay =
+      cmd->add_option("--delay", f.delay, "run no earlier than this from now (e.g. 30s, 1h30m)");
+  cmd->add_option("--at", f.at,
+                  "run no earlier than this time, RFC 3339 (2026-11-26T09:00:00Z, or with an "
+                  "offset: +01:00); a past time runs now")
+      ->excludes(delay);
   cmd->add_option("--max-attempts", f.max_attempts, "charged attempts before dead (default 5)")
       ->transform(Decimal())
       ->check(CLI::Range(1, 1'000'000));
@@ -125,6 +139,12 @@ CLI::App* AddAddSubcommand(CLI::App& app, AddFlags& f) {
   cmd->add_option("--concurrency-key", f.concurrency_key, "one running job per key");
   cmd->add_option("--start-deadline", f.start_deadline,
                   "expire it if not started within this long");
+  CLI::Option* wait = cmd->add_flag(
+      "--wait", f.wait,
+      "then wait until it finishes and print what `warden wait ID` prints (exit 0 if it "
+      "succeeded)");
+  cmd->add_option("--wait-timeout", f.wait_timeout, "with --wait: give up after this long")
+      ->needs(wait);
   return cmd;
 }
 
@@ -165,10 +185,34 @@ void AddAddCommand(CLI::App& app, Globals& g, Action* action) {
     *action = [f, &g] {
       auto spec = BuildSpec(*f, std::cin);
       if (!spec.has_value()) return Fail(spec.error());
+      Millis wait_limit = Millis::max();
+      if (!f->wait_timeout.empty()) {
+        auto d = Duration("--wait-timeout", f->wait_timeout);
+        if (!d.has_value()) return Fail(d.error());
+        wait_limit = *d;
+      }
+      // A mistyped year (2062 for 2026) would hold the job for decades, and
+      // `add` prints only its id: the same ceiling as for a --delay.
+      const TimeMs now = std::chrono::duration_cast<Millis>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+      if (spec->run_at && *spec->run_at - now > kMaxDuration.count()) {
+        return Fail(InvalidArgument("--at: " + FormatTime(*spec->run_at) +
+                                    " is more than 365d from now, the limit"));
+      }
       auto client = OpenClient(g);
       if (!client.has_value()) return Fail(client.error());
       auto r = (*client)->Enqueue(*spec);
       if (!r.has_value()) return Fail(r.error());
+      if (f->wait) {
+        // stdout is the job's outcome, whose first line names it
+        // ("job 42 succeeded"); --json, its document (with "id").
+        if (!r->created) {
+          std::cerr << "warden: job " << r->id << " already exists with that unique key; "
+                    << "waiting for it\n";
+        }
+        return WaitForJob(**client, g, r->id, wait_limit, f->wait_timeout);
+      }
       if (g.json) {
         PrintJson({{"id", r->id}, {"created", r->created}});
       } else {

@@ -5,18 +5,24 @@
 #include "cli/render.h"
 #include "cli/with_client.h"
 #include "core/json_text.h"
+#include "core/plural.h"
 
 namespace warden::cli {
 
 void AddWorkersCommand(CLI::App& app, Globals& g, Action* action) {
   auto target = std::make_shared<std::string>();
   auto wide = std::make_shared<bool>(false);
-  CLI::App* workers = app.add_subcommand("workers", "list workers, live and past");
+  auto all = std::make_shared<bool>(false);
+  CLI::App* workers = app.add_subcommand("workers", "list live workers (active, draining)");
   workers->add_flag("--wide", *wide, "show worker and node names whole, however long");
+  // Each start of a worker is a row of its own (a restart under the same
+  // name included), so the past ones would soon bury the live ones.
+  workers->add_flag("--all", *all,
+                    "also stopped and dead workers: every incarnation, with death reasons");
   workers->callback([=, &g] {
     if (!workers->get_subcommands().empty()) return;
     *action = WithClient(g, [=, &g](Client& c) -> Status {
-      WARDEN_ASSIGN_OR_RETURN(auto list, c.ListWorkers());
+      WARDEN_ASSIGN_OR_RETURN(auto list, c.ListWorkers(/*live_only=*/!*all));
       if (g.json) {
         Json out = Json::array();
         for (const auto& w : list) out.push_back(WorkerToJson(w));
@@ -36,8 +42,12 @@ void AddWorkersCommand(CLI::App& app, Globals& g, Action* action) {
   release->callback([=, &g] {
     *action = WithClient(g, [=, &g](Client& c) -> Status {
       WARDEN_ASSIGN_OR_RETURN(int n, c.ReleaseWorker(*target, *force));
-      if (g.json) PrintJson({{"worker", *target}, {"recovered", n}});
-      else std::cout << "worker " << *target << " declared dead; " << n << " jobs recovered\n";
+      if (g.json) {
+        PrintJson({{"worker", *target}, {"recovered", n}});
+      } else {
+        std::cout << "worker " << *target << " declared dead; " << Plural(n, "job")
+                  << " recovered\n";
+      }
       return Status::Ok();
     });
   });

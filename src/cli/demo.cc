@@ -27,6 +27,7 @@
 
 #include "cli/cli.h"
 #include "core/duration.h"
+#include "core/plural.h"
 #include "env/system_clock.h"
 #include "warden/db_url.h"
 
@@ -252,7 +253,8 @@ int Demo::Run() {
   kill_at_ = Now();
   killed_ = workers_[0].name;
   waitpid(workers_[0].pid, nullptr, 0);
-  Say(fmt::format("SIGKILL {} (pid {}) while it runs {} jobs", killed_, workers_[0].pid, *busy));
+  Say(fmt::format("SIGKILL {} (pid {}) while it runs {}", killed_, workers_[0].pid,
+                  Plural(*busy, "job")));
   for (const TimeMs limit = Now() + 10'000; Now() < limit;) {
     auto workers = client_->ListWorkers();
     if (workers.has_value() &&
@@ -290,8 +292,8 @@ int Demo::Run() {
   }
   stop_at_ = Now();
   frozen_ = workers_[1].name;
-  Say(fmt::format("SIGSTOP {} (pid {}) while it runs {} jobs; frozen for {} (lease {})",
-                  frozen_, workers_[1].pid, *busy, FormatDuration(frozen_for),
+  Say(fmt::format("SIGSTOP {} (pid {}) while it runs {}; frozen for {} (lease {})",
+                  frozen_, workers_[1].pid, Plural(*busy, "job"), FormatDuration(frozen_for),
                   FormatDuration(kLease)));
   std::this_thread::sleep_for(frozen_for);
   kill(workers_[1].pid, SIGCONT);

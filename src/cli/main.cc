@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "cli/cli.h"
+#include "cli/did_you_mean.h"
 #include "core/json_text.h"
 #include "warden/db_url.h"
 
@@ -12,6 +13,11 @@
 #endif
 
 namespace warden::cli {
+
+// build_info.cc, written at build time (cmake/build_info.cmake).
+extern const char kBuildCommit[];
+extern const char kBuildType[];
+
 namespace {
 
 bool json_errors = false;
@@ -75,7 +81,10 @@ int main(int argc, char** argv) {
   using namespace warden::cli;
   CLI::App app{"warden: a durable job queue that recovers the work of dead workers in "
                "under a second"};
-  app.set_version_flag("--version", WARDEN_VERSION);
+  // "warden 0.1.0 (commit 5b50bd3, Release)": what a bug report needs.
+  const std::string version = std::string("warden ") + WARDEN_VERSION + " (commit " +
+                              kBuildCommit + ", " + kBuildType + ")";
+  app.set_version_flag("--version", version);
   app.require_subcommand(1);
   app.fallthrough();  // --db and --json may follow the subcommand
   Globals g;
@@ -107,7 +116,9 @@ int main(int argc, char** argv) {
     if (arg.empty() || arg[0] == '-') continue;
     const auto subs = app.get_subcommands([&](const CLI::App* c) { return c->get_name() == arg; });
     if (subs.empty()) {
-      return FailUsage("unknown command '" + warden::OneLine(warden::RedactDbUrlsIn(arg), 40) + "'");
+      const std::string guess = Closest(arg, SubcommandNames(app));
+      return FailUsage("unknown command '" + warden::OneLine(warden::RedactDbUrlsIn(arg), 40) +
+                       "'" + (guess.empty() ? "" : "; did you mean '" + guess + "'?"));
     }
     break;
   }
@@ -117,8 +128,13 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+  } catch (const CLI::CallForVersion&) {
+    std::cout << version << "\n";  // CLI11 would end it without a line break
+    return 0;
+  } catch (const CLI::ExtrasError& e) {
+    // A mistyped flag or subcommand: name the one that was meant.
+    return FailUsage(warden::OneLine(warden::RedactDbUrlsIn(e.what()), 200) +
+                     SuggestForExtras(app));
   } catch (const CLI::ParseError& e) {
     // CLI11's messages quote the arguments: keep them to one short line.
     return FailUsage(warden::OneLine(warden::RedactDbUrlsIn(e.what()), 200));

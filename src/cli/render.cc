@@ -8,6 +8,7 @@
 #include "cli/text_width.h"
 #include "core/duration.h"
 #include "core/json_text.h"
+#include "core/plural.h"
 
 namespace warden::cli {
 namespace {
@@ -33,8 +34,8 @@ int ColumnWidth(const char* header, const std::vector<Row>& rows, Get get, int c
 
 // A kept output tail, every line of it, indented under its heading.
 void PrintTail(const char* stream, const std::string& tail) {
-  fmt::print("    {} ({} bytes kept; a worker keeps the last 4 KiB of it):\n", stream,
-             tail.size());
+  fmt::print("    {} ({} kept; a worker keeps the last 4 KiB of it):\n", stream,
+             Plural(static_cast<int64_t>(tail.size()), "byte"));
   std::istringstream lines(tail);
   for (std::string line; std::getline(lines, line);) {
     fmt::print("      {}\n", OneLine(line, line.size()));
@@ -312,8 +313,8 @@ void PrintStats(const Stats& s) {
   for (const auto& [state, n] : s.jobs) fmt::print(" {}={}", state, n);
   fmt::print("\nworkers:");
   for (const auto& [state, n] : s.workers) fmt::print(" {}={}", state, n);
-  fmt::print("\nrecovery: {} attempts rescued, {} writes fenced off, {} crash loops\n",
-             s.rescued, s.fenced_writes, s.crash_loops);
+  fmt::print("\nrecovery: {} rescued, {} fenced off, {}\n", Plural(s.rescued, "attempt"),
+             Plural(s.fenced_writes, "write"), Plural(s.crash_loops, "crash loop"));
 }
 
 }  // namespace warden::cli

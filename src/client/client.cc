@@ -129,6 +129,9 @@ Status ValidateSpec(const JobSpec& spec) {
     return InvalidArgument("lease must be at least 1s");
   }
   if (spec.delay.count() < 0) return InvalidArgument("delay must not be negative");
+  if (spec.run_at && spec.delay.count() > 0) {
+    return InvalidArgument("give a delay or a run_at time, not both");
+  }
   if (spec.start_deadline && spec.start_deadline->count() <= 0) {
     return InvalidArgument("start deadline must be positive");
   }
@@ -162,7 +165,9 @@ Result<JobState> Client::CancelJob(JobId id) { return store_->JobCancel(id); }
 
 Result<int64_t> Client::CountUnfinished() { return store_->JobCountUnfinished(); }
 
-Result<std::vector<WorkerInfo>> Client::ListWorkers() { return store_->WorkerList(false); }
+Result<std::vector<WorkerInfo>> Client::ListWorkers(bool live_only) {
+  return store_->WorkerList(live_only);
+}
 
 Result<int> Client::ReleaseWorker(const std::string& name_or_id, bool force) {
   WARDEN_ASSIGN_OR_RETURN(auto workers, store_->WorkerList(false));

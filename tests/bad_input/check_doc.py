@@ -6,7 +6,7 @@ every bad_input_test case (a ctest fixture), in each tree that builds
 bad_input_test. It fails when:
 
   (a) a test the "test" column names does not exist (each name is checked
-      against `--gtest_list_tests` of bad_input_test, integration_test and
+      against `--gtest_list_tests` of bad_input_test, integration_test, store_test and
       core_test; `fuzz target NAME` against fuzz/NAME_fuzz.cc);
   (b) a bad_input_test test is named by no row (a new test needs its row);
   (c) a message the "what warden answers" column quotes as `warden: ...` is

@@ -70,7 +70,7 @@ TEST_P(AdminSafetyTest, ReleaseRefusesAWorkerRunningOnThisHostUnlessForced) {
   // --force does what was asked: dead now, its job recovered.
   CliResult r = Cli({"workers", "release", "busy", "--force"}, /*json=*/false);
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("declared dead; 1 jobs recovered"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("declared dead; 1 job recovered"), std::string::npos) << r.out;
   const Json row = WorkerRow(wid);
   EXPECT_EQ(row.value("state", ""), "dead") << Workers().dump();
   EXPECT_EQ(Show(job)["attempts"][0]["error"]["kind"], "lost") << Show(job).dump();

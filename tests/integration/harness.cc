@@ -205,7 +205,7 @@ Json IntegrationTest::Show(int64_t id) {
 }
 
 Json IntegrationTest::Workers() {
-  CliResult r = Cli({"workers"});
+  CliResult r = Cli({"workers", "--all"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(r.json.is_array()) << r.out;
   return r.json.is_array() ? r.json : Json::array();

@@ -882,7 +882,7 @@ void PartitionTest::RunScenario(const Scenario& s) {
     EXPECT_EQ(n, state == "succeeded" ? Json(a_jobs.size() + quick.size() + 1) : Json(0))
         << state;
   }
-  pt::CmdResult workers = Cli({"workers"});
+  pt::CmdResult workers = Cli({"workers", "--all"});
   const Json ws = Json::parse(workers.out, nullptr, false);
   ASSERT_TRUE(ws.is_array()) << workers.Describe();
   std::set<std::string> nodes;

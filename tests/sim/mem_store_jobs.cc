@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "core/claim_ahead.h"
+#include "core/first_run.h"
 #include "core/operator_rules.h"
 #include "mem_store.h"
 
@@ -35,8 +36,8 @@ MemJob* MemStore::Find(JobId id) {
 JobId MemStore::JobInsert(const JobSpec& spec, TimeMs now) {
   MemJob j;
   j.id = static_cast<JobId>(jobs_.size()) + 1;
-  j.state = spec.delay.count() > 0 ? JobState::kScheduled : JobState::kAvailable;
-  j.run_at = now + spec.delay.count();
+  j.state = FirstState(spec, now);
+  j.run_at = FirstRunAt(spec, now);
   if (spec.start_deadline) j.start_deadline_at = now + spec.start_deadline->count();
   j.max_attempts = spec.max_attempts;
   j.max_crashes = spec.max_crashes;

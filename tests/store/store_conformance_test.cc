@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <poll.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -303,6 +304,43 @@ TEST_P(StoreTest, DelayedJobWaitsUntilDue) {
   auto jobs = Claim(w);
   ASSERT_EQ(jobs.size(), 1u);
   EXPECT_EQ(jobs[0].id, id);
+}
+
+TEST_P(StoreTest, JobWithARunAtTimeWaitsUntilThenAndAPastOneRunsNow) {
+  const TimeMs now = clock_.NowMs();
+  JobSpec later = Spec(), past = Spec(), deadline = Spec(), unique = Spec();
+  later.run_at = now + 30'000;
+  past.run_at = now - 3'600'000;
+  deadline.run_at = now + 10'000;
+  deadline.start_deadline = seconds(60);
+  unique.run_at = now + 20'000;
+  unique.unique_key = "k";  // the other insert path
+  const JobId l = Add(later), p = Add(past), d = Add(deadline), u = Add(unique);
+  EXPECT_EQ(store_->JobGet(l)->state, JobState::kScheduled);
+  EXPECT_EQ(store_->JobGet(l)->run_at, now + 30'000);
+  EXPECT_EQ(store_->JobGet(p)->state, JobState::kAvailable);
+  EXPECT_EQ(store_->JobGet(p)->run_at, now);
+  EXPECT_EQ(store_->JobGet(d)->start_deadline_at, now + 70'000);  // from its run_at
+  EXPECT_EQ(store_->JobGet(u)->state, JobState::kScheduled);
+  EXPECT_EQ(store_->JobGet(u)->run_at, now + 20'000);
+  // A batch mixes both kinds, each with its own rule.
+  std::vector<JobSpec> batch(3, Spec());
+  batch[0].run_at = now + 40'000;
+  batch[1].delay = seconds(50);
+  auto ids = store_->JobInsertMany(batch);
+  ASSERT_TRUE(ids.has_value()) << ids.error().ToString();
+  EXPECT_EQ(store_->JobGet((*ids)[0].id)->run_at, now + 40'000);
+  EXPECT_EQ(store_->JobGet((*ids)[1].id)->run_at, now + 50'000);
+  EXPECT_EQ(store_->JobGet((*ids)[2].id)->state, JobState::kAvailable);
+
+  const WorkerId w = RegisterWorker();
+  auto claimed = Claim(w, 10);
+  ASSERT_EQ(claimed.size(), 2u);  // the past one and the batch's plain one
+  clock_.Advance(seconds(31));
+  std::vector<JobId> due;
+  for (const auto& j : Claim(w, 10)) due.push_back(j.id);
+  std::sort(due.begin(), due.end());
+  EXPECT_EQ(due, (std::vector<JobId>{l, d, u}));
 }
 
 TEST_P(StoreTest, StaleCompletionIsFencedOffAndLogged) {

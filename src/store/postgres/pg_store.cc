@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/first_run.h"
 #include "core/json_text.h"
 #include "core/operator_rules.h"
 #include "core/retry.h"
@@ -119,7 +120,7 @@ Result<std::vector<EnqueueResult>> PgStore::InsertBatchLocked(std::span<const Jo
   // the server's), so the statement needs no transaction around it.
   std::vector<std::string> queue, task, command, payload, state, retry, delivery;
   std::vector<int64_t> priority, delay, max_attempts, max_crashes, timeout;
-  std::vector<std::optional<std::string>> lease, deadline, ckey;
+  std::vector<std::optional<std::string>> lease, deadline, ckey, at;
   for (const JobSpec& s : specs) {
     queue.push_back(s.queue);
     task.push_back(s.task);
@@ -134,27 +135,33 @@ Result<std::vector<EnqueueResult>> PgStore::InsertBatchLocked(std::span<const Jo
     delivery.push_back(DeliveryName(s.delivery));
     timeout.push_back(s.timeout.count());
     lease.push_back(s.lease ? OptText(s.lease->count()) : std::nullopt);
-    deadline.push_back(s.start_deadline ? OptText(s.delay.count() + s.start_deadline->count())
-                                        : std::nullopt);
+    // From the first run time: the SQL adds run_at (r.ra below).
+    deadline.push_back(s.start_deadline ? OptText(s.start_deadline->count()) : std::nullopt);
     ckey.push_back(TextOrNull(s.concurrency_key));
+    at.push_back(s.run_at ? OptText(*s.run_at) : std::nullopt);
   }
   Params p;
   p.AddArray(queue).AddArray(task).AddArray(command).AddArray(payload).AddArray(priority);
   p.AddArray(state).AddArray(delay).AddArray(max_attempts).AddArray(max_crashes);
   p.AddArray(retry).AddArray(delivery).AddArray(timeout).AddArray(lease).AddArray(deadline);
-  p.AddArray(ckey).Add(now);
+  p.AddArray(ckey).AddArray(at).Add(now);
   // Identity values are drawn in row order, so sorted ids match the input.
   WARDEN_ASSIGN_OR_RETURN(
-      Rows r, conn_->Exec(std::string("WITH n AS MATERIALIZED (SELECT coalesce($16::bigint, "
+      Rows r, conn_->Exec(std::string("WITH n AS MATERIALIZED (SELECT coalesce($17::bigint, "
                                       "warden.now_ms()) AS now) INSERT INTO warden.jobs (") +
                               kInsertColumns +
-                              ") SELECT q, t, c, p::json, pr, st, n.now + ra, ma, mc, re, de, "
-                              "tm, lm, n.now + sd, NULL, ck, n.now FROM n, unnest($1::text[], "
-                              "$2::text[], "
+                              // First run: an absolute time (a past one is now), else now +
+                              // delay, as FirstRunAt (core/first_run.h), by this clock.
+                              ") SELECT q, t, c, p::json, pr, CASE WHEN v.at IS NULL THEN st "
+                              "WHEN r.ra > n.now THEN 'scheduled' ELSE 'available' END, r.ra, "
+                              "ma, mc, re, de, tm, lm, r.ra + sd, NULL, ck, n.now FROM n, "
+                              "unnest($1::text[], $2::text[], "
                               "$3::text[], $4::text[], $5::int[], $6::text[], $7::bigint[], "
                               "$8::int[], $9::int[], $10::text[], $11::text[], $12::bigint[], "
-                              "$13::bigint[], $14::bigint[], $15::text[]) WITH ORDINALITY AS "
-                              "v(q, t, c, p, pr, st, ra, ma, mc, re, de, tm, lm, sd, ck, ord) "
+                              "$13::bigint[], $14::bigint[], $15::text[], $16::bigint[]) WITH "
+                              "ORDINALITY AS v(q, t, c, p, pr, st, dl, ma, mc, re, de, tm, lm, "
+                              "sd, ck, at, ord), LATERAL (SELECT CASE WHEN v.at IS NULL THEN "
+                              "n.now + v.dl ELSE greatest(n.now, v.at) END AS ra) r "
                               "ORDER BY ord RETURNING id",
                           p));
   std::vector<JobId> ids;
@@ -172,10 +179,10 @@ Result<EnqueueResult> PgStore::InsertUniqueLocked(const JobSpec& s, TimeMs now) 
       "'available', 'running', 'retryable')";
   WARDEN_ASSIGN_OR_RETURN(Rows found, conn_->Exec(find, Params().Add(s.unique_key)));
   if (!found.empty()) return EnqueueResult{found.Int(0, 0), false};
-  const TimeMs at = now + s.delay.count();
+  const TimeMs at = FirstRunAt(s, now);
   Params p;
   p.Add(s.queue).Add(s.task).Add(s.command).Add(JsonText(s.payload)).Add(s.priority);
-  p.Add(s.delay.count() > 0 ? "scheduled" : "available").Add(at).Add(s.max_attempts);
+  p.Add(JobStateName(FirstState(s, now))).Add(at).Add(s.max_attempts);
   p.Add(s.max_crashes).Add(RetryPolicyName(s.retry)).Add(DeliveryName(s.delivery));
   p.Add(static_cast<int64_t>(s.timeout.count()));
   p.Add(s.lease ? std::optional<int64_t>(s.lease->count()) : std::nullopt);

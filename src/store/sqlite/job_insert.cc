@@ -1,5 +1,6 @@
 #include "store/sqlite/job_insert.h"
 
+#include "core/first_run.h"
 #include "core/json_text.h"
 #include "warden/sqlite.h"
 
@@ -30,14 +31,14 @@ std::string InsertSql(size_t rows) {
 
 // Binds one row's values from parameter `first`.
 void BindJob(Stmt& ins, int first, const JobSpec& spec, TimeMs now) {
-  const TimeMs run_at = now + spec.delay.count();
+  const TimeMs run_at = FirstRunAt(spec, now);
   const int i = first - 1;
   ins.Bind(i + 1, spec.queue)
       .Bind(i + 2, spec.task)
       .Bind(i + 3, spec.command)
       .Bind(i + 4, JsonText(spec.payload))
       .Bind(i + 5, spec.priority)
-      .Bind(i + 6, spec.delay.count() > 0 ? "scheduled" : "available")
+      .Bind(i + 6, JobStateName(FirstState(spec, now)))
       .Bind(i + 7, run_at)
       .Bind(i + 8, spec.max_attempts)
       .Bind(i + 9, spec.max_crashes)
