@@ -5,6 +5,7 @@
 #include <iterator>
 
 #include "cli/cli.h"
+#include "cli/render.h"
 #include "cli/wait_job.h"
 #include "core/duration.h"
 #include "core/json_text.h"
@@ -204,6 +205,12 @@ void AddAddCommand(CLI::App& app, Globals& g, Action* action) {
       if (!client.has_value()) return Fail(client.error());
       auto r = (*client)->Enqueue(*spec);
       if (!r.has_value()) return Fail(r.error());
+      // Said, never refused: the job is stored, and waits for its worker.
+      auto served = (*client)->AnyWorkerRuns(*spec);
+      if (served.has_value() && !*served && r->created) {
+        std::cerr << "warden: note: no active worker runs job " << r->id << " yet; it waits "
+                  << "until one does (" << WhoWouldRun(*spec) << ")\n";
+      }
       if (f->wait) {
         // stdout is the job's outcome, whose first line names it
         // ("job 42 succeeded"); --json, its document (with "id").
@@ -214,7 +221,9 @@ void AddAddCommand(CLI::App& app, Globals& g, Action* action) {
         return WaitForJob(**client, g, r->id, wait_limit, f->wait_timeout);
       }
       if (g.json) {
-        PrintJson({{"id", r->id}, {"created", r->created}});
+        PrintJson({{"id", r->id},
+                   {"created", r->created},
+                   {"served", served.has_value() ? Json(*served) : Json()}});
       } else {
         // stdout is the id alone, so that `id=$(warden add ...)` works.
         std::cout << r->id << "\n";

@@ -29,8 +29,14 @@ void AddAdminCommands(CLI::App& app, Globals& g, Action* action) {
   stats->callback([&g, action] {
     *action = WithClient(g, [&g](Client& c) -> Status {
       WARDEN_ASSIGN_OR_RETURN(Stats s, c.GetStats());
-      if (g.json) PrintJson(StatsToJson(s));
-      else PrintStats(s);
+      WARDEN_ASSIGN_OR_RETURN(auto unserved, c.Unserved());
+      if (g.json) {
+        Json out = StatsToJson(s);
+        out["unserved"] = UnservedToJson(unserved);
+        PrintJson(out);
+      } else {
+        PrintStats(s, unserved, NowMs());
+      }
       return Status::Ok();
     });
   });

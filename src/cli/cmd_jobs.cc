@@ -27,12 +27,6 @@ Result<std::vector<JobState>> ParseStates(const std::vector<std::string>& names)
   return states;
 }
 
-TimeMs NowMs() {
-  return std::chrono::duration_cast<Millis>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 }  // namespace
 
 void AddJobsCommand(CLI::App& app, Globals& g, Action* action) {
@@ -75,6 +69,11 @@ void AddJobsCommand(CLI::App& app, Globals& g, Action* action) {
         PrintJson(out);
       } else {
         PrintJobTable(list, total, NowMs(), *wide);
+        // Jobs that wait because no active worker runs them, whichever
+        // rows the filter showed: a note beside the table, on stderr.
+        WARDEN_ASSIGN_OR_RETURN(auto unserved, c.Unserved());
+        std::fflush(stdout);
+        PrintUnserved(stderr, unserved, NowMs());
       }
       return Status::Ok();
     });
@@ -89,6 +88,19 @@ void AddJobsCommand(CLI::App& app, Globals& g, Action* action) {
         PrintJson(JobToJson(job, true));
       } else {
         PrintJobDetail(job, NowMs());
+        const bool waiting = job.state == JobState::kAvailable ||
+                             job.state == JobState::kScheduled ||
+                             job.state == JobState::kRetryable;
+        JobSpec like;
+        like.queue = job.queue;
+        like.task = job.task;
+        like.command = job.command;
+        if (waiting) {
+          WARDEN_ASSIGN_OR_RETURN(bool served, c.AnyWorkerRuns(like));
+          if (!served) {
+            std::cout << "  waiting:   no active worker runs it (" << WhoWouldRun(like) << ")\n";
+          }
+        }
       }
       return Status::Ok();
     });

@@ -409,12 +409,14 @@ int Demo::Report() {
              "became", "recovered", "running again");
   std::vector<double> kill_times, stop_times;
   for (const auto& r : rescues) {
-    fmt::print(text_, "    {:>6}  {:<8}  {:<8}  {:<24}  {:>9.3f}s  {:>14}\n", r.id, r.worker, r.fault,
+    fmt::print(text_, "    {:>6}  {:<8}  {:<8}  {:<24}  {:>9.3f}s  {:>14}\n", r.id, r.worker,
+               r.fault,
                r.became, r.recovered_s,
                r.running_s < 0 ? std::string("-") : fmt::format("{:.3f}s", r.running_s));
     (r.fault == "SIGKILL" ? kill_times : stop_times).push_back(r.recovered_s);
   }
-  fmt::print(text_, "  (times after the fault; a retried job waits for a free slot after recovery)\n");
+  fmt::print(text_,
+             "  (times after the fault; a retried job waits for a free slot after recovery)\n");
   auto max_of = [](const std::vector<double>& v) {
     return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end());
   };

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <chrono>
 #include <sstream>
 
 #include "cli/text_width.h"
@@ -191,22 +192,6 @@ Json StatsToJson(const Stats& s) {
             {"crash_loops", s.crash_loops}}}};
 }
 
-std::string HumanDuration(Millis d) {
-  const int64_t ms = std::max<int64_t>(0, d.count());
-  if (ms < 1000) return fmt::format("{}ms", ms);
-  if (ms < 10'000) return fmt::format("{}.{}s", ms / 1000, ms % 1000 / 100);
-  const int64_t s = ms / 1000;
-  // The two largest units, the second left out when zero.
-  auto two = [](int64_t big, const char* big_unit, int64_t small, const char* small_unit) {
-    return small ? fmt::format("{}{}{}{}", big, big_unit, small, small_unit)
-                 : fmt::format("{}{}", big, big_unit);
-  };
-  if (s < 60) return fmt::format("{}s", s);
-  if (s < 3600) return two(s / 60, "m", s % 60, "s");
-  if (s < 86'400) return two(s / 3600, "h", s % 3600 / 60, "m");
-  return two(s / 86'400, "d", s % 86'400 / 3600, "h");
-}
-
 std::string HumanWhen(TimeMs t, TimeMs now) {
   const int64_t seconds = (t > now ? t - now : now - t) / 1000;
   if (seconds == 0) return "now";
@@ -308,13 +293,46 @@ void PrintWorkerTable(const std::vector<WorkerInfo>& workers, bool wide) {
   }
 }
 
-void PrintStats(const Stats& s) {
+std::string WhoWouldRun(const JobSpec& spec) {
+  const std::string queue = spec.queue == "default" ? "" : " --queues " + OneLine(spec.queue, 60);
+  return spec.command.empty()
+             ? "start one with: warden worker" + queue + " --task " + OneLine(spec.task, 60) +
+                   "=COMMAND"
+             : "start one with: warden worker" + queue + " --allow-cmd";
+}
+
+TimeMs NowMs() {
+  return std::chrono::duration_cast<Millis>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+Json UnservedToJson(const std::vector<BacklogGroup>& unserved) {
+  Json out = Json::array();
+  for (const BacklogGroup& g : unserved) {
+    out.push_back({{"queue", g.queue},
+                   {"task", g.task},
+                   {"command", g.command},
+                   {"state", JobStateName(g.state)},
+                   {"jobs", g.count}});
+  }
+  return out;
+}
+
+void PrintUnserved(std::FILE* out, const std::vector<BacklogGroup>& unserved, TimeMs now) {
+  if (unserved.empty()) return;
+  fmt::print(out, "{}waiting for a worker (no active worker runs them): {}\n",
+             out == stderr ? "warden: note: " : "", DescribeGroups(unserved, now));
+}
+
+void PrintStats(const Stats& s, const std::vector<BacklogGroup>& unserved, TimeMs now) {
   fmt::print("jobs:");
   for (const auto& [state, n] : s.jobs) fmt::print(" {}={}", state, n);
   fmt::print("\nworkers:");
   for (const auto& [state, n] : s.workers) fmt::print(" {}={}", state, n);
   fmt::print("\nrecovery: {} rescued, {} fenced off, {}\n", Plural(s.rescued, "attempt"),
              Plural(s.fenced_writes, "write"), Plural(s.crash_loops, "crash loop"));
+  PrintUnserved(stdout, unserved, now);
 }
 
 }  // namespace warden::cli

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/duration.h"  // HumanDuration
 #include "warden/warden.h"
 
 namespace warden::cli {
@@ -21,12 +22,19 @@ Json StatsToJson(const Stats& s);
 void PrintJobTable(const std::vector<JobInfo>& jobs, int64_t total, TimeMs now, bool wide);
 void PrintJobDetail(const JobInfo& j, TimeMs now);
 
-// For people: "850ms", "4.2s", "42s", "3m5s", "1h30m", "2d4h" (cut, not
-// rounded, past a minute).
-std::string HumanDuration(Millis d);
 // `t` seen from `now`, to the second: "3s ago", "in 1h30m", "now".
 std::string HumanWhen(TimeMs t, TimeMs now);
 void PrintWorkerTable(const std::vector<WorkerInfo>& workers, bool wide);
-void PrintStats(const Stats& s);
+// What would run a job like `spec`: "a worker on queue q with --task
+// resize=COMMAND", "a worker on queue q with --allow-cmd".
+std::string WhoWouldRun(const JobSpec& spec);
+// This host's clock, for times shown relative to now.
+TimeMs NowMs();
+// `unserved`: Client::Unserved(); nothing is printed for none.
+void PrintStats(const Stats& s, const std::vector<BacklogGroup>& unserved, TimeMs now);
+Json UnservedToJson(const std::vector<BacklogGroup>& unserved);
+// "waiting for a worker (no active worker runs them): 2 jobs on queue q2
+// of task other", or nothing; on `out`.
+void PrintUnserved(std::FILE* out, const std::vector<BacklogGroup>& unserved, TimeMs now);
 
 }  // namespace warden::cli

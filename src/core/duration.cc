@@ -118,6 +118,23 @@ std::string FormatDuration(Millis d) {
   return sign + std::to_string(abs) + "ms";  // not reached
 }
 
+std::string HumanDuration(Millis d) {
+  const int64_t ms = std::max<int64_t>(0, d.count());
+  if (ms < 1000) return std::to_string(ms) + "ms";
+  if (ms < 10'000) return std::to_string(ms / 1000) + "." + std::to_string(ms % 1000 / 100) + "s";
+  const int64_t s = ms / 1000;
+  // The two largest units, the second left out when zero.
+  auto two = [](int64_t big, const char* big_unit, int64_t small, const char* small_unit) {
+    std::string out = std::to_string(big) + big_unit;
+    if (small) out += std::to_string(small) + small_unit;
+    return out;
+  };
+  if (s < 60) return std::to_string(s) + "s";
+  if (s < 3600) return two(s / 60, "m", s % 60, "s");
+  if (s < 86'400) return two(s / 3600, "h", s % 3600 / 60, "m");
+  return two(s / 86'400, "d", s % 86'400 / 3600, "h");
+}
+
 Result<TimeMs> ParseTime(std::string_view text) {
   auto bad = [&](const std::string& why) {
     return InvalidArgument("invalid time '" + Shown(text) + "': " + why +

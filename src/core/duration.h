@@ -27,6 +27,10 @@ Result<Millis> ParseDuration(std::string_view text);
 // exactly in at most three decimals, so ParseDuration reads back `d`.
 std::string FormatDuration(Millis d);
 
+// For people, not to be read back: "850ms", "4.2s", "42s", "3m5s",
+// "1h30m", "2d4h" (the two largest units, cut, not rounded, past a minute).
+std::string HumanDuration(Millis d);
+
 // RFC 3339 UTC with milliseconds: 2026-11-21T21:42:50.123Z
 std::string FormatTime(TimeMs t);
 

@@ -4,6 +4,7 @@
 
 #include "core/duration.h"
 #include "core/json_text.h"
+#include "core/plural.h"
 #include "warden/backlog.h"
 
 namespace warden {
@@ -13,7 +14,7 @@ bool Has(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-std::string Jobs(int64_t n) { return std::to_string(n) + (n == 1 ? " job" : " jobs"); }
+std::string Jobs(int64_t n) { return Plural(n, "job"); }
 
 }  // namespace
 
@@ -70,7 +71,7 @@ std::string DescribeGroups(const std::vector<BacklogGroup>& groups, TimeMs now) 
     const auto& [queue, task, command] = key;
     std::string line = Jobs(e.count) + " on queue " + OneLine(queue, 60) +
                        (command ? " (command jobs)" : " of task " + OneLine(task, 60));
-    if (!e.any_due) line += ", the next due in " + FormatDuration(Millis(e.next_run_at - now));
+    if (!e.any_due) line += ", the next due in " + HumanDuration(Millis(e.next_run_at - now));
     out += (out.empty() ? "" : "; ") + line;
   }
   if (rest > 0) out += "; " + Jobs(rest) + " more";

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/plural.h"
+
 namespace warden {
 namespace {
 constexpr size_t kMaxBatch = 512;
@@ -138,8 +140,8 @@ void Completer::Loop() {
     }
     lock.unlock();
     if (cb_.log && (++failed_tries == 1 || dropped > 0)) {
-      cb_.log("recording " + std::to_string(batch.size()) +
-              " outcomes failed: " + r.error().ToString() +
+      cb_.log("recording outcomes failed (" +
+              Plural(static_cast<int64_t>(batch.size()), "outcome") + "): " + r.error().ToString() +
               (dropped ? "; dropped " + std::to_string(dropped) +
                              " (their leases will expire and the jobs be recovered)"
                        : "; retrying"));

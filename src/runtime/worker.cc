@@ -10,6 +10,7 @@
 #include "core/claim_ahead.h"
 #include "core/duration.h"
 #include "core/json_text.h"
+#include "core/plural.h"
 #include "core/lease.h"
 #include "env/process.h"
 #include "env/system_clock.h"
@@ -272,7 +273,9 @@ void Worker::Impl::ClaimLoop() {
           Stop(/*release_now=*/false);
           break;
         }
-        if (!reported_error) Log(LogLevel::kWarn, "claim failed, retrying: " + claimed.error().ToString());
+        if (!reported_error) {
+          Log(LogLevel::kWarn, "claim failed, retrying: " + claimed.error().ToString());
+        }
         reported_error = true;
         {
           std::unique_lock lock(mu_);
@@ -467,8 +470,8 @@ void Worker::Impl::Shutdown() {
   }
   const size_t n = Inflight();
   if (n > 0 && !release_now_) {
-    Log(LogLevel::kInfo, "draining: waiting up to " + FormatDuration(opt_.shutdown_timeout) + " for " +
-         std::to_string(n) + " running jobs");
+    Log(LogLevel::kInfo, "draining: waiting up to " + FormatDuration(opt_.shutdown_timeout) +
+                             " for " + Plural(static_cast<int64_t>(n), "running job"));
   }
   const int64_t deadline = clock_.MonotonicMs() + opt_.shutdown_timeout.count();
   while (Inflight() > 0 && !release_now_ && clock_.MonotonicMs() < deadline) {

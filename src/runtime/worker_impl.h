@@ -139,8 +139,9 @@ class Worker::Impl {
   std::string Serves() const;
   // Asked by the claim loop when a claim found nothing (`may_exit`: nothing
   // held either). Says once that command jobs wait on its queues which it
-  // does not run (no --allow-cmd; looked for at most once a minute). With --exit-when-idle, whether nothing it
-  // could run is left: none available, retryable, due, or running anywhere
+  // does not run (no --allow-cmd; looked for at most once a minute). With
+  // --exit-when-idle, whether nothing it could run is left: none
+  // available, retryable, due, or running anywhere
   // (a running job it could run comes back if its worker dies). Jobs it can
   // never run, and jobs scheduled for later, do not keep it; it names them.
   bool NothingLeftToRun(bool may_exit);

@@ -7,6 +7,7 @@
 
 #include "core/duration.h"
 #include "core/lease.h"
+#include "core/plural.h"
 #include "maintenance/death_watch.h"
 #include "maintenance/sweeper.h"
 #include "runtime/worker_impl.h"
@@ -36,7 +37,9 @@ void Worker::Impl::HeartbeatLoop() {
     const int64_t start = clock_.MonotonicMs();
     auto hb = heartbeat_store_->WorkerHeartbeat(id_);
     if (!hb.has_value()) {
-      if (!reported_error) Log(LogLevel::kWarn, "heartbeat failed, retrying: " + hb.error().ToString());
+      if (!reported_error) {
+        Log(LogLevel::kWarn, "heartbeat failed, retrying: " + hb.error().ToString());
+      }
       reported_error = true;
       SleepFor(std::max(Millis(50), opt_.heartbeat / 4));
       continue;
@@ -77,7 +80,8 @@ void Worker::Impl::HeartbeatLoop() {
         if (k == known.end() || k->second != r->job.lease_token) continue;
         if (r->stop.requested() || r->finished) continue;
         if (h == held.end() || h->second != r->job.lease_token) {
-          Log(LogLevel::kWarn, "job " + std::to_string(id) + " was taken from this worker; stopping it");
+          Log(LogLevel::kWarn,
+              "job " + std::to_string(id) + " was taken from this worker; stopping it");
           r->stop.Request(StopReason::kFence);
         }
       }
@@ -124,9 +128,10 @@ void Worker::Impl::WatchdogLoop() {
             ShouldSelfFence(now, base, r->lease, opt_.heartbeat)) {
           // Said before it is done (as the heartbeat's "taken from this
           // worker" is): whoever sees the job's process gone finds the line.
-          Log(LogLevel::kWarn, "no heartbeat for " + FormatDuration(Millis(now - base)) + " (lease " +
-               FormatDuration(r->lease) + "): stopping job " + std::to_string(id) +
-               " before its lease can pass to another worker");
+          Log(LogLevel::kWarn, "no heartbeat for " + FormatDuration(Millis(now - base)) +
+                                   " (lease " + FormatDuration(r->lease) + "): stopping job " +
+                                   std::to_string(id) +
+                                   " before its lease can pass to another worker");
           ++counters_.self_fenced;
           r->stop.Request(StopReason::kFence);
         }
@@ -162,8 +167,8 @@ void Worker::Impl::SweeperLoop() {
       WARDEN_ASSIGN_OR_RETURN(SweepReport proven, DeclareProvenDead(*sweep_store_, live));
       if (proven.proven_dead > 0) {
         counters_.rescued += proven.rescued;
-        Log(LogLevel::kInfo, "proved " + std::to_string(proven.proven_dead) + " workers dead; recovered " +
-             std::to_string(proven.rescued) + " jobs");
+        Log(LogLevel::kInfo, "proved " + Plural(proven.proven_dead, "worker") +
+                                 " dead; recovered " + Plural(proven.rescued, "job"));
         sweep_store_->NotifyWorkers();
         WakeClaimLoop();
       }
@@ -174,7 +179,8 @@ void Worker::Impl::SweeperLoop() {
         if (acquired) renew_at_mono = start + ttl.count() / 3;
       }
       if (acquired != leader) {
-        Log(LogLevel::kInfo, acquired ? "now the maintenance leader" : "no longer the maintenance leader");
+        Log(LogLevel::kInfo,
+            acquired ? "now the maintenance leader" : "no longer the maintenance leader");
       }
       leader = acquired;
       if (leader) {
@@ -188,9 +194,9 @@ void Worker::Impl::SweeperLoop() {
         if (o.prune) last_prune = now;
         counters_.rescued += r.rescued;
         if (r.presumed_dead || r.rescued || r.expired) {
-          Log(LogLevel::kInfo, "sweep: " + std::to_string(r.presumed_dead) + " workers presumed dead, " +
-               std::to_string(r.rescued) + " jobs recovered, " + std::to_string(r.expired) +
-               " expired");
+          Log(LogLevel::kInfo, "sweep: " + Plural(r.presumed_dead, "worker") + " presumed dead, " +
+                                   Plural(r.rescued, "job") + " recovered, " +
+                                   std::to_string(r.expired) + " expired");
         }
         if (r.rescued > 0 || r.promoted > 0) {
           sweep_store_->NotifyWorkers();
@@ -200,7 +206,9 @@ void Worker::Impl::SweeperLoop() {
       return Status::Ok();
     }();
     if (!status.ok()) {
-      if (!reported_error) Log(LogLevel::kWarn, "maintenance failed, retrying: " + status.ToString());
+      if (!reported_error) {
+        Log(LogLevel::kWarn, "maintenance failed, retrying: " + status.ToString());
+      }
       reported_error = true;
       SleepFor(opt_.sweep_interval);
       continue;
@@ -251,7 +259,9 @@ void Worker::Impl::SessionLoop() {
       return Status::Ok();
     }();
     if (!status.ok()) {
-      if (!reported_error) Log(LogLevel::kWarn, "worker session failed, reconnecting: " + status.ToString());
+      if (!reported_error) {
+        Log(LogLevel::kWarn, "worker session failed, reconnecting: " + status.ToString());
+      }
       reported_error = true;
       // Briefly: the lock must be back well within the sweepers' 250 ms
       // confirmation; the connection paces its own reconnect backoff.

@@ -64,7 +64,8 @@ TEST_P(CliJsonTest, StatsHasEveryStateEvenAtZero) {
                                             "cancelled", "expired"};
   const std::set<std::string> worker_states = {"active", "draining", "stopped", "dead"};
   Json s = Stats();
-  EXPECT_EQ(Keys(s), (std::set<std::string>{"jobs", "workers", "recovery"}));
+  EXPECT_EQ(Keys(s), (std::set<std::string>{"jobs", "workers", "recovery", "unserved"}));
+  EXPECT_EQ(s["unserved"], Json::array()) << s.dump();
   EXPECT_EQ(Keys(s["jobs"]), job_states) << s.dump();
   EXPECT_EQ(Keys(s["workers"]), worker_states) << s.dump();
   for (const auto& [state, n] : s["jobs"].items()) EXPECT_EQ(n, 0) << state;

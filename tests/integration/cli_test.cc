@@ -202,7 +202,9 @@ TEST_P(CliTest, AddPrintsIdAndCreated) {
   ASSERT_FALSE(r.out.empty());
   EXPECT_EQ(r.out.find_first_not_of("0123456789"), r.out.size() - 1) << r.out;
   EXPECT_NE(r.out, std::to_string(id) + "\n");
-  EXPECT_EQ(r.err, "");
+  // No worker runs it: said on stderr, one line.
+  EXPECT_TRUE(OneLineError(r));
+  EXPECT_EQ(r.err.rfind("warden: note: no active worker runs job ", 0), 0u) << r.err;
 }
 
 // The whole kept stderr tail (the last 4 KiB), not its first 400 bytes: a

@@ -427,7 +427,7 @@ TEST_P(PgOutageTest, TerminatedConnectionsMidJobReconnectWithoutRescue) {
   EXPECT_FALSE(w.LogHas("registered again")) << log;
   EXPECT_FALSE(w.LogHas("stopping job")) << log;
   EXPECT_FALSE(w.LogHas("was taken from this worker")) << log;
-  EXPECT_FALSE(w.LogHas("workers dead")) << log;
+  EXPECT_FALSE(w.LogHas(" dead; recovered ")) << log;
   EXPECT_FALSE(w.proc->Exited());
 
   // New work still runs, on the same worker.
@@ -795,7 +795,7 @@ TEST_P(PgOutageTwoHostsTest, KilledWorkerOnAnotherHostIsProvenDeadByItsSessionLo
       dead["death_reason"].is_string() ? dead["death_reason"].get<std::string>() : "";
   EXPECT_NE(reason.find("database session"), std::string::npos) << dead.dump();
   EXPECT_EQ(reason.find("is gone"), std::string::npos) << dead.dump();
-  EXPECT_TRUE(b.LogHas("proved 1 workers dead")) << b.Log();
+  EXPECT_TRUE(b.LogHas("proved 1 worker dead")) << b.Log();
 
   const Json job = Show(id);
   EXPECT_EQ(job["state"], "succeeded");
@@ -821,7 +821,7 @@ TEST_P(PgOutageTwoHostsTest, KilledWorkerOnAnotherHostIsProvenDeadByItsSessionLo
 //    again". Once, and three times 300 ms apart (a flapping connection: A's
 //    lock is never gone for more than ~0.2 s at a time, so a sweeper that
 //    finds it gone twice 250 ms apart has seen two short absences, not one
-//    long one; a failure with "proved 1 workers dead" in B's log and an
+//    long one; a failure with "proved 1 worker dead" in B's log and an
 //    OVERLAP ledger line is that mistake).
 void PgOutageTwoHostsTest::CutLiveWorkersSessions(int cuts) {
   // As on another host where that is possible (then only the session lock
@@ -885,8 +885,8 @@ void PgOutageTwoHostsTest::CutLiveWorkersSessions(int cuts) {
   EXPECT_EQ(arow["state"], "active") << arow.dump();
   EXPECT_TRUE(arow["death_reason"].is_null()) << arow.dump();
   EXPECT_EQ(Stats()["recovery"]["rescued_attempts"], 0);
-  EXPECT_FALSE(b.LogHas("workers dead")) << b.Log();
-  EXPECT_FALSE(a.LogHas("workers dead")) << a.Log();
+  EXPECT_FALSE(b.LogHas(" dead; recovered ")) << b.Log();
+  EXPECT_FALSE(a.LogHas(" dead; recovered ")) << a.Log();
   EXPECT_FALSE(a.LogHas("registered again")) << a.Log();
   EXPECT_TRUE(a.LogHas("worker session restored")) << a.Log();
   EXPECT_FALSE(a.proc->Exited());

@@ -158,6 +158,38 @@ TEST_P(WorkerVoiceTest, JobsNoActiveWorkerCanRunAreNamed) {
   EXPECT_EQ((*unserved)[0].count, 1);
 }
 
+TEST_P(WorkerVoiceTest, TheCliNamesJobsNoActiveWorkerRuns) {
+  // add: stored, with a note on stderr (and "served" in --json).
+  CliResult add = Cli({"add", "resize"}, /*json=*/false);
+  EXPECT_EQ(add.exit_code, 0) << add.err;
+  EXPECT_EQ(add.out, "1\n");
+  EXPECT_TRUE(Has(add.err, "warden: note: no active worker runs job 1 yet; it waits until one "
+                           "does (start one with: warden worker --task resize=COMMAND)"))
+      << add.err;
+  CliResult cmd = Cli({"add", "--cmd", "true", "--queue", "q2"});
+  EXPECT_EQ(cmd.json["served"], false) << cmd.out;
+  EXPECT_TRUE(Has(cmd.err, "warden worker --queues q2 --allow-cmd")) << cmd.err;
+
+  const Json stats = Stats();
+  ASSERT_TRUE(stats["unserved"].is_array()) << stats.dump(2);
+  EXPECT_EQ(stats["unserved"].size(), 2u) << stats.dump(2);
+  const std::string said = "waiting for a worker (no active worker runs them): 1 job on queue "
+                           "default of task resize; 1 job on queue q2 (command jobs)";
+  EXPECT_TRUE(Has(Cli({"stats"}, false).out, said)) << Cli({"stats"}, false).out;
+  EXPECT_TRUE(Has(Cli({"jobs"}, false).err, "warden: note: " + said)) << Cli({"jobs"}, false).err;
+  EXPECT_TRUE(Has(Cli({"jobs", "show", "1"}, false).out,
+                  "waiting:   no active worker runs it (start one with: warden worker --task "
+                  "resize=COMMAND)"));
+
+  // A worker that runs them: nothing is said any more.
+  StartWorker("w", {"--task", "resize=true", "--queues", "default,q2"});
+  CliResult next = Cli({"add", "resize"});
+  EXPECT_EQ(next.json["served"], true) << next.out;
+  EXPECT_EQ(next.err, "");
+  ASSERT_TRUE(WaitFor([&] { return Stats()["unserved"].empty(); })) << Stats().dump(2);
+  EXPECT_FALSE(Has(Cli({"stats"}, false).out, "waiting for a worker")) << Cli({"stats"}, false).out;
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, WorkerVoiceTest, ::testing::ValuesIn(AllBackends()),
                          BackendName);
 
