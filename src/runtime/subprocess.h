@@ -29,50 +29,27 @@
 // The environment is read from `environ` at spawn time: do not setenv()
 // concurrently.
 //
+// Where the code lives: the worker's side (RunSubprocess, its Supervisor)
+// in subprocess.cc; the shim's and the job's own pre-exec code in shim.cc
+// (runtime/shim.h); the stop request in stop_signal.h.
+//
 // Thread safety: RunSubprocess may run on many threads at once; every fd it
 // creates is close-on-exec and the shim closes all fds it does not need.
 // StopSignal is thread-safe.
 #pragma once
 
-#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "runtime/stop_signal.h"
 #include "warden/job.h"
 
 namespace warden {
-
-enum class StopReason { kNone, kCancel, kFence, kShutdown };
-
-// Wakes a running subprocess supervision to stop it (cancel, self-fence,
-// shutdown). A latch: once requested it stays requested, and the first
-// reason wins. Backed by an eventfd so poll() can wait on it, made on first
-// use: most jobs are in-process handlers that never wait on it, and two
-// syscalls per job showed in the throughput profile. Thread-safe.
-class StopSignal {
- public:
-  StopSignal() = default;
-  ~StopSignal();
-  StopSignal(const StopSignal&) = delete;
-  StopSignal& operator=(const StopSignal&) = delete;
-
-  void Request(StopReason why);
-  bool requested() const { return reason() != StopReason::kNone; }
-  StopReason reason() const { return reason_.load(); }
-  // Readable once requested (never drained). -1 if the eventfd could not be
-  // created; waiters then fall back to polling requested().
-  int fd() const;
-
- private:
-  std::atomic<StopReason> reason_{StopReason::kNone};
-  mutable std::once_flag made_;
-  mutable std::atomic<int> fd_{-1};
-};
 
 struct SubprocessSpec {
   std::string command;  // run as /bin/sh -c COMMAND
