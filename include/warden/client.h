@@ -27,13 +27,14 @@ namespace warden {
 
 class Store;
 
+// What one maintenance pass did (Client::Sweep, and the workers' own).
 struct SweepSummary {
-  int proven_dead = 0;
-  int presumed_dead = 0;
-  int rescued = 0;
-  int expired = 0;
-  int promoted = 0;
-  int pruned = 0;
+  int proven_dead = 0;    // workers proven dead (same host, process gone)
+  int presumed_dead = 0;  // workers silent past the keepalive threshold
+  int rescued = 0;        // running jobs recovered
+  int expired = 0;        // waiting jobs past their start deadline: expired
+  int promoted = 0;       // scheduled or retryable jobs now due: available
+  int pruned = 0;         // jobs finished longer ago than the retention: deleted
 };
 
 class Client {

@@ -251,9 +251,9 @@ Result<SweepSummary> Client::Sweep(Millis keepalive_threshold) {
   }
   SweepOptions o;
   o.keepalive_threshold = keepalive_threshold;
-  WARDEN_ASSIGN_OR_RETURN(SweepReport r, SweepOnce(*store_, o));
+  WARDEN_ASSIGN_OR_RETURN(SweepSummary r, SweepOnce(*store_, o));
   if (r.rescued > 0 || r.promoted > 0) store_->NotifyWorkers();
-  return SweepSummary{r.proven_dead, r.presumed_dead, r.rescued, r.expired, r.promoted, r.pruned};
+  return r;
 }
 
 Result<int> Client::SchemaVersion() { return store_->SchemaVersion(); }

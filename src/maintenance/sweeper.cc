@@ -47,8 +47,8 @@ Result<std::vector<WorkerId>> ConfirmSessionsLost(Store& store,
   return lost;
 }
 
-Result<SweepReport> DeclareProvenDead(Store& store, const std::vector<WorkerLiveness>& live) {
-  SweepReport report;
+Result<SweepSummary> DeclareProvenDead(Store& store, const std::vector<WorkerLiveness>& live) {
+  SweepSummary report;
   auto declare = [&](WorkerId id, const std::string& proof) -> Status {
     auto r = store.WorkerDeclareDead(id, proof);
     // Busy (its row is held by a transaction in flight): the next sweep
@@ -72,8 +72,8 @@ Result<SweepReport> DeclareProvenDead(Store& store, const std::vector<WorkerLive
   return report;
 }
 
-Result<SweepReport> SweepOnce(Store& store, const SweepOptions& options) {
-  SweepReport report;
+Result<SweepSummary> SweepOnce(Store& store, const SweepOptions& options) {
+  SweepSummary report;
   if (options.prove_deaths) {
     WARDEN_ASSIGN_OR_RETURN(auto live, store.WorkerListLive(""));
     WARDEN_ASSIGN_OR_RETURN(report, DeclareProvenDead(store, live));

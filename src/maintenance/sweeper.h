@@ -13,6 +13,7 @@
 #include <string>
 
 #include "store/store.h"
+#include "warden/client.h"  // SweepSummary: what a pass did
 
 namespace warden {
 
@@ -21,15 +22,6 @@ struct SweepOptions {
   bool prune = false;
   bool prove_deaths = true;  // false when the caller already did
   Millis retention{7LL * 24 * 3600 * 1000};
-};
-
-struct SweepReport {
-  int proven_dead = 0;   // workers proven dead (same host, process gone)
-  int presumed_dead = 0; // workers silent past the keepalive threshold
-  int rescued = 0;       // running jobs recovered
-  int expired = 0;
-  int promoted = 0;
-  int pruned = 0;
 };
 
 // Whether a live-registered worker on this host is provably gone, and why.
@@ -49,7 +41,7 @@ std::string ProofOfDeath(const WorkerLiveness& w, const HostIdentity& self);
 // or the process gone).
 std::string ProofOfLife(const WorkerLiveness& w, const HostIdentity& self);
 
-Result<SweepReport> SweepOnce(Store& store, const SweepOptions& options);
+Result<SweepSummary> SweepOnce(Store& store, const SweepOptions& options);
 
 // A lost database session (PostgreSQL: the worker's session lock is gone)
 // is proof of death once it stays lost for kSessionLossConfirm: a live
@@ -68,6 +60,6 @@ Result<std::vector<WorkerId>> ConfirmSessionsLost(Store& store,
 // Declares dead every worker of `live` (live-registered workers) that is
 // on this host and whose process is gone, or whose database session was
 // lost (confirmed, see above).
-Result<SweepReport> DeclareProvenDead(Store& store, const std::vector<WorkerLiveness>& live);
+Result<SweepSummary> DeclareProvenDead(Store& store, const std::vector<WorkerLiveness>& live);
 
 }  // namespace warden

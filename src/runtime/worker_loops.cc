@@ -164,7 +164,7 @@ void Worker::Impl::SweeperLoop() {
       // frozen or dead. Each declaration is one conditional statement.
       WARDEN_ASSIGN_OR_RETURN(auto live, sweep_store_->WorkerListLive(""));
       watch.Set(live, node_, HostIdentity::Self().pid_ns);
-      WARDEN_ASSIGN_OR_RETURN(SweepReport proven, DeclareProvenDead(*sweep_store_, live));
+      WARDEN_ASSIGN_OR_RETURN(SweepSummary proven, DeclareProvenDead(*sweep_store_, live));
       if (proven.proven_dead > 0) {
         counters_.rescued += proven.rescued;
         Log(LogLevel::kInfo, "proved " + Plural(proven.proven_dead, "worker") +
@@ -190,7 +190,7 @@ void Worker::Impl::SweeperLoop() {
         const int64_t now = clock_.MonotonicMs();
         o.prune = last_prune == 0 || now - last_prune > 10 * 60 * 1000;
         o.retention = opt_.retention;
-        WARDEN_ASSIGN_OR_RETURN(SweepReport r, SweepOnce(*sweep_store_, o));
+        WARDEN_ASSIGN_OR_RETURN(SweepSummary r, SweepOnce(*sweep_store_, o));
         if (o.prune) last_prune = now;
         counters_.rescued += r.rescued;
         if (r.presumed_dead || r.rescued || r.expired) {
