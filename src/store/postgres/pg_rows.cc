@@ -1,9 +1,26 @@
 #include "store/postgres/pg_rows.h"
 
-#include "core/json_text.h"
-#include "core/lists.h"
-
 namespace warden::pg {
+
+namespace {
+
+// Row `row` of a result as a ColumnReader (store/row_decode.h). Inline
+// forwarding only: the decoders call Rows as directly as before.
+class RowAt {
+ public:
+  RowAt(const Rows& rows, int row) : rows_(rows), row_(row) {}
+  int64_t Int(int col) const { return rows_.Int(row_, col); }
+  std::optional<int64_t> OptInt(int col) const { return rows_.OptInt(row_, col); }
+  std::string Text(int col) const { return rows_.Text(row_, col); }
+  bool IsNull(int col) const { return rows_.IsNull(row_, col); }
+  bool Bool(int col) const { return rows_.Bool(row_, col); }
+
+ private:
+  const Rows& rows_;
+  const int row_;
+};
+
+}  // namespace
 
 // Qualified with `j`: statements alias warden.jobs as j, and UPDATE ... FROM
 // joins would otherwise make names like `id` ambiguous.
@@ -14,41 +31,7 @@ const char* const kJobColumns =
     "j.start_deadline_at, j.created_at, j.started_at, j.finished_at, j.checkpoint, j.result, "
     "j.last_error, j.active_lease_ms";
 
-JobInfo JobFromRow(const Rows& r, int i) {
-  JobInfo j;
-  j.id = r.Int(i, 0);
-  j.queue = r.Text(i, 1);
-  j.task = r.Text(i, 2);
-  j.command = r.Text(i, 3);
-  j.payload = ParseStoredJson(r.Text(i, 4));
-  j.priority = static_cast<int>(r.Int(i, 5));
-  j.state = ParseJobState(r.Text(i, 6)).value_or(JobState::kDead);
-  j.attempt = static_cast<int>(r.Int(i, 7));
-  j.charged = static_cast<int>(r.Int(i, 8));
-  j.crashes = static_cast<int>(r.Int(i, 9));
-  j.max_attempts = static_cast<int>(r.Int(i, 10));
-  j.max_crashes = static_cast<int>(r.Int(i, 11));
-  j.retry = ParseRetryPolicy(r.Text(i, 12)).value_or(RetryPolicy::kDefault);
-  j.delivery = ParseDelivery(r.Text(i, 13)).value_or(Delivery::kAtLeastOnce);
-  j.timeout = Millis(r.Int(i, 14));
-  if (auto l = r.OptInt(i, 15)) j.lease = Millis(*l);
-  j.unique_key = r.Text(i, 16);
-  j.concurrency_key = r.Text(i, 17);
-  j.worker = r.OptInt(i, 18);
-  j.lease_token = r.Int(i, 19);
-  j.lease_expires_at = r.OptInt(i, 20);
-  j.run_at = r.Int(i, 21);
-  j.start_deadline_at = r.OptInt(i, 22);
-  j.created_at = r.Int(i, 23);
-  j.started_at = r.OptInt(i, 24);
-  j.finished_at = r.OptInt(i, 25);
-  j.checkpoint = ParseStoredJson(r.Text(i, 26));
-  j.result = ParseStoredJson(r.Text(i, 27));
-  if (!r.IsNull(i, 28)) j.last_error = ParseErrorKind(r.Text(i, 28));
-  // A running job's effective lease (per-job or the claiming worker's).
-  if (auto l = r.OptInt(i, 29)) j.lease = Millis(*l);
-  return j;
-}
+JobInfo JobFromRow(const Rows& r, int i) { return JobFromColumns(RowAt(r, i)); }
 
 std::string JobExtraColumns(const std::string& job) {
   // As on SQLite (store/sqlite/rows.cc): the latest failed attempt's
@@ -60,8 +43,7 @@ std::string JobExtraColumns(const std::string& job) {
 }
 
 void JobExtrasFromRow(const Rows& r, int row, int first, JobInfo* j) {
-  j->worker_name = r.Text(row, first);
-  if (j->last_error) j->last_error_message = r.Text(row, first + 1);
+  JobExtrasFromColumns(RowAt(r, row), first, j);
 }
 
 const char* const kWorkerColumns =
@@ -70,24 +52,6 @@ const char* const kWorkerColumns =
     "(SELECT count(*) FROM warden.jobs j WHERE j.worker_id = w.id AND j.state = 'running'), "
     "w.tasks, w.allow_commands";
 
-WorkerInfo WorkerFromRow(const Rows& r, int i) {
-  WorkerInfo w;
-  w.id = r.Int(i, 0);
-  w.name = r.Text(i, 1);
-  w.node = r.Text(i, 2);
-  w.pid = static_cast<int>(r.Int(i, 3));
-  w.version = r.Text(i, 4);
-  w.queues = SplitList(r.Text(i, 5));
-  w.concurrency = static_cast<int>(r.Int(i, 6));
-  w.state = ParseWorkerState(r.Text(i, 7)).value_or(WorkerState::kDead);
-  w.started_at = r.Int(i, 8);
-  w.last_heartbeat = r.Int(i, 9);
-  w.stopped_at = r.OptInt(i, 10);
-  w.death_reason = r.Text(i, 11);
-  w.running = static_cast<int>(r.Int(i, 12));
-  w.tasks = SplitList(r.Text(i, 13));
-  w.allow_commands = r.Bool(i, 14);
-  return w;
-}
+WorkerInfo WorkerFromRow(const Rows& r, int i) { return WorkerFromColumns(RowAt(r, i)); }
 
 }  // namespace warden::pg

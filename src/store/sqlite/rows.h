@@ -1,28 +1,32 @@
-// Mapping between job/worker rows and the public structs.
+// Mapping between job/worker rows and the public structs: the SQLite
+// column lists; the decoding is store/row_decode.h's, shared with
+// PostgreSQL.
 #pragma once
 
 #include <string>
 
-#include "core/json_text.h"
-#include "core/lists.h"
+#include "store/row_decode.h"
 #include "store/sqlite/sqlite_db.h"
 #include "warden/job.h"
 
 namespace warden::sqlite {
 
-// SELECT list for JobFromRow, in its order.
+// A Stmt is itself a ColumnReader (store/row_decode.h): the readers below
+// forward to the shared decoders inline, so a caller calls the decoder
+// directly, as it called the hand-written copy this replaced.
+
+// SELECT list for JobFromRow, in its order (kJobColumnCount columns).
 extern const char* const kJobColumns;
-// How many columns kJobColumns has: a query's further columns start here.
-constexpr int kJobColumnCount = 30;
-JobInfo JobFromRow(const Stmt& s);
+inline JobInfo JobFromRow(const Stmt& s) { return JobFromColumns(s); }
 // What a person reading a job wants beside its row: its worker's name and
 // its last error's message. Columns for a SELECT from jobs aliased `job`;
 // JobExtrasFromRow reads them, starting at column `first`.
 std::string JobExtraColumns(const std::string& job);
-constexpr int kJobExtraColumnCount = 2;
-void JobExtrasFromRow(const Stmt& s, int first, JobInfo* j);
+inline void JobExtrasFromRow(const Stmt& s, int first, JobInfo* j) {
+  JobExtrasFromColumns(s, first, j);
+}
 
 extern const char* const kWorkerColumns;
-WorkerInfo WorkerFromRow(const Stmt& s);
+inline WorkerInfo WorkerFromRow(const Stmt& s) { return WorkerFromColumns(s); }
 
 }  // namespace warden::sqlite

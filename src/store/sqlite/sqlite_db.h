@@ -68,6 +68,7 @@ class Stmt {
   std::optional<int64_t> OptInt(int col) const;
   std::string Text(int col) const;
   bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+  bool Bool(int col) const { return Int(col) != 0; }  // stored as 0 or 1
 
   void Reset();
 
