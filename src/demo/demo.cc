@@ -1,13 +1,7 @@
-// warden demo: a self-contained crash-recovery demonstration.
-//
-// On a fresh SQLite file in a temporary directory (or, given
-// `--db postgresql://...`, on a queue of its own in that database) it
-// enqueues a few hundred
-// command jobs (some at-most-once, some sharing a concurrency key), starts
-// three worker processes, SIGKILLs one mid-job, SIGSTOPs another past its
-// lease and SIGCONTs it, waits for every job to finish, and reports what
-// was rescued, how fast, what fencing refused, and whether the invariants
-// of DESIGN.md hold. Exits 1 if one does not.
+// The demo's run: setup, the faults, the wait, and the report with its
+// invariant checks (demo/demo.h says what it shows).
+#include "demo/demo.h"
+
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -25,20 +19,13 @@
 
 #include <fmt/core.h>
 
-#include "cli/cli.h"
 #include "core/duration.h"
 #include "core/plural.h"
 #include "env/system_clock.h"
 #include "warden/db_url.h"
 
-namespace warden::cli {
+namespace warden::demo {
 namespace {
-
-struct DemoFlags {
-  int jobs = 300;
-  bool keep = false;
-  bool json = false;  // the story on stderr, one JSON document on stdout
-};
 
 // The settings the demo's workers run with: shorter than the defaults so a
 // frozen worker's lease runs out in seconds.
@@ -89,9 +76,10 @@ pid_t SpawnWorker(const std::string& db, const std::string& queue, const std::st
 
 class Demo {
  public:
-  // `pg_url`: run on this PostgreSQL database; empty: a fresh SQLite file.
-  Demo(const DemoFlags& f, std::string pg_url)
-      : flags_(f), pg_url_(std::move(pg_url)), text_(f.json ? stderr : stdout) {}
+  Demo(const Options& options, const Host& host)
+      : options_(options),
+        host_(host),
+        text_(options.json ? stderr : stdout) {}
   int Run();
 
  private:
@@ -107,8 +95,8 @@ class Demo {
   // This run's jobs (a shared PostgreSQL database may hold others).
   Result<std::vector<JobInfo>> OurJobs();
 
-  DemoFlags flags_;
-  std::string pg_url_;
+  const Options options_;
+  const Host& host_;
   std::FILE* text_;  // the story: stdout, or stderr with --json
   Json report_ = Json::object();  // --json: printed last
   std::string dir_, db_, ledger_, queue_ = "default";
@@ -124,7 +112,7 @@ class Demo {
 Status Demo::Enqueue() {
   std::vector<JobSpec> specs;
   int keyed = 0;
-  for (int i = 0; i < flags_.jobs; ++i) {
+  for (int i = 0; i < options_.jobs; ++i) {
     JobSpec s;
     s.task = "demo";
     s.queue = queue_;
@@ -148,7 +136,7 @@ Status Demo::Enqueue() {
     if (specs[i].delivery == Delivery::kAtMostOnce) at_most_once_.insert(ids[i].id);
   }
   Say(fmt::format("enqueued {} command jobs ({} at-most-once, {} sharing 4 concurrency keys)",
-                  flags_.jobs, at_most_once_.size(), keyed));
+                  options_.jobs, at_most_once_.size(), keyed));
   return Status::Ok();
 }
 
@@ -167,7 +155,7 @@ Result<int> Demo::WaitUntilBusy(const std::string& name, Millis limit) {
 Result<std::vector<JobInfo>> Demo::OurJobs() {
   JobFilter ours;
   ours.queue = queue_;
-  ours.limit = flags_.jobs * 2;
+  ours.limit = options_.jobs * 2;
   return client_->ListJobs(ours);
 }
 
@@ -198,17 +186,17 @@ Status Demo::WaitAllDone(Millis limit) {
 
 int Demo::Run() {
   char tmpl[] = "/tmp/warden-demo-XXXXXX";
-  if (!mkdtemp(tmpl)) return Fail(Unavailable("cannot create a temporary directory"));
+  if (!mkdtemp(tmpl)) return host_.fail(Unavailable("cannot create a temporary directory"));
   dir_ = tmpl;
   ledger_ = dir_ + "/ledger.txt";
   std::string prefix = "demo-";
-  if (pg_url_.empty()) {
+  if (options_.pg_url.empty()) {
     db_ = dir_ + "/demo.db";
     fmt::print(text_, "warden demo: crash recovery on embedded SQLite\n");
     fmt::print(text_, "  database  {}   (worker logs beside it)\n", db_);
   } else {
     // A queue and worker names of its own: the database may be shared.
-    db_ = pg_url_;
+    db_ = options_.pg_url;
     prefix = fmt::format("demo-{}-", getpid());
     queue_ = fmt::format("demo-{}-{}", getpid(), Now());
     fmt::print(text_, "warden demo: crash recovery on PostgreSQL\n");
@@ -220,13 +208,13 @@ int Demo::Run() {
              FormatDuration(kHeartbeat), FormatDuration(kLease), FormatDuration(kSweep));
   t0_ = Now();
   auto client = Client::Open(db_);
-  if (!client.has_value()) return Fail(client.error());
+  if (!client.has_value()) return host_.fail(client.error());
   client_ = std::move(client).value();
   auto before = client_->GetStats();
-  if (!before.has_value()) return Fail(before.error());
+  if (!before.has_value()) return host_.fail(before.error());
   fenced_before_ = before->fenced_writes;
   rescued_before_ = before->rescued;
-  if (Status s = Enqueue(); !s.ok()) return Fail(s);
+  if (Status s = Enqueue(); !s.ok()) return host_.fail(s);
 
   for (int i = 1; i <= 3; ++i) {
     const std::string name = prefix + std::to_string(i);
@@ -247,7 +235,7 @@ int Demo::Run() {
   auto busy = WaitUntilBusy(workers_[0].name, Millis(15'000));
   if (!busy.has_value()) {
     cleanup();
-    return Fail(busy.error());
+    return host_.fail(busy.error());
   }
   kill(workers_[0].pid, SIGKILL);
   kill_at_ = Now();
@@ -271,7 +259,7 @@ int Demo::Run() {
   busy = WaitUntilBusy(workers_[1].name, Millis(15'000));
   if (!busy.has_value()) {
     cleanup();
-    return Fail(busy.error());
+    return host_.fail(busy.error());
   }
   const Millis frozen_for = kLease + Millis(1500);
   // SQLite's write lock cannot be taken from a frozen process: a worker
@@ -280,7 +268,7 @@ int Demo::Run() {
   auto probe = Client::Open(db_, Millis(300));
   if (!probe.has_value()) {
     cleanup();
-    return Fail(probe.error());
+    return host_.fail(probe.error());
   }
   for (int tries = 1;; ++tries) {
     kill(workers_[1].pid, SIGSTOP);
@@ -306,26 +294,26 @@ int Demo::Run() {
   Say("workers stopped (SIGTERM)");
   if (!done.ok()) {
     cleanup();
-    return Fail(done);
+    return host_.fail(done);
   }
   const int rc = Report();
   report_["kept"] = nullptr;
-  if (!flags_.keep && rc == 0) {
+  if (!options_.keep && rc == 0) {
     std::filesystem::remove_all(dir_);
   } else {
     fmt::print(text_, "\nkept {} for inspection\n", dir_);
     report_["kept"] = dir_;
   }
   // A report that could not be made has printed its error document.
-  if (flags_.json && report_.contains("ok")) PrintJson(report_);
+  if (options_.json && report_.contains("ok")) host_.print_json(report_);
   return rc;
 }
 
 int Demo::Report() {
   auto list = OurJobs();
-  if (!list.has_value()) return Fail(list.error());
+  if (!list.has_value()) return host_.fail(list.error());
   auto workers = client_->ListWorkers();
-  if (!workers.has_value()) return Fail(workers.error());
+  if (!workers.has_value()) return host_.fail(workers.error());
   std::map<WorkerId, std::string> worker_name;
   for (const auto& w : *workers) worker_name[w.id] = w.name;
 
@@ -344,7 +332,7 @@ int Demo::Report() {
   std::map<std::string, std::vector<Interval>> by_key;
   for (const JobInfo& brief : *list) {
     auto job = client_->GetJob(brief.id);
-    if (!job.has_value()) return Fail(job.error());
+    if (!job.has_value()) return host_.fail(job.error());
     ++by_state[JobStateName(job->state)];
     all_terminal = all_terminal && IsTerminal(job->state);
     int completions = 0;
@@ -374,7 +362,7 @@ int Demo::Report() {
     one_completion = one_completion && ok;
   }
   auto stats = client_->GetStats();
-  if (!stats.has_value()) return Fail(stats.error());
+  if (!stats.has_value()) return host_.fail(stats.error());
 
   // The ledger: what really started, outside the job table.
   std::map<JobId, int> starts;
@@ -477,24 +465,6 @@ int Demo::Report() {
 
 }  // namespace
 
-void AddDemoCommand(CLI::App& app, Globals& g, Action* action) {
-  auto f = std::make_shared<DemoFlags>();
-  CLI::App* cmd = app.add_subcommand(
-      "demo",
-      "crash-recovery demonstration (SIGKILL, SIGSTOP) on a fresh SQLite file, or with "
-      "--db postgresql://... on a queue of its own in that database");
-  cmd->add_option("--jobs", f->jobs, "how many jobs (default 300)")->check(CLI::Range(20, 100000));
-  cmd->add_flag("--keep", f->keep, "keep the temporary directory");
-  cmd->callback([f, &g, action] {
-    // Only a PostgreSQL URL is used: a SQLite --db (or the default
-    // ./warden.db) is never touched; the demo makes a fresh file.
-    const bool pg = g.db.rfind("postgres://", 0) == 0 || g.db.rfind("postgresql://", 0) == 0;
-    const std::string url = pg ? g.db : "";
-    *action = [f, url, &g] {
-      f->json = g.json;
-      return Demo(*f, url).Run();
-    };
-  });
-}
+int Run(const Options& options, const Host& host) { return Demo(options, host).Run(); }
 
-}  // namespace warden::cli
+}  // namespace warden::demo
