@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "cli/cli.h"
-#include "core/duration.h"
+#include "warden/duration.h"
 #include "fuzz_check.h"
 
 namespace warden::fuzz {

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "cli/cli.h"
-#include "core/duration.h"
+#include "warden/duration.h"
 
 namespace warden::cli {
 namespace {

@@ -11,7 +11,7 @@
 #include <optional>
 
 #include "cli/cli.h"
-#include "core/duration.h"
+#include "warden/duration.h"
 #include "fuzz_check.h"
 
 namespace warden::fuzz {

@@ -9,7 +9,7 @@
 // invalid UTF-8), and one a `warden worker` can name: no ',' in a queue
 // (--queues a,b), no '=' in a task (--task NAME=COMMAND); it refuses the
 // rest with one InvalidArgument line.
-#include "core/lists.h"
+#include "warden/lists.h"
 #include "fuzz_check.h"
 
 namespace warden::fuzz {

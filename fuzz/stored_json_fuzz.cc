@@ -7,7 +7,7 @@
 // by a strict dump() (`warden jobs show`, a command job's stdin), nests at
 // most 512 deep (dump() recurses), and stores again (JsonText) to valid
 // JSON that reads back stably.
-#include "core/json_text.h"
+#include "warden/text.h"
 #include "fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

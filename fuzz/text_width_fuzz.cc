@@ -4,7 +4,7 @@
 // one line, valid UTF-8; a name that fits is shown whole; a cut one ends
 // with "…" after a prefix of whole characters.
 #include "cli/text_width.h"
-#include "core/json_text.h"
+#include "warden/text.h"
 #include "fuzz_check.h"
 
 namespace warden::fuzz {

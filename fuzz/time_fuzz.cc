@@ -9,7 +9,7 @@
 #include <optional>
 #include <regex>
 
-#include "core/duration.h"
+#include "warden/duration.h"
 #include "fuzz_check.h"
 
 namespace warden::fuzz {

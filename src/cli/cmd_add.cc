@@ -7,8 +7,8 @@
 #include "cli/cli.h"
 #include "cli/render.h"
 #include "cli/wait_job.h"
-#include "core/duration.h"
-#include "core/json_text.h"
+#include "warden/duration.h"
+#include "warden/text.h"
 
 namespace warden::cli {
 namespace {

@@ -5,7 +5,7 @@
 #include "cli/cli.h"
 #include "cli/render.h"
 #include "cli/with_client.h"
-#include "core/json_text.h"
+#include "warden/text.h"
 
 namespace warden::cli {
 

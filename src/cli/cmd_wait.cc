@@ -8,8 +8,8 @@
 #include "cli/render.h"
 #include "cli/wait_job.h"
 #include "cli/with_client.h"
-#include "core/json_text.h"
-#include "core/plural.h"
+#include "warden/text.h"
+#include "warden/plural.h"
 
 namespace warden::cli {
 namespace {

@@ -8,8 +8,8 @@
 #include <thread>
 
 #include "cli/cli.h"
-#include "core/json_text.h"
-#include "core/lists.h"
+#include "warden/text.h"
+#include "warden/lists.h"
 
 namespace warden::cli {
 namespace {

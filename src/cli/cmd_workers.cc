@@ -4,8 +4,8 @@
 #include "cli/cli.h"
 #include "cli/render.h"
 #include "cli/with_client.h"
-#include "core/json_text.h"
-#include "core/plural.h"
+#include "warden/text.h"
+#include "warden/plural.h"
 
 namespace warden::cli {
 

@@ -5,7 +5,7 @@
 
 #include "cli/cli.h"
 #include "cli/did_you_mean.h"
-#include "core/json_text.h"
+#include "warden/text.h"
 #include "warden/db_url.h"
 
 #ifndef WARDEN_VERSION

@@ -7,9 +7,9 @@
 #include <sstream>
 
 #include "cli/text_width.h"
-#include "core/duration.h"
-#include "core/json_text.h"
-#include "core/plural.h"
+#include "warden/duration.h"
+#include "warden/text.h"
+#include "warden/plural.h"
 
 namespace warden::cli {
 namespace {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "core/duration.h"  // HumanDuration
+#include "warden/duration.h"  // HumanDuration
 #include "warden/warden.h"
 
 namespace warden::cli {

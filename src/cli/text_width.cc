@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <iterator>
 
-#include "core/json_text.h"
+#include "warden/text.h"
 
 namespace warden::cli {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "cli/cli.h"
-#include "core/json_text.h"
+#include "warden/text.h"
 
 namespace warden::cli {
 

@@ -5,8 +5,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/duration.h"
-#include "core/json_text.h"
+#include "warden/duration.h"
+#include "warden/text.h"
 #include "maintenance/sweeper.h"
 #include "store/store.h"
 #include "warden/worker.h"

@@ -1,4 +1,4 @@
-#include "core/duration.h"
+#include "warden/duration.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -2,9 +2,9 @@
 #include <map>
 #include <tuple>
 
-#include "core/duration.h"
-#include "core/json_text.h"
-#include "core/plural.h"
+#include "warden/duration.h"
+#include "warden/text.h"
+#include "warden/plural.h"
 #include "warden/backlog.h"
 
 namespace warden {

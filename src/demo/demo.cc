@@ -19,9 +19,8 @@
 
 #include <fmt/core.h>
 
-#include "core/duration.h"
-#include "core/plural.h"
-#include "env/system_clock.h"
+#include "warden/duration.h"
+#include "warden/plural.h"
 #include "warden/db_url.h"
 
 namespace warden::demo {
@@ -38,7 +37,10 @@ struct Proc {
   pid_t pid = 0;
 };
 
-TimeMs Now() { return SystemClock::Get().NowMs(); }
+TimeMs Now() {
+  return std::chrono::duration_cast<Millis>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 // The database reaches the worker through WARDEN_DB, not its argv: a
 // command line is visible to every user of the host (ps), and a

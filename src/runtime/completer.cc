@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "core/plural.h"
+#include "warden/plural.h"
 
 namespace warden {
 namespace {

@@ -5,8 +5,8 @@
 #include <optional>
 #include <sstream>
 
-#include "core/duration.h"
-#include "core/json_text.h"
+#include "warden/duration.h"
+#include "warden/text.h"
 #include "core/lease.h"
 #include "runtime/checkpoint_writer.h"
 #include "runtime/worker_impl.h"

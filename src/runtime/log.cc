@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-#include "core/duration.h"
+#include "warden/duration.h"
 #include "env/system_clock.h"
 
 namespace warden {

@@ -8,9 +8,9 @@
 #include <chrono>
 
 #include "core/claim_ahead.h"
-#include "core/duration.h"
-#include "core/json_text.h"
-#include "core/plural.h"
+#include "warden/duration.h"
+#include "warden/text.h"
+#include "warden/plural.h"
 #include "core/lease.h"
 #include "env/process.h"
 #include "env/system_clock.h"

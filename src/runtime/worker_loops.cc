@@ -5,9 +5,9 @@
 #include <set>
 #include <unordered_map>
 
-#include "core/duration.h"
+#include "warden/duration.h"
 #include "core/lease.h"
-#include "core/plural.h"
+#include "warden/plural.h"
 #include "maintenance/death_watch.h"
 #include "maintenance/sweeper.h"
 #include "runtime/worker_impl.h"

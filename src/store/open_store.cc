@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "core/json_text.h"
+#include "warden/text.h"
 #include "store/postgres/pg_store.h"
 #include "store/postgres/pg_url.h"
 #include "store/sqlite/sqlite_store.h"

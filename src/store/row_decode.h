@@ -18,8 +18,8 @@
 #include <optional>
 #include <string>
 
-#include "core/json_text.h"
-#include "core/lists.h"
+#include "warden/text.h"
+#include "warden/lists.h"
 #include "warden/job.h"
 
 namespace warden {

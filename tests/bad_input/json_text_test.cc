@@ -5,8 +5,8 @@
 // rules. No database, no processes.
 #include <gtest/gtest.h>
 
-#include "core/json_text.h"
-#include "core/lists.h"
+#include "warden/text.h"
+#include "warden/lists.h"
 #include "warden/client.h"
 
 namespace warden {

@@ -24,7 +24,7 @@
 
 #include "backend_setup.h"
 #include "checker.h"
-#include "core/duration.h"
+#include "warden/duration.h"
 #include "fault_plan.h"
 #include "feeder.h"
 #include "fleet.h"

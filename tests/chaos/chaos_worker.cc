@@ -18,7 +18,7 @@
 #include <cstdio>
 #include <thread>
 
-#include "core/duration.h"
+#include "warden/duration.h"
 #include "job_plan.h"
 #include "warden/warden.h"
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <set>
 
-#include "core/duration.h"
+#include "warden/duration.h"
 #include "timeline.h"
 
 namespace chaos {

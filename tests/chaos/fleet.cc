@@ -6,7 +6,7 @@
 #include <set>
 #include <thread>
 
-#include "core/duration.h"
+#include "warden/duration.h"
 #include "ledger.h"
 #include "proc.h"
 

@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "core/duration.h"
+#include "warden/duration.h"
 #include "ledger.h"
 
 namespace chaos {

@@ -10,7 +10,7 @@
 #include <random>
 #include <sstream>
 
-#include "core/duration.h"
+#include "warden/duration.h"
 
 namespace chaos {
 

@@ -17,7 +17,7 @@
 #include <set>
 
 #include "checker.h"
-#include "core/duration.h"
+#include "warden/duration.h"
 #include "timeline.h"
 
 namespace chaos {

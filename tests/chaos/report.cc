@@ -5,7 +5,7 @@
 #include <cmath>
 #include <map>
 
-#include "core/duration.h"
+#include "warden/duration.h"
 
 namespace chaos {
 namespace {

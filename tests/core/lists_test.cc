@@ -1,4 +1,4 @@
-#include "core/lists.h"
+#include "warden/lists.h"
 
 #include <gtest/gtest.h>
 

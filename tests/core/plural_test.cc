@@ -1,4 +1,4 @@
-#include "core/plural.h"
+#include "warden/plural.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // how they are named for people.
 #include <gtest/gtest.h>
 
-#include "core/duration.h"
+#include "warden/duration.h"
 #include "warden/backlog.h"
 
 namespace warden {

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "core/clock.h"
-#include "core/json_text.h"
+#include "warden/text.h"
 #include "harness.h"
 #include "store/store.h"
 

@@ -8,7 +8,7 @@
 #include <set>
 #include <sstream>
 
-#include "core/json_text.h"
+#include "warden/text.h"
 #include "harness.h"
 #include "store/postgres/pg_conn.h"
 

@@ -34,7 +34,7 @@
 
 namespace warden::sim {
 
-// runtime/subprocess.h's StopReason: why a job is being stopped.
+// runtime/stop_signal.h's StopReason: why a job is being stopped.
 enum class Stop { kNone, kCancel, kFence, kShutdown };
 
 // runtime/worker_impl.h's RunningJob, plus the job's process.

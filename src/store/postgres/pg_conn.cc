@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/json_text.h"
+#include "warden/text.h"
 #include "store/postgres/pg_url.h"
 
 namespace warden::pg {

@@ -9,7 +9,7 @@
 #include <unordered_set>
 
 #include "core/first_run.h"
-#include "core/json_text.h"
+#include "warden/text.h"
 #include "core/operator_rules.h"
 #include "core/retry.h"
 #include "store/postgres/pg_rows.h"

@@ -1,8 +1,8 @@
 // PgStore: workers, leader lease, rescue and the other maintenance steps.
 #include <string>
 
-#include "core/duration.h"
-#include "core/lists.h"
+#include "warden/duration.h"
+#include "warden/lists.h"
 #include "store/postgres/pg_rows.h"
 #include "store/postgres/pg_schema.h"
 #include "store/postgres/pg_session.h"

@@ -1,7 +1,7 @@
 #include "store/sqlite/job_insert.h"
 
 #include "core/first_run.h"
-#include "core/json_text.h"
+#include "warden/text.h"
 #include "warden/sqlite.h"
 
 namespace warden::sqlite {

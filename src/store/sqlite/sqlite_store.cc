@@ -16,7 +16,7 @@
 #include "core/operator_rules.h"
 #include "core/retry.h"
 #include "env/system_clock.h"
-#include "core/json_text.h"
+#include "warden/text.h"
 #include "store/sqlite/job_insert.h"
 #include "store/sqlite/rows.h"
 #include "store/sqlite/schema.h"

@@ -1,7 +1,7 @@
 // SqliteStore: workers, leader lease, rescue and the other maintenance steps.
 #include <string>
 
-#include "core/duration.h"
+#include "warden/duration.h"
 #include "store/sqlite/rows.h"
 #include "store/sqlite/sqlite_store.h"
 #include "store/sqlite/wake_socket.h"
