@@ -51,6 +51,23 @@ printf '#include <%s>\n' nlohmann/json.hpp fmt/format.h string vector map memory
   chrono functional mutex condition_variable thread >"$work/common.h"
 "$clangxx" "${flags[@]}" -x c++-header "$work/common.h" -o "$work/common.h.pch"
 flags+=(-fsyntax-only -include-pch "$work/common.h.pch")
+
+# The canary: a write without its lock, which the analysis must report. A
+# check that silently stopped checking (macros emptied, a flag lost) fails.
+cat >"$work/canary.cc" <<'CANARY'
+#include "core/mutex.h"
+struct Canary {
+  warden::Mutex mu;
+  int n GUARDED_BY(mu) = 0;
+  void Unlocked() { ++n; }
+};
+CANARY
+canary=$("$clangxx" "${flags[@]}" "$work/canary.cc" 2>&1 || true)
+if ! grep -q "requires holding mutex 'mu'" <<<"$canary"; then
+  echo "thread-safety: the canary (a write without its lock) was not reported:" \
+       "the analysis is not running" >&2
+  exit 1
+fi
 if printf '%s\0' "${files[@]}" |
     xargs -0 -n 1 -P "$jobs" "$clangxx" "${flags[@]}" >"$out" 2>&1; then
   echo "thread-safety: ${#files[@]} files clean in $((SECONDS - start))s"
