@@ -43,7 +43,7 @@ test: deps
 # for a speed. The thread-safety check comes first: it needs no build, so a
 # lock taken wrongly fails the run before anything is compiled.
 test-all: deps
-	./scripts/thread-safety.sh
+	JOBS=$(JOBS) ./scripts/thread-safety.sh
 	@cmake -S . -B $(BUILD) $(RELEASE_ARGS) -DWARDEN_WERROR=ON $(CMAKE_ARGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 	cd $(BUILD) && $(PG_CLUSTER) run ctest --output-on-failure -j $(JOBS) --timeout 300
@@ -80,7 +80,7 @@ test-tsan: deps
 # the CLI, syntax only: a GUARDED_BY member touched without its mutex, or a
 # REQUIRES function called without it, fails (scripts/thread-safety.sh).
 thread-safety: deps
-	./scripts/thread-safety.sh
+	JOBS=$(JOBS) ./scripts/thread-safety.sh
 
 # The libFuzzer targets (fuzz/README.md): builds build-fuzz with clang (only
 # the parsing sources), runs the ParseAddArgs tests, then fuzzes every target
