@@ -11,7 +11,7 @@ PG_CLUSTER := $(CURDIR)/scripts/pg-cluster.sh
 FUZZ_SECONDS      ?= 20
 TEST_FUZZ_SECONDS ?= 5
 
-.PHONY: deps build demo test test-all test-asan test-tsan fuzz chaos bench clean
+.PHONY: deps build demo test test-all test-asan test-tsan thread-safety fuzz chaos bench clean
 
 deps:
 	@./scripts/deps.sh
@@ -40,8 +40,10 @@ test: deps
 # `make test` the wrapper sees WARDEN_TEST_PG_URL and adds nothing.
 # `bench/run.sh --quick` checks the benchmark harness end to end (every
 # scenario on every system, tiny sizes): it fails when a run fails, never
-# for a speed.
+# for a speed. The thread-safety check comes first: it needs no build, so a
+# lock taken wrongly fails the run before anything is compiled.
 test-all: deps
+	JOBS=$(JOBS) ./scripts/thread-safety.sh
 	@cmake -S . -B $(BUILD) $(RELEASE_ARGS) -DWARDEN_WERROR=ON $(CMAKE_ARGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 	cd $(BUILD) && $(PG_CLUSTER) run ctest --output-on-failure -j $(JOBS) --timeout 300
@@ -73,6 +75,12 @@ test-tsan: deps
 	  $(PG_CLUSTER) run ctest --output-on-failure -j $(JOBS) --timeout 300
 	@if ls build-tsan/reports/tsan.* >/dev/null 2>&1; then \
 	  echo "ThreadSanitizer reports:"; cat build-tsan/reports/tsan.*; exit 1; fi
+
+# Clang's lock-discipline analysis (-Wthread-safety) over the library and
+# the CLI, syntax only: a GUARDED_BY member touched without its mutex, or a
+# REQUIRES function called without it, fails (scripts/thread-safety.sh).
+thread-safety: deps
+	JOBS=$(JOBS) ./scripts/thread-safety.sh
 
 # The libFuzzer targets (fuzz/README.md): builds build-fuzz with clang (only
 # the parsing sources), runs the ParseAddArgs tests, then fuzzes every target

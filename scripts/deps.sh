@@ -14,7 +14,8 @@ PACKAGES=(
   libcli11-dev                       # command-line parsing
   libgtest-dev libgmock-dev          # tests
   clang libclang-rt-14-dev llvm-14   # fuzzing (fuzz/run.sh): clang 14, its libFuzzer
-                                     # runtime (only recommended by clang), llvm-symbolizer
+                                     # runtime (only recommended by clang), llvm-symbolizer;
+                                     # clang's -Wthread-safety (scripts/thread-safety.sh)
   redis-server                       # BullMQ's store, for the benchmark
   gnuplot-nox                        # the benchmark's plots
 )

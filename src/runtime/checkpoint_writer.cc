@@ -10,7 +10,7 @@ CheckpointWriter::CheckpointWriter(SaveFn save, std::function<void()> on_fenced)
 CheckpointWriter::~CheckpointWriter() { Finish(); }
 
 void CheckpointWriter::Submit(Json checkpoint) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (done_) return;
   pending_ = std::move(checkpoint);
   ++submitted_;
@@ -23,41 +23,41 @@ void CheckpointWriter::Submit(Json checkpoint) {
 
 Status CheckpointWriter::SaveAndWait(Json checkpoint, const std::function<bool()>& give_up) {
   Submit(std::move(checkpoint));
-  std::unique_lock lock(mu_);
+  UniqueMutexLock lock(mu_);
   if (done_) return FailedPrecondition("the job has ended; its checkpoint was not saved");
   const int64_t mine = submitted_;
   while (settled_ < mine) {
     if (give_up()) {
       return FailedPrecondition("this attempt must stop; its checkpoint may or may not be saved");
     }
-    cv_.wait_for(lock, Millis(10));
+    lock.WaitFor(cv_, Millis(10));
   }
   return last_;
 }
 
 std::string CheckpointWriter::Finish() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     done_ = true;
   }
   cv_.notify_one();
   if (thread_.joinable()) thread_.join();
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return errors_;
 }
 
 void CheckpointWriter::Loop() {
-  std::unique_lock lock(mu_);
+  UniqueMutexLock lock(mu_);
   while (true) {
-    cv_.wait(lock, [&] { return done_ || pending_.has_value(); });
+    lock.Wait(cv_, [&]() REQUIRES(mu_) { return done_ || pending_.has_value(); });
     if (!pending_) return;  // done, and nothing left to write
     Json checkpoint = std::move(*pending_);
     pending_.reset();
     const int64_t seq = submitted_;
-    lock.unlock();
+    lock.Unlock();
     Result<bool> saved = save_(checkpoint);
     if (saved.has_value() && !*saved) on_fenced_();
-    lock.lock();
+    lock.Lock();
     settled_ = seq;
     if (!saved.has_value()) {
       last_ = saved.error();

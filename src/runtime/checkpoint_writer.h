@@ -10,11 +10,11 @@
 
 #include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 
+#include "core/mutex.h"
 #include "warden/job.h"
 #include "warden/status.h"
 
@@ -31,31 +31,33 @@ class CheckpointWriter {
 
   // Queues a checkpoint; one still waiting is replaced (only the latest
   // matters to the next attempt).
-  void Submit(Json checkpoint);
+  void Submit(Json checkpoint) EXCLUDES(mu_);
   // Queues a checkpoint and waits until it is written (Ok), refused
   // (kFailedPrecondition: the attempt was fenced) or failed (the store's
   // error); or until `give_up()`, polled every 10 ms, says the job must
   // stop (kFailedPrecondition too; the write goes on, and lands or is
   // refused later).
-  Status SaveAndWait(Json checkpoint, const std::function<bool()>& give_up);
+  Status SaveAndWait(Json checkpoint, const std::function<bool()>& give_up) EXCLUDES(mu_);
   // Waits for the last queued checkpoint to be written or refused, so the
   // job's outcome is recorded after it; returns what went wrong, if anything.
-  std::string Finish();
+  std::string Finish() EXCLUDES(mu_);
 
  private:
   void Loop();
 
   SaveFn save_;
   std::function<void()> on_fenced_;
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  std::optional<Json> pending_;  // guarded by mu_
-  int64_t submitted_ = 0;        // guarded by mu_: checkpoints queued so far
-  int64_t settled_ = 0;          // guarded by mu_: the last one written or failed
-  Status last_;                  // guarded by mu_: how that one went
-  bool done_ = false;            // guarded by mu_
-  std::string errors_;           // guarded by mu_
-  std::thread thread_;           // started by the first Submit
+  std::optional<Json> pending_ GUARDED_BY(mu_);
+  int64_t submitted_ GUARDED_BY(mu_) = 0;  // checkpoints queued so far
+  int64_t settled_ GUARDED_BY(mu_) = 0;    // the last one written or failed
+  Status last_ GUARDED_BY(mu_);            // how that one went
+  bool done_ GUARDED_BY(mu_) = false;
+  std::string errors_ GUARDED_BY(mu_);
+  // Started by the first Submit, with mu_ held and before done_; Finish reads
+  // it unlocked, but only after setting done_, when no Submit starts it.
+  std::thread thread_;
 };
 
 }  // namespace warden

@@ -20,7 +20,7 @@ Completer::~Completer() { Stop(); }
 void Completer::Add(JobOutcome outcome, Millis give_up_after, bool keyed) {
   bool wake;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     pending_.push_back(
         Item{std::move(outcome), clock_.MonotonicMs() + give_up_after.count(), keyed});
     ++added_;
@@ -33,7 +33,7 @@ void Completer::Add(JobOutcome outcome, Millis give_up_after, bool keyed) {
 }
 
 void Completer::CollectUnsettled(std::unordered_set<JobId>& ids) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& [id, count] : unsettled_) ids.insert(id);
 }
 
@@ -44,20 +44,20 @@ void Completer::SettleLocked(const Item& item) {
 }
 
 void Completer::Flush() {
-  std::unique_lock lock(mu_);
+  UniqueMutexLock lock(mu_);
   const int64_t target = added_;
   cv_.notify_all();
-  cv_.wait(lock, [&] { return settled_ >= target; });
+  lock.Wait(cv_, [&]() REQUIRES(mu_) { return settled_ >= target; });
 }
 
 bool Completer::idle() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return settled_ == added_;
 }
 
 void Completer::Stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stop_ && !thread_.joinable()) return;
     stop_ = true;
   }
@@ -71,29 +71,30 @@ void Completer::Loop() {
   // retries are not (one line a second per batch buried the log), and the
   // recovery is.
   int failed_tries = 0;
-  std::unique_lock lock(mu_);
+  UniqueMutexLock lock(mu_);
   while (true) {
-    cv_.wait(lock, [&] { return stop_ || !pending_.empty(); });
+    lock.Wait(cv_, [&]() REQUIRES(mu_) { return stop_ || !pending_.empty(); });
     if (pending_.empty()) {
       if (stop_) return;
       continue;
     }
     // Let a batch gather, unless it is already large or we are stopping.
     if (!stop_ && pending_.size() < kMaxBatch && window_.count() > 0) {
-      cv_.wait_for(lock, window_, [&] { return stop_ || pending_.size() >= kMaxBatch; });
+      lock.WaitFor(cv_, window_,
+                   [&]() REQUIRES(mu_) { return stop_ || pending_.size() >= kMaxBatch; });
     }
     const size_t n = std::min(pending_.size(), kMaxBatch);
     std::vector<Item> batch(std::make_move_iterator(pending_.begin()),
                             std::make_move_iterator(pending_.begin() + n));
     pending_.erase(pending_.begin(), pending_.begin() + n);
-    lock.unlock();
+    lock.Unlock();
 
     std::vector<JobOutcome> outcomes;
     outcomes.reserve(batch.size());
     for (const Item& i : batch) outcomes.push_back(i.outcome);
     auto r = store_.JobFinishMany(cb_.worker_id(), outcomes);
 
-    lock.lock();
+    lock.Lock();
     if (r.has_value()) {
       backoff = Millis(10);
       if (failed_tries > 0 && cb_.log) {
@@ -110,16 +111,16 @@ void Completer::Loop() {
         }
       }
       for (const Item& item : batch) SettleLocked(item);
-      lock.unlock();
+      lock.Unlock();
       if (cb_.on_batch) cb_.on_batch(accepted, static_cast<int>(batch.size()) - accepted, keyed);
-      lock.lock();
+      lock.Lock();
       cv_.notify_all();
       continue;
     }
     if (!r.error().transient()) {
-      lock.unlock();
+      lock.Unlock();
       WriteOneByOne(std::move(batch), r.error());
-      lock.lock();
+      lock.Lock();
       cv_.notify_all();
       continue;
     }
@@ -138,7 +139,7 @@ void Completer::Loop() {
         SettleLocked(*it);
       }
     }
-    lock.unlock();
+    lock.Unlock();
     if (cb_.log && (++failed_tries == 1 || dropped > 0)) {
       cb_.log("recording outcomes failed (" +
               Plural(static_cast<int64_t>(batch.size()), "outcome") + "): " + r.error().ToString() +
@@ -148,7 +149,7 @@ void Completer::Loop() {
     }
     std::this_thread::sleep_for(backoff);
     backoff = std::min(backoff * 2, Millis(1000));
-    lock.lock();
+    lock.Lock();
     cv_.notify_all();
   }
 }
@@ -185,7 +186,7 @@ void Completer::WriteOneByOne(std::vector<Item> batch, const Status& why) {
     }
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (const Item& item : batch) SettleLocked(item);
   }
   if (cb_.on_batch) cb_.on_batch(accepted, fenced, keyed);

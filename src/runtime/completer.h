@@ -15,12 +15,12 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "core/mutex.h"
 #include "store/store.h"
 
 namespace warden {
@@ -40,14 +40,14 @@ class Completer {
 
   // `give_up_after`: once stopping, how long (from now) to keep retrying a
   // failing write.
-  void Add(JobOutcome outcome, Millis give_up_after, bool has_concurrency_key);
+  void Add(JobOutcome outcome, Millis give_up_after, bool has_concurrency_key) EXCLUDES(mu_);
   // Blocks until every outcome added before the call is written or dropped.
-  void Flush();
-  void Stop();  // flushes, then ends the writer thread
-  bool idle();
+  void Flush() EXCLUDES(mu_);
+  void Stop() EXCLUDES(mu_);  // flushes, then ends the writer thread
+  bool idle() EXCLUDES(mu_);
   // Adds to `ids` every job whose outcome was added and is not yet written
   // (or dropped).
-  void CollectUnsettled(std::unordered_set<JobId>& ids);
+  void CollectUnsettled(std::unordered_set<JobId>& ids) EXCLUDES(mu_);
 
  private:
   struct Item {
@@ -57,19 +57,19 @@ class Completer {
   };
   void Loop();
   void WriteOneByOne(std::vector<Item> batch, const Status& why);
-  void SettleLocked(const Item& item);
+  void SettleLocked(const Item& item) REQUIRES(mu_);
 
   Store& store_;
   const Clock& clock_;
   Millis window_;
   Callbacks cb_;
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  std::deque<Item> pending_;
-  int64_t added_ = 0;    // guarded by mu_
-  int64_t settled_ = 0;  // guarded by mu_
-  std::unordered_map<JobId, int> unsettled_;  // guarded by mu_
-  bool stop_ = false;
+  std::deque<Item> pending_ GUARDED_BY(mu_);
+  int64_t added_ GUARDED_BY(mu_) = 0;
+  int64_t settled_ GUARDED_BY(mu_) = 0;
+  std::unordered_map<JobId, int> unsettled_ GUARDED_BY(mu_);
+  bool stop_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

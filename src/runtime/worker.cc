@@ -192,7 +192,7 @@ Status Worker::Impl::Run() {
 }
 
 size_t Worker::Impl::Inflight() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return running_.size();
 }
 
@@ -202,8 +202,8 @@ void Worker::Impl::WakeClaimLoop() {
 }
 
 void Worker::Impl::SleepFor(Millis d) {
-  std::unique_lock lock(mu_);
-  sleep_cv_.wait_for(lock, d, [&] { return threads_done_.load(); });
+  UniqueMutexLock lock(mu_);
+  lock.WaitFor(sleep_cv_, d, [&] { return threads_done_.load(); });
 }
 
 bool Worker::Impl::Retrying(const Status& s, int64_t deadline_mono, Millis* backoff) {
@@ -227,7 +227,7 @@ void Worker::Impl::ClaimLoop() {
   while (!stopping_) {
     int ahead, held;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       ahead = ClaimAhead(opt_.concurrency, claim_us_avg_, job_us_avg_);
       held = static_cast<int>(running_.size());
     }
@@ -239,8 +239,8 @@ void Worker::Impl::ClaimLoop() {
     // one another, each taking what freed up during the last.
     if (free > 0 && free * 2 < opt_.concurrency && ahead == 0 && !gathered) {
       gathered = true;
-      std::unique_lock lock(mu_);
-      sleep_cv_.wait_for(lock, opt_.flush_window);
+      UniqueMutexLock lock(mu_);
+      lock.WaitFor(sleep_cv_, opt_.flush_window);
       continue;
     }
     gathered = false;
@@ -251,7 +251,7 @@ void Worker::Impl::ClaimLoop() {
       params.ahead = free - slots_free;
       const int64_t start = clock_.MonotonicMs();
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         claim_sent_mono_ = start;
       }
       // Steady time, not clock_: these only size the next claim.
@@ -262,7 +262,7 @@ void Worker::Impl::ClaimLoop() {
               .count();
       if (!claimed.has_value()) {
         {
-          std::lock_guard lock(mu_);
+          MutexLock lock(mu_);
           claim_sent_mono_.reset();
         }
         if (claimed.error().code() == StatusCode::kDataLoss) {
@@ -278,8 +278,8 @@ void Worker::Impl::ClaimLoop() {
         }
         reported_error = true;
         {
-          std::unique_lock lock(mu_);
-          sleep_cv_.wait_for(lock, backoff, [&] { return stopping_.load(); });
+          UniqueMutexLock lock(mu_);
+          lock.WaitFor(sleep_cv_, backoff, [&] { return stopping_.load(); });
         }
         backoff = std::min(backoff * 2, Millis(2000));
         continue;
@@ -291,7 +291,7 @@ void Worker::Impl::ClaimLoop() {
       bool shorter_lease = false, longer_lease = false;
       counters_.claimed_ahead += std::max(0, static_cast<int>(got) - slots_free);
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         claim_sent_mono_.reset();
         claim_us_avg_ = Smooth(claim_us_avg_, claim_us);
         for (JobInfo& job : *claimed) {
@@ -312,7 +312,7 @@ void Worker::Impl::ClaimLoop() {
         (void)!write(longer_lease_fd_, &one, sizeof one);
       }
       if (got > 0) {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         WakeSlotsLocked();
       }
       if (static_cast<int>(got) == free) continue;  // there may be more waiting
@@ -408,10 +408,10 @@ void Worker::Impl::SlotLoop() {
   while (true) {
     std::shared_ptr<RunningJob> r;
     {
-      std::unique_lock lock(mu_);
+      UniqueMutexLock lock(mu_);
       if (queue_.empty()) {
         ++idle_slots_;
-        slot_cv_.wait(lock, [&] { return slots_exit_ || slot_wakes_ > 0; });
+        lock.Wait(slot_cv_, [&]() REQUIRES(mu_) { return slots_exit_ || slot_wakes_ > 0; });
         --idle_slots_;
         if (slot_wakes_ > 0) --slot_wakes_;
       }
@@ -435,7 +435,7 @@ void Worker::Impl::SlotLoop() {
     (outcome.success ? counters_.succeeded : counters_.failed)++;
     completer_->Add(std::move(outcome), r->lease, !r->job.concurrency_key.empty());
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       // A later attempt of the same job may have been claimed while this
       // one was being stopped: remove only our own entry.
       auto it = running_.find(r->job.id);
@@ -452,7 +452,7 @@ void Worker::Impl::SlotLoop() {
 }
 
 void Worker::Impl::StopAll(StopReason why, const std::string& log_line) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (!running_.empty() && !log_line.empty()) Log(LogLevel::kInfo, log_line);
   for (auto& [id, r] : running_) r->stop.Request(why);
 }
@@ -475,24 +475,24 @@ void Worker::Impl::Shutdown() {
   }
   const int64_t deadline = clock_.MonotonicMs() + opt_.shutdown_timeout.count();
   while (Inflight() > 0 && !release_now_ && clock_.MonotonicMs() < deadline) {
-    std::unique_lock lock(mu_);
-    sleep_cv_.wait_for(lock, Millis(20));
+    UniqueMutexLock lock(mu_);
+    lock.WaitFor(sleep_cv_, Millis(20));
   }
   StopAll(StopReason::kShutdown, "releasing the jobs still running");
   {
-    std::unique_lock lock(mu_);
+    UniqueMutexLock lock(mu_);
     slots_exit_ = true;
   }
   slot_cv_.notify_all();
   // Slots end once the queue is empty and their jobs are stopped.
   while (Inflight() > 0) {
     StopAll(StopReason::kShutdown, "");
-    std::unique_lock lock(mu_);
-    sleep_cv_.wait_for(lock, Millis(20));
+    UniqueMutexLock lock(mu_);
+    lock.WaitFor(sleep_cv_, Millis(20));
   }
   completer_->Stop();
   {
-    std::lock_guard lock(mu_);  // so no SleepFor misses the wake-up
+    MutexLock lock(mu_);  // so no SleepFor misses the wake-up
     threads_done_ = true;
   }
   sleep_cv_.notify_all();

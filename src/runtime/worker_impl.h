@@ -26,7 +26,6 @@
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <thread>
 #include <unordered_map>
@@ -34,6 +33,7 @@
 
 #include "core/clock.h"
 #include "core/lost_claims.h"
+#include "core/mutex.h"
 #include "runtime/completer.h"
 #include "runtime/log.h"
 #include "runtime/subprocess.h"
@@ -89,7 +89,7 @@ class Worker::Impl {
   void Shutdown();
   // Until `start` + the heartbeat interval, which shrinks when a job with a
   // shorter lease is claimed meanwhile.
-  void SleepUntilNextHeartbeat(int64_t start);
+  void SleepUntilNextHeartbeat(int64_t start) EXCLUDES(mu_);
   // Until when (clock_.MonotonicMs) this worker can prove that `r`'s lease
   // is still its own: the job was claimed under its current registration,
   // and the self-fencing threshold measured from the last time the store
@@ -123,11 +123,11 @@ class Worker::Impl {
   void WakeClaimLoop();
   // Wakes idle slots for queued jobs that no slot already awake is on its
   // way to: a few at a time, each woken slot passing the word on.
-  void WakeSlotsLocked();
-  void StopAll(StopReason why, const std::string& log_line);
-  size_t Inflight();
+  void WakeSlotsLocked() REQUIRES(mu_);
+  void StopAll(StopReason why, const std::string& log_line) EXCLUDES(mu_);
+  size_t Inflight() EXCLUDES(mu_);
   // A sleep that ends early when the worker stops.
-  void SleepFor(Millis d);
+  void SleepFor(Millis d) EXCLUDES(mu_);
 
   bool Logs(LogLevel level) const { return level <= opt_.log_level; }
   void Log(LogLevel level, const std::string& line) {
@@ -162,27 +162,27 @@ class Worker::Impl {
   int stop_fd_ = -1;  // eventfd: the background loops must end
   int longer_lease_fd_ = -1;  // eventfd: a job with a longer lease was claimed
 
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable slot_cv_;
   std::condition_variable sleep_cv_;
   std::condition_variable heartbeat_cv_;  // a job with a shorter lease came in
-  std::map<JobId, std::shared_ptr<RunningJob>> running_;  // guarded by mu_
-  std::deque<std::shared_ptr<RunningJob>> queue_;         // guarded by mu_
+  std::map<JobId, std::shared_ptr<RunningJob>> running_ GUARDED_BY(mu_);
+  std::deque<std::shared_ptr<RunningJob>> queue_ GUARDED_BY(mu_);
   // Slots waiting for a job, and those of them woken to take one and not
   // yet awake (see WakeSlotsLocked).
-  int idle_slots_ = 0;  // guarded by mu_
-  int slot_wakes_ = 0;  // guarded by mu_
+  int idle_slots_ GUARDED_BY(mu_) = 0;
+  int slot_wakes_ GUARDED_BY(mu_) = 0;
   // The claim loop is (about to be) asleep until a slot frees or new jobs
   // come: only then does a freed slot need to wake it.
   std::atomic<bool> claim_loop_asleep_{false};
-  bool slots_exit_ = false;                               // guarded by mu_
+  bool slots_exit_ GUARDED_BY(mu_) = false;
   // When the claim in flight was sent; none between claims (one claim
   // loop: at most one at a time).
-  std::optional<int64_t> claim_sent_mono_;  // guarded by mu_
+  std::optional<int64_t> claim_sent_mono_ GUARDED_BY(mu_);
   // Recent averages, in µs, of a claim's round trip and of a started job's
   // time in its slot: how many jobs to claim ahead (core/claim_ahead.h).
-  double claim_us_avg_ = 0;  // guarded by mu_
-  double job_us_avg_ = 0;    // guarded by mu_
+  double claim_us_avg_ GUARDED_BY(mu_) = 0;
+  double job_us_avg_ GUARDED_BY(mu_) = 0;
 
   std::atomic<bool> stopping_{false};
   Status fatal_;  // why the claim loop stopped the worker (ClaimLoop's thread only)

@@ -23,7 +23,7 @@ void Worker::Impl::HeartbeatLoop() {
     std::unordered_map<JobId, int64_t> known;
     HeartbeatStart at_start;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       for (const auto& [id, r] : running_) {
         known[id] = r->job.lease_token;
         at_start.known.insert(id);
@@ -63,7 +63,7 @@ void Worker::Impl::HeartbeatLoop() {
     std::unordered_map<JobId, int64_t> held;
     for (const JobRef& ref : hb->held) held[ref.id] = ref.lease_token;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       for (JobId id : hb->cancel) {
         auto it = running_.find(id);
         if (it != running_.end()) it->second->stop.Request(StopReason::kCancel);
@@ -107,13 +107,13 @@ void Worker::Impl::ReleaseLostClaims(const HeartbeatStart& at_start,
 }
 
 void Worker::Impl::SleepUntilNextHeartbeat(int64_t start) {
-  std::unique_lock lock(mu_);
+  UniqueMutexLock lock(mu_);
   while (!threads_done_) {
     Millis interval = opt_.heartbeat;
     for (const auto& [id, r] : running_) interval = HeartbeatFor(r->lease, interval);
     const int64_t left = start + interval.count() - clock_.MonotonicMs();
     if (left <= 0) return;
-    heartbeat_cv_.wait_for(lock, Millis(left));
+    lock.WaitFor(heartbeat_cv_, Millis(left));
   }
 }
 
@@ -121,7 +121,7 @@ void Worker::Impl::WatchdogLoop() {
   while (!threads_done_) {
     const int64_t now = clock_.MonotonicMs();
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       for (auto& [id, r] : running_) {
         const int64_t base = r->lease_base_mono();
         if (!r->stop.requested() && !r->finished &&
@@ -239,7 +239,7 @@ void Worker::Impl::SessionLoop() {
       // of a longer lease than the worker's may still run unfenced.
       Millis longest = opt_.lease;
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         for (const auto& [id, r] : running_) longest = std::max(longest, r->lease);
       }
       WARDEN_RETURN_IF_ERROR(session->KeepAliveFor(longest));

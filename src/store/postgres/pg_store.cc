@@ -27,12 +27,12 @@ Result<std::unique_ptr<Store>> PgStore::Open(const std::string& url, StoreOption
 }
 
 Status PgStore::Migrate() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return pg::Migrate(*conn_);
 }
 
 Result<int> PgStore::SchemaVersion() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return ReadSchemaVersion(*conn_);
 }
 
@@ -43,12 +43,12 @@ Result<TimeMs> PgStore::NowLocked() {
 }
 
 Result<TimeMs> PgStore::Now() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return NowLocked();
 }
 
 Status PgStore::CheckWritable() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   // A write that changes nothing still needs a writable, reachable primary.
   WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
   return conn_->Exec("UPDATE warden.leaders SET holder = holder WHERE false").status();
@@ -58,7 +58,7 @@ Result<std::vector<EnqueueResult>> PgStore::JobInsertMany(std::span<const JobSpe
   // Jobs without a unique key go in one statement per chunk; each unique
   // key needs its own look-up first.
   constexpr size_t kChunk = 5000;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const bool one_statement =
       specs.size() <= kChunk && std::all_of(specs.begin(), specs.end(), [](const JobSpec& s) {
         return s.unique_key.empty();
@@ -73,7 +73,7 @@ Result<std::vector<EnqueueResult>> PgStore::JobInsertMany(std::span<const JobSpe
   WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
   std::vector<EnqueueResult> out(specs.size());
   std::vector<size_t> plain;
-  auto flush = [&]() -> Status {
+  auto flush = [&]() REQUIRES(mu_) -> Status {  // called under the lock, below
     if (plain.empty()) return Status::Ok();
     std::vector<JobSpec> chunk;
     chunk.reserve(plain.size());
@@ -318,7 +318,7 @@ Result<std::vector<JobId>> PgStore::PickLocked(const ClaimParams& p, TimeMs now)
 }
 
 Result<std::vector<JobInfo>> PgStore::JobClaim(const ClaimParams& p) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(std::optional<std::vector<JobInfo>> fast, ClaimInOneStatementLocked(p));
   if (fast.has_value()) return std::move(*fast);
   return ClaimInTransactionLocked(p);
@@ -456,7 +456,7 @@ Result<std::vector<JobInfo>> PgStore::ClaimInTransactionLocked(const ClaimParams
 }
 
 Result<bool> PgStore::JobMarkStarted(JobRef ref) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
   // One statement, so one transaction: the mark and the attempt's start.
   WARDEN_ASSIGN_OR_RETURN(
@@ -541,7 +541,7 @@ const char* const kSucceedManySql =
 
 Result<std::vector<bool>> PgStore::JobFinishMany(WorkerId worker,
                                                  std::span<const JobOutcome> outcomes) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
   // Lock the rows in id order first: a heartbeat or a rescue locking the
   // same worker's jobs does so in the same order, so none can deadlock. The
@@ -606,7 +606,7 @@ Result<std::vector<bool>> PgStore::JobFinishMany(WorkerId worker,
 }
 
 Result<bool> PgStore::JobCheckpoint(JobRef ref, const Json& checkpoint) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(
       Rows r, conn_->Exec("UPDATE warden.jobs SET checkpoint = $1::json WHERE id = $2::bigint "
                           "AND lease_token = $3::bigint AND state = 'running'",
@@ -651,7 +651,7 @@ Result<std::vector<AttemptInfo>> PgStore::AttemptsLocked(JobId id) {
 }
 
 Result<JobInfo> PgStore::JobGet(JobId id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(
       Rows r, conn_->Exec(std::string("SELECT ") + kJobColumns + ", " + JobExtraColumns("j") +
                               " FROM warden.jobs j WHERE id = $1::bigint",
@@ -670,7 +670,7 @@ const char* const kListedWhere =
     "AND ($2 = '' OR j.queue = $2) AND ($3 = '' OR j.task = $3)";
 
 Result<std::vector<JobInfo>> PgStore::JobList(const JobFilter& f, int64_t* total) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<std::string> states;
   for (JobState s : f.states) states.push_back(JobStateName(s));
   Params p;
@@ -701,7 +701,7 @@ Result<JobState> PgStore::LockJobStateLocked(JobId id) {
 }
 
 Status PgStore::JobRetry(JobId id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
   WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
   WARDEN_ASSIGN_OR_RETURN(JobState state, LockJobStateLocked(id));
@@ -721,7 +721,7 @@ Status PgStore::JobRetry(JobId id) {
 }
 
 Result<JobState> PgStore::JobCancel(JobId id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
   WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
   WARDEN_ASSIGN_OR_RETURN(JobState state, LockJobStateLocked(id));
@@ -744,7 +744,7 @@ Result<JobState> PgStore::JobCancel(JobId id) {
 }
 
 Result<int64_t> PgStore::JobCountUnfinished() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(
       // One count per index: jobs_state has no available or running jobs.
       Rows r, conn_->Exec("SELECT (SELECT count(*) FROM warden.jobs WHERE state IN "
@@ -755,7 +755,7 @@ Result<int64_t> PgStore::JobCountUnfinished() {
 }
 
 Result<std::optional<Millis>> PgStore::JobNextDueIn() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
   WARDEN_ASSIGN_OR_RETURN(
       Rows r, conn_->Exec("SELECT run_at FROM warden.jobs WHERE state IN ('scheduled', "
@@ -777,7 +777,7 @@ const char* const kBacklogSql =
     "queue = ANY($1::text[])) GROUP BY 1, 2, 3";
 
 Result<std::vector<BacklogGroup>> PgStore::JobBacklog(const std::vector<std::string>& queues) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(Rows r, conn_->Exec(kBacklogSql, Params().AddArray(queues)));
   std::vector<BacklogGroup> out;
   for (int i = 0; i < r.size(); ++i) {

@@ -13,11 +13,11 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <random>
 #include <string>
 
+#include "core/mutex.h"
 #include "store/postgres/pg_conn.h"
 #include "store/store.h"
 
@@ -93,38 +93,41 @@ class PgStore final : public Store {
 
   // Each REQUIRES mu_ held and, for writes, an open transaction (but
   // InsertBatchLocked, a single statement, which needs none).
-  Result<TimeMs> NowLocked();
+  Result<TimeMs> NowLocked() REQUIRES(mu_);
   // The test clock's time, for statements that otherwise read the server's
   // (coalesce($n, warden.now_ms())).
   std::optional<int64_t> FakeNow() const {
     return fake_clock_ ? std::optional<int64_t>(fake_clock_->NowMs()) : std::nullopt;
   }
   Result<std::vector<EnqueueResult>> InsertBatchLocked(std::span<const JobSpec> specs,
-                                                       std::optional<TimeMs> now);
-  Result<EnqueueResult> InsertUniqueLocked(const JobSpec& spec, TimeMs now);
+                                                       std::optional<TimeMs> now) REQUIRES(mu_);
+  Result<EnqueueResult> InsertUniqueLocked(const JobSpec& spec, TimeMs now) REQUIRES(mu_);
   // A claim as one statement; nullopt (nothing claimed) where it needs
   // ClaimInTransactionLocked: due jobs to promote first, or concurrency keys.
-  Result<std::optional<std::vector<JobInfo>>> ClaimInOneStatementLocked(const ClaimParams& p);
+  Result<std::optional<std::vector<JobInfo>>> ClaimInOneStatementLocked(const ClaimParams& p)
+      REQUIRES(mu_);
   // Promotes due jobs, picks, locks the picked concurrency keys, claims.
-  Result<std::vector<JobInfo>> ClaimInTransactionLocked(const ClaimParams& p);
-  Result<std::vector<JobId>> PickLocked(const ClaimParams& p, TimeMs now);
-  Result<int> PromoteDueLocked(TimeMs now);
+  Result<std::vector<JobInfo>> ClaimInTransactionLocked(const ClaimParams& p) REQUIRES(mu_);
+  Result<std::vector<JobId>> PickLocked(const ClaimParams& p, TimeMs now) REQUIRES(mu_);
+  Result<int> PromoteDueLocked(TimeMs now) REQUIRES(mu_);
   // Applies a failed outcome (fenced). false: fenced off.
-  Result<bool> FailLocked(const JobOutcome& o, TimeMs now);
-  Status LogFenced(const JobRef& ref, WorkerId worker, const std::string& what, TimeMs now);
+  Result<bool> FailLocked(const JobOutcome& o, TimeMs now) REQUIRES(mu_);
+  Status LogFenced(const JobRef& ref, WorkerId worker, const std::string& what, TimeMs now)
+      REQUIRES(mu_);
   // Fails every running job of `worker` (or, worker 0, with an expired
   // lease) with kind `lost`.
-  Result<RescueReport> RescueLocked(WorkerId worker, const std::string& message, TimeMs now);
-  Result<std::vector<AttemptInfo>> AttemptsLocked(JobId id);
+  Result<RescueReport> RescueLocked(WorkerId worker, const std::string& message, TimeMs now)
+      REQUIRES(mu_);
+  Result<std::vector<AttemptInfo>> AttemptsLocked(JobId id) REQUIRES(mu_);
   // The job's state, its row locked until the transaction ends.
-  Result<JobState> LockJobStateLocked(JobId id);
-  double Jitter() { return std::uniform_real_distribution<double>(0, 1)(rng_); }
+  Result<JobState> LockJobStateLocked(JobId id) REQUIRES(mu_);
+  double Jitter() REQUIRES(mu_) { return std::uniform_real_distribution<double>(0, 1)(rng_); }
 
-  std::mutex mu_;
+  Mutex mu_;
   const std::string url_;
-  std::unique_ptr<Conn> conn_;
+  std::unique_ptr<Conn> conn_ PT_GUARDED_BY(mu_);  // one connection
   const Clock* fake_clock_;  // tests only
-  std::mt19937_64 rng_;
+  std::mt19937_64 rng_ GUARDED_BY(mu_);
 };
 
 }  // namespace warden::pg

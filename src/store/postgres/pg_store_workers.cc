@@ -11,7 +11,7 @@
 namespace warden::pg {
 
 Result<WorkerId> PgStore::WorkerRegister(const WorkerRegistration& r) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
   Params p;
   p.Add(r.name).Add(r.node).Add(r.boot_id).Add(r.pid_ns).Add(r.pid).Add(r.pid_start);
@@ -43,7 +43,7 @@ const char* const kHeartbeatSql =
     "held.lease_token, held.cancel_requested FROM (SELECT 1) one LEFT JOIN held ON true";
 
 Result<HeartbeatReply> PgStore::WorkerHeartbeat(WorkerId id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   // One statement, so one transaction the server runs to its end: a worker
   // frozen mid-heartbeat holds no lock. A dead worker's row is not updated,
   // so it extends nothing. Job rows are locked in id order, as
@@ -66,7 +66,7 @@ Result<HeartbeatReply> PgStore::WorkerHeartbeat(WorkerId id) {
 }
 
 Status PgStore::WorkerSetDraining(WorkerId id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return conn_
       ->Exec("UPDATE warden.workers SET state = 'draining' WHERE id = $1::bigint AND state = "
              "'active'",
@@ -75,7 +75,7 @@ Status PgStore::WorkerSetDraining(WorkerId id) {
 }
 
 Status PgStore::WorkerStop(WorkerId id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
   WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
   WARDEN_RETURN_IF_ERROR(conn_
@@ -90,7 +90,7 @@ Status PgStore::WorkerStop(WorkerId id) {
 }
 
 Result<std::vector<WorkerInfo>> PgStore::WorkerList(bool live_only) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(
       Rows r, conn_->Exec(std::string("SELECT ") + kWorkerColumns +
                               " FROM warden.workers w WHERE NOT $1::boolean OR w.state IN "
@@ -102,7 +102,7 @@ Result<std::vector<WorkerInfo>> PgStore::WorkerList(bool live_only) {
 }
 
 Result<std::vector<WorkerLiveness>> PgStore::WorkerListLive(const std::string& name) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   // session_lost: the worker took its session lock since the server last
   // started, and no session holds it now.
   WARDEN_ASSIGN_OR_RETURN(
@@ -164,7 +164,7 @@ Result<RescueReport> PgStore::RescueLocked(WorkerId worker, const std::string& m
 }
 
 Result<RescueReport> PgStore::WorkerDeclareDead(WorkerId id, const std::string& reason) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
   WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
   // A claim of this worker in flight holds its row FOR SHARE: declaring
@@ -202,12 +202,12 @@ Result<std::unique_ptr<WorkerSession>> PgStore::OpenSession(WorkerId id, Millis 
 }
 
 void PgStore::NotifyWorkers() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   (void)conn_->Exec("SELECT pg_notify('warden_jobs', '')");
 }
 
 Result<int> PgStore::WorkerMarkStale(Millis keepalive) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
   WARDEN_ASSIGN_OR_RETURN(
       Rows r, conn_->Exec("UPDATE warden.workers SET state = 'dead', stopped_at = $1::bigint, "
@@ -220,7 +220,7 @@ Result<int> PgStore::WorkerMarkStale(Millis keepalive) {
 }
 
 Result<bool> PgStore::LeaderTryAcquire(const std::string& name, WorkerId holder, Millis ttl) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
   // Taken over when expired or when its holder is no longer a live worker.
   WARDEN_ASSIGN_OR_RETURN(
@@ -235,7 +235,7 @@ Result<bool> PgStore::LeaderTryAcquire(const std::string& name, WorkerId holder,
 }
 
 Result<std::optional<WorkerId>> PgStore::LeaderHolder(const std::string& name) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(
       Rows r, conn_->Exec("SELECT holder FROM warden.leaders WHERE name = $1", Params().Add(name)));
   if (r.empty()) return std::optional<WorkerId>();
@@ -248,7 +248,7 @@ const char* const kAnyLeaseExpiredSql =
     "lease_expires_at < $1::bigint LIMIT 1";
 
 Result<RescueReport> PgStore::JobRescueExpired() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
   // Look first: the leader sweeps several times a second.
   WARDEN_ASSIGN_OR_RETURN(
@@ -262,7 +262,7 @@ Result<RescueReport> PgStore::JobRescueExpired() {
 }
 
 Result<int> PgStore::JobExpire() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
   WARDEN_ASSIGN_OR_RETURN(
       Rows r, conn_->Exec("UPDATE warden.jobs SET state = 'expired', finished_at = $1::bigint "
@@ -274,13 +274,13 @@ Result<int> PgStore::JobExpire() {
 }
 
 Result<int> PgStore::JobPromote() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
   return PromoteDueLocked(now);
 }
 
 Result<int> PgStore::Prune(Millis retention) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
   const TimeMs cutoff = now - retention.count();
   // Small transactions, so pruning a large history never holds many locks.
@@ -311,7 +311,7 @@ Result<int> PgStore::Prune(Millis retention) {
 }
 
 Result<Stats> PgStore::GetStats() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Stats stats;
   WARDEN_ASSIGN_OR_RETURN(
       Rows jobs, conn_->Exec("SELECT state, count(*) FROM warden.jobs GROUP BY state ORDER BY "

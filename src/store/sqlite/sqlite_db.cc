@@ -32,9 +32,10 @@ int RetryWhileBusy(void* arg, int count) {
 std::shared_ptr<WriterLock> WritersOf(sqlite3* db) {
   const char* name = sqlite3_db_filename(db, "main");
   if (name == nullptr || *name == '\0') return std::make_shared<WriterLock>();
-  static std::mutex registry_mu;
-  static std::unordered_map<std::string, std::weak_ptr<WriterLock>> registry;
-  std::lock_guard lock(registry_mu);
+  static Mutex registry_mu;
+  static std::unordered_map<std::string, std::weak_ptr<WriterLock>> registry
+      GUARDED_BY(registry_mu);
+  MutexLock lock(registry_mu);
   std::weak_ptr<WriterLock>& slot = registry[name];
   std::shared_ptr<WriterLock> m = slot.lock();
   if (!m) {
@@ -47,15 +48,15 @@ std::shared_ptr<WriterLock> WritersOf(sqlite3* db) {
 }  // namespace
 
 bool WriterLock::try_lock_for(std::chrono::milliseconds timeout) {
-  std::unique_lock lock(mu_);
-  if (!freed_.wait_for(lock, timeout, [&] { return !held_; })) return false;
+  UniqueMutexLock lock(mu_);
+  if (!lock.WaitFor(freed_, timeout, [&]() REQUIRES(mu_) { return !held_; })) return false;
   held_ = true;
   return true;
 }
 
 void WriterLock::unlock() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     held_ = false;
   }
   freed_.notify_one();

@@ -18,6 +18,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "core/mutex.h"
 #include "warden/status.h"
 
 namespace warden::sqlite {
@@ -36,13 +37,13 @@ Status StatusFromCode(int rc, sqlite3* db, const std::string& context);
 // it reported every unlock as one of an unlocked mutex.
 class WriterLock {
  public:
-  bool try_lock_for(std::chrono::milliseconds timeout);
-  void unlock();
+  bool try_lock_for(std::chrono::milliseconds timeout) EXCLUDES(mu_);
+  void unlock() EXCLUDES(mu_);
 
  private:
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable freed_;
-  bool held_ = false;
+  bool held_ GUARDED_BY(mu_) = false;
 };
 
 class Stmt {

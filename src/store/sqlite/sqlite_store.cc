@@ -103,23 +103,23 @@ Result<std::unique_ptr<Store>> SqliteStore::Open(const std::string& path,
 }
 
 Status SqliteStore::Migrate() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return sqlite::Migrate(*db_);
 }
 
 Status SqliteStore::CheckWritable() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
   return Status::Ok();  // rolled back
 }
 
 Result<int> SqliteStore::SchemaVersion() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return ReadSchemaVersion(*db_);
 }
 
 Result<std::vector<EnqueueResult>> SqliteStore::JobInsertMany(std::span<const JobSpec> specs) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
   const TimeMs now = clock_->NowMs();
   WARDEN_ASSIGN_OR_RETURN(std::vector<EnqueueResult> out, InsertJobs(*db_, specs, now));
@@ -408,7 +408,7 @@ Result<int> SqliteStore::PromoteDueLocked(TimeMs now) {
 }
 
 Result<std::vector<JobInfo>> SqliteStore::JobClaim(const ClaimParams& p) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const TimeMs seen_at = clock_->NowMs();
   // Look before taking the write lock: an idle worker's poll then costs one
   // read, and a process frozen while polling holds no lock over the others.
@@ -503,7 +503,7 @@ Result<std::vector<JobInfo>> SqliteStore::ReadClaimedLocked(WorkerId worker,
 }
 
 Result<bool> SqliteStore::JobMarkStarted(JobRef ref) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
   const TimeMs now = clock_->NowMs();
   WARDEN_ASSIGN_OR_RETURN(
@@ -704,7 +704,7 @@ SqliteStore::PlainSuccesses SqliteStore::FindPlainSuccesses(
 Result<std::vector<bool>> SqliteStore::JobFinishMany(WorkerId worker,
                                                      std::span<const JobOutcome> outcomes) {
   const PlainSuccesses plain = FindPlainSuccesses(outcomes);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
   const TimeMs now = clock_->NowMs();
   std::vector<bool> accepted(outcomes.size(), false);
@@ -725,7 +725,7 @@ Result<std::vector<bool>> SqliteStore::JobFinishMany(WorkerId worker,
 }
 
 Result<bool> SqliteStore::JobCheckpoint(JobRef ref, const Json& checkpoint) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(
       Stmt upd, db_->Prepare("UPDATE jobs SET checkpoint = ? WHERE id = ? AND lease_token = ? "
                              "AND state = 'running'"));
@@ -803,7 +803,7 @@ Result<std::vector<AttemptInfo>> SqliteStore::AttemptsLocked(const JobInfo& job,
 }
 
 Result<JobInfo> SqliteStore::JobGet(JobId id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(
       Stmt q, db_->Prepare(std::string("SELECT ") + kJobColumns + ", attempt_started_at, " +
                            JobExtraColumns("jobs") + " FROM jobs WHERE id = ?"));
@@ -819,7 +819,7 @@ Result<JobInfo> SqliteStore::JobGet(JobId id) {
 }
 
 Result<std::vector<JobInfo>> SqliteStore::JobList(const JobFilter& f, int64_t* total) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(JobListSql(f, total != nullptr)));
   q.Bind(1, f.limit);
   if (!f.queue.empty()) q.Bind(2, f.queue);
@@ -843,7 +843,7 @@ Result<std::vector<JobInfo>> SqliteStore::JobList(const JobFilter& f, int64_t* t
 }
 
 Status SqliteStore::JobRetry(JobId id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
   const TimeMs now = clock_->NowMs();
   WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("SELECT state FROM jobs WHERE id = ?"));
@@ -866,7 +866,7 @@ Status SqliteStore::JobRetry(JobId id) {
 }
 
 Result<JobState> SqliteStore::JobCancel(JobId id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
   const TimeMs now = clock_->NowMs();
   WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("SELECT state FROM jobs WHERE id = ?"));
@@ -890,7 +890,7 @@ Result<JobState> SqliteStore::JobCancel(JobId id) {
 }
 
 Result<int64_t> SqliteStore::JobCountUnfinished() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(
       Stmt q, db_->Prepare(kCountUnfinishedSql));
   WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
@@ -900,7 +900,7 @@ Result<int64_t> SqliteStore::JobCountUnfinished() {
 }
 
 Result<std::optional<Millis>> SqliteStore::JobNextDueIn() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(
       Stmt q, db_->Prepare("SELECT run_at FROM jobs INDEXED BY jobs_due WHERE state IN "
                            "('scheduled', 'retryable') ORDER BY run_at LIMIT 1"));
@@ -924,7 +924,7 @@ const char* const kBacklogSql =
 
 Result<std::vector<BacklogGroup>> SqliteStore::JobBacklog(
     const std::vector<std::string>& queues) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(kBacklogSql));
   q.Bind(1, Json(queues).dump());
   std::vector<BacklogGroup> out;

@@ -12,10 +12,10 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <random>
 #include <string>
 
+#include "core/mutex.h"
 #include "store/sqlite/sqlite_db.h"
 #include "store/store.h"
 
@@ -89,8 +89,8 @@ class SqliteStore final : public Store {
 
   // Each REQUIRES mu_ held and, for writes, an open transaction.
   // Applies a failed outcome (fenced). false: fenced off.
-  Result<bool> FailLocked(WorkerId worker, const JobOutcome& o, TimeMs now);
-  Result<bool> SucceedLocked(const JobOutcome& o, TimeMs now);
+  Result<bool> FailLocked(WorkerId worker, const JobOutcome& o, TimeMs now) REQUIRES(mu_);
+  Result<bool> SucceedLocked(const JobOutcome& o, TimeMs now) REQUIRES(mu_);
   // A batch's successes without a result (see FindPlainSuccesses).
   struct PlainSuccesses {
     std::vector<std::pair<JobId, size_t>> places;  // (id, place in the batch), by id
@@ -98,37 +98,37 @@ class SqliteStore final : public Store {
   };
   static PlainSuccesses FindPlainSuccesses(std::span<const JobOutcome> outcomes);
   Status SucceedPlainLocked(std::span<const JobOutcome> outcomes, const PlainSuccesses& plain,
-                            TimeMs now, std::vector<bool>* accepted);
-  Status LogFenced(const JobRef& ref, WorkerId worker, const char* what, TimeMs now);
+                            TimeMs now, std::vector<bool>* accepted) REQUIRES(mu_);
+  Status LogFenced(const JobRef& ref, WorkerId worker, const char* what, TimeMs now) REQUIRES(mu_);
   // Fails every running job that `where` selects with kind `lost`.
   Result<RescueReport> RescueLocked(const std::string& where, int64_t arg,
-                                    const std::string& message, TimeMs now);
+                                    const std::string& message, TimeMs now) REQUIRES(mu_);
   Result<std::vector<AttemptInfo>> AttemptsLocked(const JobInfo& job,
-                                                  std::optional<TimeMs> started_at);
+                                                  std::optional<TimeMs> started_at) REQUIRES(mu_);
   // A job chosen by a claim, and its lease token before the claim.
   struct Picked {
     JobId id;
     int64_t lease_token;
   };
   // Claimable jobs in claim order, at most `limit`, one per concurrency key.
-  Result<std::vector<Picked>> PickLocked(const ClaimParams& p, TimeMs now, int limit);
+  Result<std::vector<Picked>> PickLocked(const ClaimParams& p, TimeMs now, int limit) REQUIRES(mu_);
   // The jobs of a committed claim, in claim order: those still this claim's.
   Result<std::vector<JobInfo>> ReadClaimedLocked(WorkerId worker, std::span<const Picked> picked,
-                                                 const std::string& id_list);
+                                                 const std::string& id_list) REQUIRES(mu_);
   // Whether PickLocked would find a job, without reading one.
-  Result<bool> AnyClaimableLocked(const ClaimParams& p, TimeMs now);
+  Result<bool> AnyClaimableLocked(const ClaimParams& p, TimeMs now) REQUIRES(mu_);
   // Scheduled or retryable jobs due by `now`, and making them available.
-  Result<bool> AnyDueLocked(TimeMs now);
-  Result<int> PromoteDueLocked(TimeMs now);
+  Result<bool> AnyDueLocked(TimeMs now) REQUIRES(mu_);
+  Result<int> PromoteDueLocked(TimeMs now) REQUIRES(mu_);
   // SELECT EXISTS (sql) with one parameter.
-  Result<bool> ExistsLocked(const std::string& sql, int64_t arg);
-  double Jitter() { return std::uniform_real_distribution<double>(0, 1)(rng_); }
+  Result<bool> ExistsLocked(const std::string& sql, int64_t arg) REQUIRES(mu_);
+  double Jitter() REQUIRES(mu_) { return std::uniform_real_distribution<double>(0, 1)(rng_); }
 
-  std::mutex mu_;
-  std::unique_ptr<Db> db_;
+  Mutex mu_;
+  std::unique_ptr<Db> db_ PT_GUARDED_BY(mu_);  // one connection
   const Clock* clock_;
   const std::string wake_dir_;  // see wake_socket.h
-  std::mt19937_64 rng_;
+  std::mt19937_64 rng_ GUARDED_BY(mu_);
 };
 
 }  // namespace warden::sqlite

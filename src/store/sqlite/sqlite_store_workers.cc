@@ -9,7 +9,7 @@
 namespace warden::sqlite {
 
 Result<WorkerId> SqliteStore::WorkerRegister(const WorkerRegistration& r) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
   const TimeMs now = clock_->NowMs();
   WARDEN_ASSIGN_OR_RETURN(
@@ -41,7 +41,7 @@ Result<WorkerId> SqliteStore::WorkerRegister(const WorkerRegistration& r) {
 }
 
 Result<HeartbeatReply> SqliteStore::WorkerHeartbeat(WorkerId id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
   const TimeMs now = clock_->NowMs();
   HeartbeatReply reply;
@@ -69,7 +69,7 @@ Result<HeartbeatReply> SqliteStore::WorkerHeartbeat(WorkerId id) {
 }
 
 Status SqliteStore::WorkerSetDraining(WorkerId id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(
       Stmt upd,
       db_->Prepare("UPDATE workers SET state = 'draining' WHERE id = ? AND state = 'active'"));
@@ -77,7 +77,7 @@ Status SqliteStore::WorkerSetDraining(WorkerId id) {
 }
 
 Status SqliteStore::WorkerStop(WorkerId id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
   const TimeMs now = clock_->NowMs();
   WARDEN_ASSIGN_OR_RETURN(
@@ -91,7 +91,7 @@ Status SqliteStore::WorkerStop(WorkerId id) {
 }
 
 Result<std::vector<WorkerInfo>> SqliteStore::WorkerList(bool live_only) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::string sql = std::string("SELECT ") + kWorkerColumns + " FROM workers w";
   if (live_only) sql += " WHERE w.state IN ('active', 'draining')";
   sql += " ORDER BY w.id";
@@ -106,7 +106,7 @@ Result<std::vector<WorkerInfo>> SqliteStore::WorkerList(bool live_only) {
 }
 
 Result<std::vector<WorkerLiveness>> SqliteStore::WorkerListLive(const std::string& name) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(
       Stmt q, db_->Prepare("SELECT id, name, node, boot_id, pid_ns, pid, pid_start, "
                            "last_heartbeat FROM workers WHERE state IN ('active', 'draining') "
@@ -151,7 +151,7 @@ Result<RescueReport> SqliteStore::RescueLocked(const std::string& where, int64_t
 }
 
 Result<RescueReport> SqliteStore::WorkerDeclareDead(WorkerId id, const std::string& reason) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
   const TimeMs now = clock_->NowMs();
   WARDEN_ASSIGN_OR_RETURN(
@@ -188,7 +188,7 @@ Result<std::unique_ptr<WorkerSession>> SqliteStore::OpenSession(WorkerId id, Mil
 void SqliteStore::NotifyWorkers() { warden::NotifyWorkers(wake_dir_); }
 
 Result<int> SqliteStore::WorkerMarkStale(Millis keepalive) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const TimeMs now = clock_->NowMs();
   WARDEN_ASSIGN_OR_RETURN(
       bool any, ExistsLocked("SELECT 1 FROM workers WHERE state IN ('active', 'draining') AND "
@@ -207,7 +207,7 @@ Result<int> SqliteStore::WorkerMarkStale(Millis keepalive) {
 
 Result<bool> SqliteStore::LeaderTryAcquire(const std::string& name, WorkerId holder,
                                            Millis ttl) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const TimeMs now = clock_->NowMs();
   // Followers ask every sweep; only a possible takeover needs the write lock.
   WARDEN_ASSIGN_OR_RETURN(
@@ -231,7 +231,7 @@ Result<bool> SqliteStore::LeaderTryAcquire(const std::string& name, WorkerId hol
 }
 
 Result<std::optional<WorkerId>> SqliteStore::LeaderHolder(const std::string& name) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("SELECT holder FROM leaders WHERE name = ?"));
   WARDEN_ASSIGN_OR_RETURN(bool row, q.Bind(1, name).Step());
   std::optional<WorkerId> holder;
@@ -246,7 +246,7 @@ Result<std::optional<WorkerId>> SqliteStore::LeaderHolder(const std::string& nam
 // No index on lease_expires_at (see schema.cc, migration 3): this reads
 // the running jobs, as many as the live workers' slots at most.
 Result<RescueReport> SqliteStore::JobRescueExpired() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   TimeMs now = clock_->NowMs();
   WARDEN_ASSIGN_OR_RETURN(
       bool any, ExistsLocked("SELECT 1 FROM jobs INDEXED BY jobs_running_worker WHERE "
@@ -263,7 +263,7 @@ Result<RescueReport> SqliteStore::JobRescueExpired() {
 }
 
 Result<int> SqliteStore::JobExpire() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const TimeMs now = clock_->NowMs();
   WARDEN_ASSIGN_OR_RETURN(
       bool any, ExistsLocked("SELECT 1 FROM jobs WHERE start_deadline_at < ? AND state IN "
@@ -278,7 +278,7 @@ Result<int> SqliteStore::JobExpire() {
 }
 
 Result<int> SqliteStore::JobPromote() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const TimeMs now = clock_->NowMs();
   WARDEN_ASSIGN_OR_RETURN(bool any, AnyDueLocked(now));
   if (!any) return 0;
@@ -286,7 +286,7 @@ Result<int> SqliteStore::JobPromote() {
 }
 
 Result<int> SqliteStore::Prune(Millis retention) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const TimeMs cutoff = clock_->NowMs() - retention.count();
   // Small transactions: a long one would hold the write lock past the
   // workers' busy timeout, and their heartbeats with it.
@@ -321,10 +321,11 @@ Result<int> SqliteStore::Prune(Millis retention) {
 }
 
 Result<Stats> SqliteStore::GetStats() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Stats stats;
-  auto counts = [&](const std::string& sql,
-                    std::vector<std::pair<std::string, int64_t>>& out) -> Status {
+  // The lambdas run here, under the lock (the analysis cannot see that).
+  auto counts = [&](const std::string& sql, std::vector<std::pair<std::string, int64_t>>& out)
+                    REQUIRES(mu_) -> Status {
     WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(sql));
     while (true) {
       WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
@@ -333,7 +334,7 @@ Result<Stats> SqliteStore::GetStats() {
     }
     return Status::Ok();
   };
-  auto scalar = [&](const std::string& sql) -> Result<int64_t> {
+  auto scalar = [&](const std::string& sql) REQUIRES(mu_) -> Result<int64_t> {
     WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(sql));
     WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
     const int64_t v = row ? q.Int(0) : 0;
