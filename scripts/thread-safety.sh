@@ -30,7 +30,7 @@ fi
 
 files=("$@")
 if [ ${#files[@]} -eq 0 ]; then
-  mapfile -t files < <(find src/core src/env src/store src/runtime src/maintenance src/client \
+  mapfile -t files < <(find src/core src/env src/store src/runtime src/maintenance src/client src/demo \
                          src/cli -name '*.cc' | sort)
 fi
 
