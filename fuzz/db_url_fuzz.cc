@@ -42,12 +42,12 @@ void CheckBuiltUrl(const std::string& input) {
   FUZZ_CHECK(RedactDbUrl(url1) == want1, url1 + " -> " + RedactDbUrl(url1));
   FUZZ_CHECK(RedactDbUrl(url2) == want2, url2 + " -> " + RedactDbUrl(url2));
   // In text, the password must be gone wherever it cannot be told from the
-  // rest (a short one may also spell part of the URL).
+  // rest: a short one, or one that spells part of the redacted sentences
+  // themselves (`pp':` is in `…/app': refused`), proves nothing.
   for (const auto& [url, want] : {std::pair{url1, want1}, std::pair{url2, want2}}) {
-    if (pass.size() < 4 ||
-        (want + "cannot use '': refused libpq: bad token \"\"").find(pass) != std::string::npos) {
-      continue;
-    }
+    const std::string expected =
+        "cannot use '" + want + "': refused libpq: bad token \"" + want + "\"";
+    if (pass.size() < 4 || expected.find(pass) != std::string::npos) continue;
     const std::string said = RedactDbUrlsIn("cannot use '" + url + "': refused");
     // (A quote after a query's password may be masked with it: quotes can
     // be part of a password.)
