@@ -84,6 +84,36 @@ void JobExtrasFromColumns(const R& r, int first, JobInfo* j) {
   if (j->last_error) j->last_error_message = r.Text(first + 1);
 }
 
+// An `attempts` row as both stores select it: attempt, worker_id,
+// lease_token, claimed_at, started_at, finished_at, outcome, error_message,
+// exit_code, signal, stderr_tail, the worker's name, stdout_tail. A
+// succeeded attempt's stderr_tail holds its note (fd-3 lines it ignored).
+template <ColumnReader R>
+AttemptInfo AttemptFromColumns(const R& r) {
+  AttemptInfo a;
+  a.attempt = static_cast<int>(r.Int(0));
+  a.worker = r.Int(1);
+  a.lease_token = r.Int(2);
+  a.claimed_at = r.Int(3);
+  a.started_at = r.OptInt(4);
+  a.finished_at = r.OptInt(5);
+  a.outcome = r.Text(6);
+  if (auto kind = ParseErrorKind(a.outcome)) {
+    AttemptError e;
+    e.kind = *kind;
+    e.message = r.Text(7);
+    if (auto c = r.OptInt(8)) e.exit_code = static_cast<int>(*c);
+    if (auto s = r.OptInt(9)) e.signal = static_cast<int>(*s);
+    e.stderr_tail = r.Text(10);
+    e.stdout_tail = r.Text(12);
+    a.error = e;
+  } else {
+    a.note = r.Text(10);
+  }
+  a.worker_name = r.Text(11);
+  return a;
+}
+
 // The columns of kWorkerColumns, in its order.
 template <ColumnReader R>
 WorkerInfo WorkerFromColumns(const R& r) {

@@ -53,5 +53,6 @@ const char* const kWorkerColumns =
     "w.tasks, w.allow_commands";
 
 WorkerInfo WorkerFromRow(const Rows& r, int i) { return WorkerFromColumns(RowAt(r, i)); }
+AttemptInfo AttemptFromRow(const Rows& r, int i) { return AttemptFromColumns(RowAt(r, i)); }
 
 }  // namespace warden::pg

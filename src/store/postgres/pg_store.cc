@@ -624,28 +624,7 @@ Result<std::vector<AttemptInfo>> PgStore::AttemptsLocked(JobId id) {
                           Params().Add(id)));
   std::vector<AttemptInfo> out;
   for (int i = 0; i < q.size(); ++i) {
-    AttemptInfo a;
-    a.attempt = static_cast<int>(q.Int(i, 0));
-    a.worker = q.Int(i, 1);
-    a.lease_token = q.Int(i, 2);
-    a.claimed_at = q.Int(i, 3);
-    a.started_at = q.OptInt(i, 4);
-    a.finished_at = q.OptInt(i, 5);
-    a.outcome = q.Text(i, 6);
-    if (auto kind = ParseErrorKind(a.outcome)) {
-      AttemptError e;
-      e.kind = *kind;
-      e.message = q.Text(i, 7);
-      if (auto c = q.OptInt(i, 8)) e.exit_code = static_cast<int>(*c);
-      if (auto s = q.OptInt(i, 9)) e.signal = static_cast<int>(*s);
-      e.stderr_tail = q.Text(i, 10);
-      e.stdout_tail = q.Text(i, 12);
-      a.error = e;
-    } else {
-      a.note = q.Text(i, 10);
-    }
-    a.worker_name = q.Text(i, 11);
-    out.push_back(std::move(a));
+    out.push_back(AttemptFromRow(q, i));
   }
   return out;
 }

@@ -749,28 +749,7 @@ Result<std::vector<AttemptInfo>> SqliteStore::AttemptsLocked(const JobInfo& job,
   while (true) {
     WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
     if (!row) break;
-    AttemptInfo a;
-    a.attempt = static_cast<int>(q.Int(0));
-    a.worker = q.Int(1);
-    a.lease_token = q.Int(2);
-    a.claimed_at = q.Int(3);
-    a.started_at = q.OptInt(4);
-    a.finished_at = q.OptInt(5);
-    a.outcome = q.Text(6);
-    if (auto kind = ParseErrorKind(a.outcome)) {
-      AttemptError e;
-      e.kind = *kind;
-      e.message = q.Text(7);
-      if (auto c = q.OptInt(8)) e.exit_code = static_cast<int>(*c);
-      if (auto s = q.OptInt(9)) e.signal = static_cast<int>(*s);
-      e.stderr_tail = q.Text(10);
-      e.stdout_tail = q.Text(12);
-      a.error = e;
-    } else {
-      a.note = q.Text(10);
-    }
-    a.worker_name = q.Text(11);
-    out.push_back(std::move(a));
+    out.push_back(AttemptFromColumns(q));
   }
   q.Reset();
   // The attempt in progress, or the one that succeeded, is in the job row.
