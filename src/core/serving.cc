@@ -14,8 +14,6 @@ bool Has(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-std::string Jobs(int64_t n) { return Plural(n, "job"); }
-
 }  // namespace
 
 // The claim's rule (ClaimableWhere in the stores): a queue it listens on,
@@ -69,12 +67,12 @@ std::string DescribeGroups(const std::vector<BacklogGroup>& groups, TimeMs now) 
       continue;
     }
     const auto& [queue, task, command] = key;
-    std::string line = Jobs(e.count) + " on queue " + OneLine(queue, 60) +
+    std::string line = Plural(e.count, "job") + " on queue " + OneLine(queue, 60) +
                        (command ? " (command jobs)" : " of task " + OneLine(task, 60));
     if (!e.any_due) line += ", the next due in " + HumanDuration(Millis(e.next_run_at - now));
     out += (out.empty() ? "" : "; ") + line;
   }
-  if (rest > 0) out += "; " + Jobs(rest) + " more";
+  if (rest > 0) out += "; " + Plural(rest, "job") + " more";
   return out;
 }
 

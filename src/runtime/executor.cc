@@ -298,7 +298,7 @@ void Worker::Impl::LogOutcome(const RunningJob& r, const JobOutcome& o) {
   if (!Logs(o.success ? LogLevel::kInfo : LogLevel::kWarn)) return;
   const std::string took = FormatDuration(Millis(clock_.MonotonicMs() - r.started_mono));
   if (o.success) {
-    if (Logs(LogLevel::kInfo)) Log(LogLevel::kInfo, JobLabel(r) + ": succeeded in " + took);
+    Log(LogLevel::kInfo, JobLabel(r) + ": succeeded in " + took);
     return;
   }
   std::string line = JobLabel(r) + ": " + ErrorKindName(o.error.kind) + " after " + took + ": " +

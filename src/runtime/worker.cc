@@ -124,15 +124,20 @@ Status Worker::Impl::RecoverPreviousIncarnation() {
   return Status::Ok();
 }
 
+std::vector<std::string> Worker::Impl::Tasks() const {
+  std::vector<std::string> tasks;
+  for (const auto& [task, handler] : handlers_) tasks.push_back(task);
+  for (const auto& [task, command] : opt_.task_commands) tasks.push_back(task);
+  return tasks;
+}
+
 std::string Worker::Impl::Serves() const {
   auto list = [](const std::vector<std::string>& names) {
     std::string out;
     for (const std::string& n : names) out += (out.empty() ? "" : ", ") + OneLine(n, 60);
     return out;
   };
-  std::vector<std::string> tasks;
-  for (const auto& [task, handler] : handlers_) tasks.push_back(task);
-  for (const auto& [task, command] : opt_.task_commands) tasks.push_back(task);
+  const std::vector<std::string> tasks = Tasks();
   std::string out = (opt_.queues.size() == 1 ? "queue " : "queues ") + list(opt_.queues) + "; ";
   if (!tasks.empty()) out += (tasks.size() == 1 ? "task " : "tasks ") + list(tasks);
   if (opt_.allow_commands) out += std::string(tasks.empty() ? "" : " and ") + "command jobs";
@@ -150,8 +155,7 @@ Status Worker::Impl::Register() {
   reg.pid_start = ProcessStartTime(reg.pid);
   reg.version = WARDEN_VERSION;
   reg.queues = opt_.queues;
-  for (const auto& [task, handler] : handlers_) reg.tasks.push_back(task);
-  for (const auto& [task, command] : opt_.task_commands) reg.tasks.push_back(task);
+  reg.tasks = Tasks();
   reg.concurrency = opt_.concurrency;
   reg.allow_commands = opt_.allow_commands;
   WARDEN_ASSIGN_OR_RETURN(WorkerId id, heartbeat_store_->WorkerRegister(reg));
@@ -220,8 +224,7 @@ void Worker::Impl::ClaimLoop() {
   params.queues = opt_.queues;
   params.allow_commands = opt_.allow_commands;
   params.default_lease = opt_.lease;
-  for (const auto& [task, handler] : handlers_) params.tasks.push_back(task);
-  for (const auto& [task, command] : opt_.task_commands) params.tasks.push_back(task);
+  params.tasks = Tasks();
 
   bool gathered = false;
   while (!stopping_) {
@@ -354,9 +357,7 @@ bool Worker::Impl::NothingLeftToRun(bool may_exit) {
   auto backlog = claim_store_->JobBacklog(opt_.queues);
   if (!backlog.has_value()) return false;  // asked again at the next idle poll
   const TimeMs now = clock_.NowMs();
-  Serving self{opt_.queues, {}, opt_.allow_commands};
-  for (const auto& [task, handler] : handlers_) self.tasks.push_back(task);
-  for (const auto& [task, command] : opt_.task_commands) self.tasks.push_back(task);
+  const Serving self{opt_.queues, Tasks(), opt_.allow_commands};
   if (note_due) {
     next_commands_check_mono_ = now_mono + 60'000;
     Serving with_commands = self;

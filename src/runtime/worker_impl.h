@@ -135,6 +135,9 @@ class Worker::Impl {
   }
   // The line for a finished attempt: at kInfo, or kWarn when it failed.
   void LogOutcome(const RunningJob& r, const JobOutcome& o);
+  // The tasks it has a handler or a --task for: what it registers, claims
+  // and says it runs.
+  std::vector<std::string> Tasks() const;
   // "queues a, b; tasks resize, thumbnail and command jobs": what it runs.
   std::string Serves() const;
   // Asked by the claim loop when a claim found nothing (`may_exit`: nothing
