@@ -200,7 +200,7 @@ Result<int> Client::ReleaseWorker(const std::string& name_or_id, bool force) {
     }
   }
   WARDEN_ASSIGN_OR_RETURN(RescueReport r,
-                          store_->WorkerDeclareDead(match->id, "released by an operator"));
+                          DeclareDeadPatiently(*store_, match->id, "released by an operator"));
   store_->NotifyWorkers();
   return r.rescued;
 }

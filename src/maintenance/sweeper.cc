@@ -47,6 +47,19 @@ Result<std::vector<WorkerId>> ConfirmSessionsLost(Store& store,
   return lost;
 }
 
+Result<RescueReport> DeclareDeadPatiently(Store& store, WorkerId id, const std::string& reason,
+                                          Millis patience) {
+  constexpr Millis kPause{100};
+  auto declared = store.WorkerDeclareDead(id, reason);
+  for (Millis waited{0}; !declared.has_value() && declared.error().transient() &&
+                         waited < patience;
+       waited += kPause) {
+    std::this_thread::sleep_for(kPause);
+    declared = store.WorkerDeclareDead(id, reason);
+  }
+  return declared;
+}
+
 Result<SweepSummary> DeclareProvenDead(Store& store, const std::vector<WorkerLiveness>& live) {
   SweepSummary report;
   auto declare = [&](WorkerId id, const std::string& proof) -> Status {

@@ -43,6 +43,16 @@ std::string ProofOfLife(const WorkerLiveness& w, const HostIdentity& self);
 
 Result<SweepSummary> SweepOnce(Store& store, const SweepOptions& options);
 
+// Store::WorkerDeclareDead, tried again while it reports the worker's row
+// busy (PostgreSQL: a claim of that worker holds it; the server ends a
+// frozen transaction within 1 s), for up to `patience`. For callers that
+// must not give up on a first refusal: a worker taking over its own name,
+// an operator's `workers release`. The sweeper does not wait: its next
+// pass tries again.
+inline constexpr Millis kDeclareDeadPatience{5'000};
+Result<RescueReport> DeclareDeadPatiently(Store& store, WorkerId id, const std::string& reason,
+                                          Millis patience = kDeclareDeadPatience);
+
 // A lost database session (PostgreSQL: the worker's session lock is gone)
 // is proof of death once it stays lost for kSessionLossConfirm: a live
 // worker whose connection was merely cut reconnects and locks again within

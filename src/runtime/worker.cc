@@ -109,14 +109,9 @@ Status Worker::Impl::RecoverPreviousIncarnation() {
                                 "); stop it, pick another --name, or run `warden workers "
                                 "release " + opt_.name + "` if that host is gone");
     }
-    // Retried while its row is busy (a transaction the server is ending).
-    auto declared = claim_store_->WorkerDeclareDead(w.id, "unexpected shutdown: " + proof);
-    for (int tries = 0; !declared.has_value() && declared.error().transient() && tries < 50;
-         ++tries) {
-      SleepFor(Millis(100));
-      declared = claim_store_->WorkerDeclareDead(w.id, "unexpected shutdown: " + proof);
-    }
-    WARDEN_ASSIGN_OR_RETURN(RescueReport r, std::move(declared));
+    WARDEN_ASSIGN_OR_RETURN(
+        RescueReport r,
+        DeclareDeadPatiently(*claim_store_, w.id, "unexpected shutdown: " + proof));
     Log(LogLevel::kWarn, "unexpected shutdown of the previous '" + opt_.name + "' (worker " +
          std::to_string(w.id) + ", " + proof + "); recovered " + std::to_string(r.rescued) +
          " of its jobs");

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "core/clock.h"
+#include "maintenance/sweeper.h"
 #include "pg_test_db.h"
 #include "store/postgres/pg_conn.h"
 #include "store/postgres/pg_schema.h"
@@ -448,6 +449,33 @@ TEST_F(PostgresTest, AFrozenWorkersTransactionStallsNoMaintenance) {
       << "idle_in_transaction_session_timeout ends a frozen transaction";
   EXPECT_EQ(sweeper->JobRescueExpired().value().rescued, 1);
   EXPECT_EQ(sweeper->WorkerMarkStale(seconds(10)).value(), 1);
+}
+
+TEST_F(PostgresTest, APatientDeclarationWaitsOutAClaimInFlight) {
+  const JobId id = Add(*store_);
+  const WorkerId w = Register(*store_);
+  ASSERT_EQ(Claim(*store_, w).size(), 1u);
+  // A claim of that worker in flight holds its row FOR SHARE; it commits
+  // 300 ms later. `workers release --force` on a busy worker meets this.
+  auto claiming = Sql();
+  ASSERT_TRUE(claiming->ExecScript("BEGIN").ok());
+  ASSERT_TRUE(claiming->Exec("SELECT 1 FROM warden.workers WHERE id = $1::bigint FOR SHARE",
+                             pg::Params().Add(w)).has_value());
+  auto operator_store = Open(StoreOptions{});
+  auto once = operator_store->WorkerDeclareDead(w, "released by an operator");
+  ASSERT_FALSE(once.has_value()) << "a single try gives up on the held row";
+  EXPECT_TRUE(once.error().transient()) << once.error().ToString();
+  std::thread commit([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_TRUE(claiming->ExecScript("COMMIT").ok());
+  });
+  auto patient = DeclareDeadPatiently(*operator_store, w, "released by an operator");
+  commit.join();
+  ASSERT_TRUE(patient.has_value()) << patient.error().ToString();
+  EXPECT_EQ(patient->rescued, 1);
+  const auto job = store_->JobGet(id).value();
+  EXPECT_EQ(job.state, JobState::kRetryable);
+  EXPECT_EQ(job.last_error, ErrorKind::kLost);
 }
 
 TEST_F(PostgresTest, HostsStartingAtOnceMigrateOnce) {
