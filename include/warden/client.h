@@ -82,10 +82,16 @@ class Client {
   Result<std::vector<BacklogGroup>> Unserved();
   // Whether an active worker would run a job like `spec` now.
   Result<bool> AnyWorkerRuns(const JobSpec& spec);
-  // One maintenance pass. `keepalive_threshold` below the workers' default
-  // (10 s) is kInvalidArgument: the sweep cannot see the heartbeat
-  // intervals of the workers it would presume dead.
-  Result<SweepSummary> Sweep(Millis keepalive_threshold = Millis(10'000));
+  // Maintenance passes for `watch` (0: one pass). A worker or a lease is
+  // silent only once seen unchanged for its whole length (a wall clock can
+  // step, so no single look can tell): one pass proves deaths on this host,
+  // expires and promotes, but finds nothing silent; watching a lease's
+  // length (or the keepalive threshold) finds what stayed silent that long.
+  // `keepalive_threshold` below the workers' default (10 s) is
+  // kInvalidArgument: the sweep cannot see the heartbeat intervals of the
+  // workers it would presume dead.
+  Result<SweepSummary> Sweep(Millis keepalive_threshold = Millis(10'000),
+                             Millis watch = Millis(0));
   Result<int> SchemaVersion();
   // A health check: takes and releases the store's write lock.
   Status CheckWritable();

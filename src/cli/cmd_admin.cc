@@ -42,13 +42,18 @@ void AddAdminCommands(CLI::App& app, Globals& g, Action* action) {
   });
 
   auto keepalive = std::make_shared<std::string>("10s");
-  CLI::App* sweep = app.add_subcommand("sweep", "run one maintenance pass now");
+  auto watch = std::make_shared<std::string>("0s");
+  CLI::App* sweep = app.add_subcommand("sweep", "run a maintenance pass now");
   sweep->add_option("--keepalive-threshold", *keepalive,
                     "presume silent workers dead after (default and minimum 10s)");
+  sweep->add_option("--watch", *watch,
+                    "keep sweeping this long, to find workers and leases that stay silent "
+                    "(default 0s: one pass, which finds none)");
   sweep->callback([=, &g] {
     *action = WithClient(g, [=, &g](Client& c) -> Status {
       WARDEN_ASSIGN_OR_RETURN(Millis k, Duration("--keepalive-threshold", *keepalive));
-      WARDEN_ASSIGN_OR_RETURN(SweepSummary r, c.Sweep(k));
+      WARDEN_ASSIGN_OR_RETURN(Millis w, Duration("--watch", *watch));
+      WARDEN_ASSIGN_OR_RETURN(SweepSummary r, c.Sweep(k, w));
       if (g.json) {
         PrintJson({{"proven_dead", r.proven_dead},
                    {"presumed_dead", r.presumed_dead},

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <charconv>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "warden/duration.h"
 #include "warden/text.h"
+#include "env/system_clock.h"
 #include "maintenance/sweeper.h"
 #include "store/store.h"
 #include "warden/worker.h"
@@ -234,7 +236,7 @@ Result<bool> Client::AnyWorkerRuns(const JobSpec& spec) {
   });
 }
 
-Result<SweepSummary> Client::Sweep(Millis keepalive_threshold) {
+Result<SweepSummary> Client::Sweep(Millis keepalive_threshold, Millis watch) {
   // A worker refuses a keepalive threshold under three of its own heartbeat
   // intervals. A sweep from outside cannot see the heartbeat interval of the
   // workers it judges (their rows do not record it), so it holds to the
@@ -251,9 +253,29 @@ Result<SweepSummary> Client::Sweep(Millis keepalive_threshold) {
   }
   SweepOptions o;
   o.keepalive_threshold = keepalive_threshold;
-  WARDEN_ASSIGN_OR_RETURN(SweepSummary r, SweepOnce(*store_, o));
-  if (r.rescued > 0 || r.promoted > 0) store_->NotifyWorkers();
-  return r;
+  // Silence is judged by watching rows stay unchanged (core/silence.h): a
+  // single pass finds nothing silent, passes over `watch` find what stayed
+  // silent for its whole length within it.
+  const Clock& clock = SystemClock::Get();
+  const int64_t until = clock.MonotonicMs() + watch.count();
+  SilenceJudge judge;
+  SweepSummary total;
+  while (true) {
+    judge.BeginPass(clock.MonotonicMs());
+    WARDEN_ASSIGN_OR_RETURN(auto live, store_->WorkerListLive(""));
+    WARDEN_ASSIGN_OR_RETURN(SweepSummary r, SweepOnce(*store_, o, judge, live));
+    judge.EndPass();
+    total.proven_dead += r.proven_dead;
+    total.presumed_dead += r.presumed_dead;
+    total.rescued += r.rescued;
+    total.expired += r.expired;
+    total.promoted += r.promoted;
+    if (r.rescued > 0 || r.promoted > 0) store_->NotifyWorkers();
+    const int64_t left = until - clock.MonotonicMs();
+    if (left <= 0) break;
+    std::this_thread::sleep_for(Millis(std::min<int64_t>(left, 250)));
+  }
+  return total;
 }
 
 Result<int> Client::SchemaVersion() { return store_->SchemaVersion(); }

@@ -85,14 +85,54 @@ Result<SweepSummary> DeclareProvenDead(Store& store, const std::vector<WorkerLiv
   return report;
 }
 
-Result<SweepSummary> SweepOnce(Store& store, const SweepOptions& options) {
+std::vector<WorkerLiveness> SilentWorkers(SilenceJudge& judge,
+                                          const std::vector<WorkerLiveness>& live,
+                                          Millis keepalive) {
+  std::vector<WorkerLiveness> silent;
+  for (const WorkerLiveness& w : live) {
+    if (judge.Unchanged(Renewable::kHeartbeat, w.id, w.last_heartbeat) >= keepalive) {
+      silent.push_back(w);
+    }
+  }
+  return silent;
+}
+
+namespace {
+
+// A lease is silent once seen unchanged for its whole length. A heartbeat
+// renews all of its worker's leases in one statement (expires_at - length
+// is then the heartbeat's time, to the millisecond): such a lease has been
+// silent at least as long as that heartbeat, which every worker watches, so
+// a worker that has just become the leader need not watch the lease
+// itself for a whole length first.
+std::vector<LeaseRow> SilentLeases(SilenceJudge& judge, const std::vector<LeaseRow>& leases) {
+  std::vector<LeaseRow> silent;
+  for (const LeaseRow& l : leases) {
+    Millis unchanged =
+        judge.Unchanged(Renewable::kLease, l.ref.id, l.expires_at, l.ref.lease_token);
+    if (l.worker_heartbeat && *l.worker_heartbeat == l.expires_at - l.length.count()) {
+      unchanged = std::max(
+          unchanged, judge.Unchanged(Renewable::kHeartbeat, l.worker, *l.worker_heartbeat));
+    }
+    if (unchanged >= l.length) silent.push_back(l);
+  }
+  return silent;
+}
+
+}  // namespace
+
+Result<SweepSummary> SweepOnce(Store& store, const SweepOptions& options, SilenceJudge& judge,
+                               const std::vector<WorkerLiveness>& live) {
   SweepSummary report;
   if (options.prove_deaths) {
-    WARDEN_ASSIGN_OR_RETURN(auto live, store.WorkerListLive(""));
     WARDEN_ASSIGN_OR_RETURN(report, DeclareProvenDead(store, live));
   }
-  WARDEN_ASSIGN_OR_RETURN(report.presumed_dead, store.WorkerMarkStale(options.keepalive_threshold));
-  WARDEN_ASSIGN_OR_RETURN(RescueReport rescued, store.JobRescueExpired());
+  const auto silent_workers = SilentWorkers(judge, live, options.keepalive_threshold);
+  WARDEN_ASSIGN_OR_RETURN(auto leases, store.JobLeases());
+  const auto silent_leases = SilentLeases(judge, leases);
+  WARDEN_ASSIGN_OR_RETURN(report.presumed_dead,
+                          store.WorkerMarkSilent(silent_workers, options.keepalive_threshold));
+  WARDEN_ASSIGN_OR_RETURN(RescueReport rescued, store.JobRescueSilent(silent_leases));
   report.rescued += rescued.rescued;
   WARDEN_ASSIGN_OR_RETURN(report.expired, store.JobExpire());
   WARDEN_ASSIGN_OR_RETURN(report.promoted, store.JobPromote());

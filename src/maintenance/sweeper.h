@@ -1,17 +1,21 @@
 // The sweeper: one maintenance pass (DESIGN.md, "Sweeper"). Run by the
-// worker holding the `sweeper` leader lease every sweep_interval, and by
-// `warden sweep`. Every step is one conditional statement, so two sweepers
-// running at once are harmless.
+// worker holding the `sweeper` leader lease every sweep_interval (see
+// maintainer.h), and by `warden sweep`. Every step is one conditional
+// statement, so two sweepers running at once are harmless.
 //
 // Order matters: proven deaths first (their jobs are recovered at once),
 // then presumed deaths (marked only: their leases, not the presumption, free
-// their jobs), then expired leases, start deadlines, promotion and pruning.
+// their jobs), then silent leases, start deadlines, promotion and pruning.
+// Silence is judged by watching (core/silence.h), never by comparing
+// wall-clock readings: a judge that has watched for less than a lease finds
+// nothing silent yet.
 //
 // Thread safety: stateless functions; the Store decides.
 #pragma once
 
 #include <string>
 
+#include "core/silence.h"
 #include "store/store.h"
 #include "warden/client.h"  // SweepSummary: what a pass did
 
@@ -41,7 +45,17 @@ std::string ProofOfDeath(const WorkerLiveness& w, const HostIdentity& self);
 // or the process gone).
 std::string ProofOfLife(const WorkerLiveness& w, const HostIdentity& self);
 
-Result<SweepSummary> SweepOnce(Store& store, const SweepOptions& options);
+// One pass. `judge` has begun this pass (SilenceJudge::BeginPass) and is
+// ended by the caller; `live` is WorkerListLive(""), read this pass.
+Result<SweepSummary> SweepOnce(Store& store, const SweepOptions& options, SilenceJudge& judge,
+                               const std::vector<WorkerLiveness>& live);
+
+// The live workers whose heartbeats `judge` has seen unchanged for
+// `keepalive`. Every worker watches them each pass, leader or not, so a
+// worker that becomes the leader has watched them all along.
+std::vector<WorkerLiveness> SilentWorkers(SilenceJudge& judge,
+                                          const std::vector<WorkerLiveness>& live,
+                                          Millis keepalive);
 
 // Store::WorkerDeclareDead, tried again while it reports the worker's row
 // busy (PostgreSQL: a claim of that worker holds it; the server ends a

@@ -9,6 +9,7 @@
 #include "core/lease.h"
 #include "warden/plural.h"
 #include "maintenance/death_watch.h"
+#include "maintenance/maintainer.h"
 #include "maintenance/sweeper.h"
 #include "runtime/worker_impl.h"
 
@@ -147,73 +148,50 @@ void Worker::Impl::WatchdogLoop() {
 
 void Worker::Impl::SweeperLoop() {
   DeathWatch watch;
-  bool leader = false;
+  MaintainerOptions mo;
+  mo.sweep_interval = opt_.sweep_interval;
+  mo.lease = opt_.lease;
+  mo.keepalive_threshold = opt_.keepalive_threshold;
+  mo.retention = opt_.retention;
+  Maintainer maintainer(*sweep_store_, clock_, mo);
   bool reported_error = false;
-  int64_t last_prune = 0;
-  // Short, so a frozen leader delays the lease-based part of maintenance
-  // by little; renewals are cheap (one write per few sweeps). Never longer
-  // than a job lease: a frozen leader's role then passes on by the time the
-  // leases it would have rescued expire, and recovery stays within lease +
-  // sweep interval however the two are set.
-  const Millis ttl = std::min(opt_.sweep_interval * 3, opt_.lease);
-  int64_t renew_at_mono = 0;
   while (!threads_done_) {
-    Status status = [&]() -> Status {
-      // Every worker, leader or not, proves deaths on its own host: a
-      // killed worker's jobs never wait for a leader that may itself be
-      // frozen or dead. Each declaration is one conditional statement.
-      WARDEN_ASSIGN_OR_RETURN(auto live, sweep_store_->WorkerListLive(""));
-      watch.Set(live, node_, HostIdentity::Self().pid_ns);
-      WARDEN_ASSIGN_OR_RETURN(SweepSummary proven, DeclareProvenDead(*sweep_store_, live));
-      if (proven.proven_dead > 0) {
-        counters_.rescued += proven.rescued;
-        Log(LogLevel::kInfo, "proved " + Plural(proven.proven_dead, "worker") +
-                                 " dead; recovered " + Plural(proven.rescued, "job"));
-        sweep_store_->NotifyWorkers();
-        WakeClaimLoop();
-      }
-      bool acquired = leader && clock_.MonotonicMs() < renew_at_mono;
-      if (!acquired) {
-        const int64_t start = clock_.MonotonicMs();
-        WARDEN_ASSIGN_OR_RETURN(acquired, sweep_store_->LeaderTryAcquire("sweeper", id_, ttl));
-        if (acquired) renew_at_mono = start + ttl.count() / 3;
-      }
-      if (acquired != leader) {
-        Log(LogLevel::kInfo,
-            acquired ? "now the maintenance leader" : "no longer the maintenance leader");
-      }
-      leader = acquired;
-      if (leader) {
-        SweepOptions o;
-        o.keepalive_threshold = opt_.keepalive_threshold;
-        o.prove_deaths = false;
-        const int64_t now = clock_.MonotonicMs();
-        o.prune = last_prune == 0 || now - last_prune > 10 * 60 * 1000;
-        o.retention = opt_.retention;
-        WARDEN_ASSIGN_OR_RETURN(SweepSummary r, SweepOnce(*sweep_store_, o));
-        if (o.prune) last_prune = now;
-        counters_.rescued += r.rescued;
-        if (r.presumed_dead || r.rescued || r.expired) {
-          Log(LogLevel::kInfo, "sweep: " + Plural(r.presumed_dead, "worker") + " presumed dead, " +
-                                   Plural(r.rescued, "job") + " recovered, " +
-                                   std::to_string(r.expired) + " expired");
-        }
-        if (r.rescued > 0 || r.promoted > 0) {
-          sweep_store_->NotifyWorkers();
-          WakeClaimLoop();
-        }
-      }
-      return Status::Ok();
-    }();
-    if (!status.ok()) {
+    auto pass = maintainer.Pass(id_);
+    if (!pass.has_value()) {
       if (!reported_error) {
-        Log(LogLevel::kWarn, "maintenance failed, retrying: " + status.ToString());
+        Log(LogLevel::kWarn, "maintenance failed, retrying: " + pass.error().ToString());
       }
       reported_error = true;
       SleepFor(opt_.sweep_interval);
       continue;
     }
     reported_error = false;
+    watch.Set(pass->live, node_, HostIdentity::Self().pid_ns);
+    bool freed = false;
+    if (pass->proven.proven_dead > 0) {
+      counters_.rescued += pass->proven.rescued;
+      Log(LogLevel::kInfo, "proved " + Plural(pass->proven.proven_dead, "worker") +
+                               " dead; recovered " + Plural(pass->proven.rescued, "job"));
+      freed = true;
+    }
+    if (pass->now_leader) {
+      Log(LogLevel::kInfo, *pass->now_leader ? "now the maintenance leader"
+                                             : "no longer the maintenance leader");
+    }
+    if (pass->swept) {
+      const SweepSummary& r = *pass->swept;
+      counters_.rescued += r.rescued;
+      if (r.presumed_dead || r.rescued || r.expired) {
+        Log(LogLevel::kInfo, "sweep: " + Plural(r.presumed_dead, "worker") + " presumed dead, " +
+                                 Plural(r.rescued, "job") + " recovered, " +
+                                 std::to_string(r.expired) + " expired");
+      }
+      freed = freed || r.rescued > 0 || r.promoted > 0;
+    }
+    if (freed) {
+      sweep_store_->NotifyWorkers();
+      WakeClaimLoop();
+    }
     if (watch.Wait(opt_.sweep_interval, stop_fd_)) {
       SleepFor(Millis(5));  // let a dying process finish closing its files
     }

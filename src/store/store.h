@@ -2,8 +2,11 @@
 //
 // Every method is one statement or one transaction, and every write a worker
 // makes about a job is fenced by (id, lease_token): it changes nothing when
-// the token is no longer current, and says so. The store's clock judges
-// leases (SQLite: the injected Clock, one host; PostgreSQL: now()).
+// the token is no longer current, and says so. The store's clock (SQLite:
+// the injected Clock, one host; PostgreSQL: now()) writes leases and
+// heartbeats, but never judges them: that clock steps, so silence is judged
+// by watching rows stay unchanged (core/silence.h), and the store only
+// carries out verdicts, each conditional on the row being as judged.
 //
 // Decisions about what a failure means (retry, backoff, dead, crash loop)
 // come from core/retry.h so that every backend decides alike; a backend only
@@ -93,6 +96,25 @@ struct HeartbeatReply {
   bool alive = true;            // false: this worker was declared dead/stopped
   std::vector<JobId> cancel;    // its running jobs an operator cancelled
   std::vector<JobRef> held;     // running jobs the store says it holds
+};
+
+// A running job's lease as last written (by its claim or a heartbeat).
+struct LeaseRow {
+  JobRef ref;
+  WorkerId worker = 0;
+  TimeMs expires_at = 0;  // changes with every renewal
+  Millis length{0};       // the lease the job runs under
+  // Its worker's row, for the heartbeat that renews all of a worker's
+  // leases at once (expires_at - length == worker_heartbeat then).
+  std::optional<TimeMs> worker_heartbeat;
+};
+
+// Who holds a maintenance role.
+struct LeaderRow {
+  WorkerId holder = 0;
+  TimeMs expires_at = 0;  // changes with every renewal
+  Millis ttl{0};          // what the holder renews it for (0: not recorded)
+  bool holder_live = false;
 };
 
 struct RescueReport {
@@ -188,17 +210,23 @@ class Store {
   // Wakes idle workers (after jobs were freed, retried or rescued; inserts
   // wake them by themselves). Best effort.
   virtual void NotifyWorkers() = 0;
-  // Presumed dead: heartbeat older than `keepalive`. Its jobs wait for their
-  // leases to run out (JobRescueExpired). Returns how many were marked.
-  virtual Result<int> WorkerMarkStale(Millis keepalive) = 0;
-
+  // Presumed dead: the live workers judged silent (core/silence.h) for
+  // `silent_for`, each only while its heartbeat is still as seen. Their jobs
+  // wait for their own leases to be judged (JobRescueSilent).
+  virtual Result<int> WorkerMarkSilent(std::span<const WorkerLiveness> silent,
+                                       Millis silent_for) = 0;
   // Maintenance.
-  virtual Result<bool> LeaderTryAcquire(const std::string& name,
-                                        WorkerId holder, Millis ttl) = 0;
-  virtual Result<std::optional<WorkerId>> LeaderHolder(
-      const std::string& name) = 0;
-  // Running jobs whose lease has expired.
-  virtual Result<RescueReport> JobRescueExpired() = 0;
+  // Takes or renews a role for `ttl`: taken when free, already `holder`'s,
+  // held by a worker no longer live, or held exactly as `silent` says (the
+  // caller judged that holding silent: not renewed since).
+  virtual Result<bool> LeaderTryAcquire(const std::string& name, WorkerId holder, Millis ttl,
+                                        const std::optional<LeaderRow>& silent) = 0;
+  virtual Result<std::optional<LeaderRow>> LeaderRead(const std::string& name) = 0;
+  // The leases of all running jobs (as many as the live workers' slots).
+  virtual Result<std::vector<LeaseRow>> JobLeases() = 0;
+  // Recovers the jobs whose leases were judged silent, each only while its
+  // lease is still as seen (same token, not renewed since).
+  virtual Result<RescueReport> JobRescueSilent(std::span<const LeaseRow> silent) = 0;
   virtual Result<int> JobExpire() = 0;   // past their start deadline
   virtual Result<int> JobPromote() = 0;  // due scheduled/retryable -> available
   virtual Result<int> Prune(Millis retention) = 0;

@@ -131,11 +131,13 @@ TEST_F(PostgresTest, TheServerClockJudgesLeasesNotTheWorkerHosts) {
   ASSERT_TRUE(jobs[0].lease_expires_at.has_value());
   EXPECT_NEAR(static_cast<double>(*jobs[0].lease_expires_at - server_now), 10'000, 2'000)
       << "the 10 s lease runs from the server's now, not from a host 1 h ahead";
-  // The sweeping host's clock is 2 h behind the worker's: by either of them
-  // the lease would be long gone or far away. Only the server's time counts.
-  EXPECT_EQ(sweeper_host->JobRescueExpired()->rescued, 0);
-  EXPECT_EQ(sweeper_host->WorkerMarkStale(seconds(10)).value(), 0);
-  EXPECT_EQ(store_->JobGet(id)->state, JobState::kRunning);
+  // The sweeping host's clock, 2 h behind the worker's, plays no part
+  // either: it sees the lease as the server wrote it.
+  auto leases = sweeper_host->JobLeases().value();
+  ASSERT_EQ(leases.size(), 1u);
+  EXPECT_EQ(leases[0].ref.id, id);
+  EXPECT_EQ(leases[0].expires_at, *jobs[0].lease_expires_at);
+  EXPECT_EQ(leases[0].length, seconds(10));
 }
 
 TEST_F(PostgresTest, ALostSessionLockIsVisibleAndARestoredOneIsNot) {
@@ -365,7 +367,7 @@ TEST_F(PostgresTest, StatementsNamingJobsReadNoWholeStateIndexWhateverTheStatist
     EXPECT_TRUE(sql->ExecScript(std::string("SET plan_cache_mode = ") + mode +
                                 "; PREPARE looked_at AS " + statement)
                     .ok());
-    auto r = sql->Exec("EXPLAIN EXECUTE looked_at(" + args + ")");
+    auto r = sql->Exec("EXPLAIN EXECUTE looked_at" + (args.empty() ? "" : "(" + args + ")"));
     EXPECT_TRUE(r.has_value()) << r.error().ToString();
     EXPECT_TRUE(sql->ExecScript("DEALLOCATE looked_at").ok());
     std::string text;
@@ -393,8 +395,8 @@ TEST_F(PostgresTest, StatementsNamingJobsReadNoWholeStateIndexWhateverTheStatist
         array(ids) + ", " + array(tokens) + ", " + no_results + ", " + now + ", " + no_results;
     expect_running_read_by_worker(plan(pg::kSucceedManySql, succeed, mode));
     expect_running_read_by_worker(plan(pg::kHeartbeatSql, "NULL, " + std::to_string(w), mode));
-    // The sweep's look for expired leases reads the running jobs, not the table.
-    const std::string sweep = plan(pg::kAnyLeaseExpiredSql, now, mode);
+    // The sweep's look at the leases reads the running jobs, not the table.
+    const std::string sweep = plan(pg::kJobLeasesSql, "", mode);
     EXPECT_NE(sweep.find("jobs_running_worker"), std::string::npos) << sweep;
   }
 
@@ -434,11 +436,15 @@ TEST_F(PostgresTest, AFrozenWorkersTransactionStallsNoMaintenance) {
   o.database_clock = &later;
   auto sweeper = Open(o);
   const auto start = std::chrono::steady_clock::now();
-  EXPECT_EQ(sweeper->JobRescueExpired().value().rescued, 0) << "the held row is skipped";
+  const auto leases = sweeper->JobLeases().value();
+  const auto live = sweeper->WorkerListLive("").value();
+  ASSERT_EQ(leases.size(), 1u);
+  EXPECT_EQ(sweeper->JobRescueSilent(leases).value().rescued, 0) << "the held row is skipped";
   auto declared = sweeper->WorkerDeclareDead(w, "test");
   ASSERT_FALSE(declared.has_value());
   EXPECT_TRUE(declared.error().transient()) << declared.error().ToString();
-  EXPECT_EQ(sweeper->WorkerMarkStale(seconds(10)).value(), 0) << "the held row is skipped";
+  EXPECT_EQ(sweeper->WorkerMarkSilent(live, seconds(10)).value(), 0)
+      << "the held row is skipped";
   EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(2))
       << "no maintenance step waits for the frozen transaction";
 
@@ -447,8 +453,8 @@ TEST_F(PostgresTest, AFrozenWorkersTransactionStallsNoMaintenance) {
   std::this_thread::sleep_for(std::chrono::milliseconds(3000));
   EXPECT_FALSE(frozen->Exec("SELECT 1").has_value())
       << "idle_in_transaction_session_timeout ends a frozen transaction";
-  EXPECT_EQ(sweeper->JobRescueExpired().value().rescued, 1);
-  EXPECT_EQ(sweeper->WorkerMarkStale(seconds(10)).value(), 1);
+  EXPECT_EQ(sweeper->JobRescueSilent(leases).value().rescued, 1);
+  EXPECT_EQ(sweeper->WorkerMarkSilent(live, seconds(10)).value(), 1);
 }
 
 TEST_F(PostgresTest, APatientDeclarationWaitsOutAClaimInFlight) {

@@ -319,6 +319,7 @@ TEST_F(SqliteFileTest, VersionOneFileIsMigratedAndKeepsItsJobsAndAttempts) {
                          "DROP INDEX attempts_lost; CREATE INDEX attempts_outcome ON attempts "
                          "(outcome) WHERE outcome <> 'succeeded'; "
                          "ALTER TABLE workers DROP COLUMN allow_commands; "
+                         "ALTER TABLE leaders DROP COLUMN ttl_ms; "
                          "DELETE FROM warden_schema WHERE version > 1",
                          nullptr, nullptr, nullptr),
             SQLITE_OK)

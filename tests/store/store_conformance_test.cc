@@ -350,7 +350,7 @@ TEST_P(StoreTest, StaleCompletionIsFencedOffAndLogged) {
   auto first = Claim(a, 1, seconds(5));
   ASSERT_EQ(first.size(), 1u);
   clock_.Advance(seconds(6));
-  auto rescued = store_->JobRescueExpired();
+  auto rescued = store_->JobRescueSilent(store_->JobLeases().value());
   ASSERT_TRUE(rescued.has_value());
   EXPECT_EQ(rescued->rescued, 1);
   auto second = Claim(b);
@@ -602,13 +602,17 @@ TEST_P(StoreTest, HeartbeatExtendsLeasesAndReportsCancels) {
   const WorkerId w = RegisterWorker();
   auto jobs = Claim(w, 1, seconds(10));
   clock_.Advance(seconds(8));
+  const auto judged = store_->JobLeases().value();
+  ASSERT_EQ(judged.size(), 1u);
   auto hb = store_->WorkerHeartbeat(w);
   ASSERT_TRUE(hb.has_value());
   EXPECT_TRUE(hb->alive);
   ASSERT_EQ(hb->held.size(), 1u);
   EXPECT_TRUE(hb->cancel.empty());
-  clock_.Advance(seconds(8));
-  EXPECT_EQ(store_->JobRescueExpired()->rescued, 0) << "lease was extended";
+  const auto renewed = store_->JobLeases().value();
+  ASSERT_EQ(renewed.size(), 1u);
+  EXPECT_EQ(renewed[0].expires_at, clock_.NowMs() + 10'000);
+  EXPECT_EQ(store_->JobRescueSilent(judged)->rescued, 0) << "renewed since it was judged";
 
   EXPECT_EQ(store_->JobCancel(id).value(), JobState::kRunning);
   hb = store_->WorkerHeartbeat(w);
@@ -625,23 +629,23 @@ TEST_P(StoreTest, DeadWorkerHeartbeatIsRefusedAndExtendsNothing) {
   const WorkerId w = RegisterWorker();
   Claim(w, 1, seconds(10));
   clock_.Advance(seconds(11));
-  EXPECT_EQ(store_->WorkerMarkStale(seconds(10)).value(), 1);
+  EXPECT_EQ(store_->WorkerMarkSilent(store_->WorkerListLive("").value(), seconds(10)).value(), 1);
   auto hb = store_->WorkerHeartbeat(w);
   ASSERT_TRUE(hb.has_value());
   EXPECT_FALSE(hb->alive);
-  EXPECT_EQ(store_->JobRescueExpired()->rescued, 1);
+  EXPECT_EQ(store_->JobLeases()->at(0).expires_at, clock_.NowMs() - 1000) << "not extended";
+  EXPECT_EQ(store_->JobRescueSilent(store_->JobLeases().value())->rescued, 1);
 }
 
-TEST_P(StoreTest, PresumedDeadWorkerKeepsJobsUntilLeaseExpires) {
+TEST_P(StoreTest, PresumedDeadWorkerKeepsJobsUntilTheirLeasesAreJudged) {
   const JobId id = Add(Spec());
   const WorkerId w = RegisterWorker();
   Claim(w, 1, seconds(20));
   clock_.Advance(seconds(11));
-  EXPECT_EQ(store_->WorkerMarkStale(seconds(10)).value(), 1);
-  EXPECT_EQ(store_->JobRescueExpired()->rescued, 0);
+  EXPECT_EQ(store_->WorkerMarkSilent(store_->WorkerListLive("").value(), seconds(10)).value(), 1);
   EXPECT_EQ(store_->JobGet(id)->state, JobState::kRunning);
   clock_.Advance(seconds(10));
-  EXPECT_EQ(store_->JobRescueExpired()->rescued, 1);
+  EXPECT_EQ(store_->JobRescueSilent(store_->JobLeases().value())->rescued, 1);
   auto job = store_->JobGet(id);
   EXPECT_EQ(job->state, JobState::kRetryable);
   EXPECT_LE(job->run_at, clock_.NowMs()) << "first loss retries at once";
@@ -675,19 +679,84 @@ TEST_P(StoreTest, LiveNameIsUniqueUntilDeclaredDead) {
   EXPECT_NE(*again, first) << "ids are never reused";
 }
 
-TEST_P(StoreTest, LeaderLeaseIsTakenOverWhenHolderDiesOrExpires) {
+TEST_P(StoreTest, LeaderLeaseIsTakenOverWhenHolderDiesOrIsJudgedSilent) {
   const WorkerId a = RegisterWorker("a");
   const WorkerId b = RegisterWorker("b");
-  EXPECT_TRUE(store_->LeaderTryAcquire("sweeper", a, seconds(10)).value());
-  EXPECT_FALSE(store_->LeaderTryAcquire("sweeper", b, seconds(10)).value());
-  EXPECT_TRUE(store_->LeaderTryAcquire("sweeper", a, seconds(10)).value()) << "renewal";
+  const auto none = std::nullopt;
+  EXPECT_FALSE(store_->LeaderRead("sweeper").value().has_value());
+  EXPECT_TRUE(store_->LeaderTryAcquire("sweeper", a, seconds(10), none).value());
+  EXPECT_FALSE(store_->LeaderTryAcquire("sweeper", b, seconds(10), none).value());
+  clock_.Advance(seconds(1));
+  EXPECT_TRUE(store_->LeaderTryAcquire("sweeper", a, seconds(10), none).value()) << "renewal";
   ASSERT_TRUE(store_->WorkerDeclareDead(a, "killed").has_value());
-  EXPECT_TRUE(store_->LeaderTryAcquire("sweeper", b, seconds(10)).value());
-  EXPECT_EQ(store_->LeaderHolder("sweeper").value(), b);
+  EXPECT_FALSE(store_->LeaderRead("sweeper").value()->holder_live);
+  EXPECT_TRUE(store_->LeaderTryAcquire("sweeper", b, seconds(3), none).value());
+  const LeaderRow held = store_->LeaderRead("sweeper").value().value();
+  EXPECT_EQ(held.holder, b);
+  EXPECT_EQ(held.expires_at, clock_.NowMs() + 3000);
+  EXPECT_EQ(held.ttl, seconds(3)) << "the others wait out the holder's own ttl";
+  EXPECT_TRUE(held.holder_live);
+
+  // Hours later by the wall clock, but never judged silent: b keeps it.
   const WorkerId c = RegisterWorker("c");
-  EXPECT_FALSE(store_->LeaderTryAcquire("sweeper", c, seconds(10)).value());
-  clock_.Advance(seconds(11));
-  EXPECT_TRUE(store_->LeaderTryAcquire("sweeper", c, seconds(10)).value());
+  clock_.Advance(std::chrono::hours(2));
+  EXPECT_FALSE(store_->LeaderTryAcquire("sweeper", c, seconds(10), none).value());
+  // Judged silent as seen, but b renewed since: b keeps it.
+  EXPECT_TRUE(store_->LeaderTryAcquire("sweeper", b, seconds(3), none).value());
+  EXPECT_FALSE(store_->LeaderTryAcquire("sweeper", c, seconds(10), held).value());
+  // Judged silent as it is: taken over.
+  const LeaderRow now = store_->LeaderRead("sweeper").value().value();
+  EXPECT_TRUE(store_->LeaderTryAcquire("sweeper", c, seconds(10), now).value());
+  EXPECT_EQ(store_->LeaderRead("sweeper").value()->holder, c);
+}
+
+TEST_P(StoreTest, JobLeasesShowEachLeaseAndTheHeartbeatThatRenewedIt) {
+  const JobId id = Add(Spec());
+  const WorkerId w = RegisterWorker();
+  clock_.Advance(seconds(1));
+  const TimeMs claimed_at = clock_.NowMs();
+  auto jobs = Claim(w, 1, seconds(7));
+  ASSERT_EQ(jobs.size(), 1u);
+  auto leases = store_->JobLeases().value();
+  ASSERT_EQ(leases.size(), 1u);
+  EXPECT_EQ(leases[0].ref.id, id);
+  EXPECT_EQ(leases[0].ref.lease_token, jobs[0].lease_token);
+  EXPECT_EQ(leases[0].worker, w);
+  EXPECT_EQ(leases[0].expires_at, claimed_at + 7000);
+  EXPECT_EQ(leases[0].length, seconds(7));
+  ASSERT_TRUE(leases[0].worker_heartbeat.has_value());
+  EXPECT_NE(*leases[0].worker_heartbeat, claimed_at) << "renewed by its claim, not a heartbeat";
+  clock_.Advance(seconds(2));
+  ASSERT_TRUE(store_->WorkerHeartbeat(w).has_value());
+  leases = store_->JobLeases().value();
+  ASSERT_EQ(leases.size(), 1u);
+  EXPECT_EQ(leases[0].expires_at, clock_.NowMs() + 7000);
+  EXPECT_EQ(leases[0].worker_heartbeat, leases[0].expires_at - 7000)
+      << "one heartbeat renews the worker row and its leases at one time";
+}
+
+TEST_P(StoreTest, SilenceVerdictsApplyOnlyToRowsStillAsJudged) {
+  Add(Spec());
+  Add(Spec());
+  const WorkerId a = RegisterWorker("a");
+  const WorkerId b = RegisterWorker("b");
+  ASSERT_EQ(Claim(a, 1).size(), 1u);
+  ASSERT_EQ(Claim(b, 1).size(), 1u);
+  const auto live = store_->WorkerListLive("").value();
+  const auto leases = store_->JobLeases().value();
+  ASSERT_EQ(live.size(), 2u);
+  ASSERT_EQ(leases.size(), 2u);
+  // b heartbeats after the verdicts were reached: b and its lease are spared.
+  clock_.Advance(seconds(1));
+  ASSERT_TRUE(store_->WorkerHeartbeat(b).value().alive);
+  EXPECT_EQ(store_->WorkerMarkSilent(live, seconds(10)).value(), 1);
+  EXPECT_EQ(store_->JobRescueSilent(leases)->rescued, 1);
+  const std::vector<WorkerInfo> workers = store_->WorkerList(false).value();
+  for (const WorkerInfo& w : workers) {
+    EXPECT_EQ(w.state, w.id == a ? WorkerState::kDead : WorkerState::kActive) << w.name;
+  }
+  EXPECT_EQ(store_->JobLeases()->size(), 1u);
+  EXPECT_EQ(store_->JobLeases()->at(0).worker, b);
 }
 
 TEST_P(StoreTest, CancelPendingRetryDeadAndExpire) {

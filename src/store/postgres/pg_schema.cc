@@ -294,6 +294,12 @@ ALTER TABLE warden.workers ADD COLUMN IF NOT EXISTS allow_commands boolean NOT N
 ALTER TABLE warden.attempts ADD COLUMN IF NOT EXISTS stdout_tail text;
 )sql";
 
+// How long a maintenance leader's renewal is good for (as on SQLite,
+// schema 5).
+const char* const kMigration7 = R"sql(
+ALTER TABLE warden.leaders ADD COLUMN IF NOT EXISTS ttl_ms bigint NOT NULL DEFAULT 0;
+)sql";
+
 const std::vector<std::string> kMigrations = {
     std::string(kMigration1Tables) + kAddJob + kMigration1Views,
     kAddJob,
@@ -301,6 +307,7 @@ const std::vector<std::string> kMigrations = {
     kMigration4,
     kMigration5,
     kMigration6,
+    kMigration7,
 };
 
 // pg_advisory_xact_lock(kLockClass, kMigrationLock) serialises migrations

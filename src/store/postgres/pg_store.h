@@ -42,7 +42,7 @@ void AddPickParams(Params& params, const ClaimParams& p, std::optional<int64_t> 
 extern const char* const kSucceedManySql;
 extern const char* const kHeartbeatSql;
 extern const std::string kClaimPickedSql;
-extern const char* const kAnyLeaseExpiredSql;
+extern const char* const kJobLeasesSql;
 
 class PgStore final : public Store {
  public:
@@ -76,11 +76,14 @@ class PgStore final : public Store {
   Result<RescueReport> WorkerDeclareDead(WorkerId id, const std::string& reason) override;
   Result<std::unique_ptr<WorkerSession>> OpenSession(WorkerId id, Millis lease) override;
   void NotifyWorkers() override;
-  Result<int> WorkerMarkStale(Millis keepalive) override;
+  Result<int> WorkerMarkSilent(std::span<const WorkerLiveness> silent,
+                               Millis silent_for) override;
 
-  Result<bool> LeaderTryAcquire(const std::string& name, WorkerId holder, Millis ttl) override;
-  Result<std::optional<WorkerId>> LeaderHolder(const std::string& name) override;
-  Result<RescueReport> JobRescueExpired() override;
+  Result<bool> LeaderTryAcquire(const std::string& name, WorkerId holder, Millis ttl,
+                                const std::optional<LeaderRow>& silent) override;
+  Result<std::optional<LeaderRow>> LeaderRead(const std::string& name) override;
+  Result<std::vector<LeaseRow>> JobLeases() override;
+  Result<RescueReport> JobRescueSilent(std::span<const LeaseRow> silent) override;
   Result<int> JobExpire() override;
   Result<int> JobPromote() override;
   Result<int> Prune(Millis retention) override;

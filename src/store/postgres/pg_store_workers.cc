@@ -129,28 +129,16 @@ Result<std::vector<WorkerLiveness>> PgStore::WorkerListLive(const std::string& n
 
 Result<RescueReport> PgStore::RescueLocked(WorkerId worker, const std::string& message,
                                            TimeMs now) {
-  // Locked in id order (see JobFinishMany).
-  //
-  // Expired leases (worker 0): SKIP LOCKED. A row another transaction holds
-  // is being finished right now (then nothing is left to rescue), or is held
-  // by a frozen process's transaction, which the server ends within 1 s;
-  // either way a later sweep sees it, and this one does not stall on it.
-  //
-  // A dead worker's jobs: wait for the lock. The row is most often held by
-  // that worker's own last transaction (a completion cut short by the
-  // kill), which the server aborts as soon as the connection drops; no later
-  // sweep would look at it again (the worker is no longer live) and skipping
-  // it would leave the job to its lease. lock_timeout (5 s) bounds the wait.
-  auto held = worker > 0 ? conn_->Exec("SELECT id, lease_token FROM warden.jobs WHERE state = "
-                                       "'running' AND worker_id = $1::bigint ORDER BY id FOR "
-                                       "UPDATE",
-                                       Params().Add(worker))
-                         : conn_->Exec("SELECT id, lease_token FROM warden.jobs WHERE state = "
-                                       "'running' AND worker_id IS NOT NULL AND "
-                                       "lease_expires_at < $1::bigint ORDER BY id FOR UPDATE "
-                                       "SKIP LOCKED",
-                                       Params().Add(now));
-  WARDEN_ASSIGN_OR_RETURN(Rows q, std::move(held));
+  // Locked in id order (see JobFinishMany), waiting for each lock: the row
+  // is most often held by the dead worker's own last transaction (a
+  // completion cut short by the kill), which the server aborts as soon as
+  // the connection drops; no later sweep would look at it again (the worker
+  // is no longer live) and skipping it would leave the job to its lease.
+  // lock_timeout (5 s) bounds the wait.
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows q, conn_->Exec("SELECT id, lease_token FROM warden.jobs WHERE state = 'running' AND "
+                          "worker_id = $1::bigint ORDER BY id FOR UPDATE",
+                          Params().Add(worker)));
   RescueReport report;
   for (int i = 0; i < q.size(); ++i) {
     JobOutcome o;
@@ -206,57 +194,118 @@ void PgStore::NotifyWorkers() {
   (void)conn_->Exec("SELECT pg_notify('warden_jobs', '')");
 }
 
-Result<int> PgStore::WorkerMarkStale(Millis keepalive) {
+Result<int> PgStore::WorkerMarkSilent(std::span<const WorkerLiveness> silent,
+                                      Millis silent_for) {
+  if (silent.empty()) return 0;
   MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
+  std::vector<int64_t> ids, heartbeats;
+  for (const WorkerLiveness& w : silent) {
+    ids.push_back(w.id);
+    heartbeats.push_back(w.last_heartbeat);
+  }
+  // SKIP LOCKED: a row held by a claim in flight is not silent.
   WARDEN_ASSIGN_OR_RETURN(
       Rows r, conn_->Exec("UPDATE warden.workers SET state = 'dead', stopped_at = $1::bigint, "
-                          "death_reason = 'no heartbeat for ' || $2 WHERE id IN (SELECT id "
-                          "FROM warden.workers WHERE state IN ('active', 'draining') AND "
-                          "last_heartbeat < $1::bigint - $3::bigint FOR UPDATE SKIP LOCKED)",
-                          Params().Add(now).Add(FormatDuration(keepalive))
-                              .Add(static_cast<int64_t>(keepalive.count()))));
+                          "death_reason = 'no heartbeat for ' || $2 WHERE id IN (SELECT w.id "
+                          "FROM warden.workers w JOIN unnest($3::bigint[], $4::bigint[]) AS "
+                          "s(id, hb) ON w.id = s.id AND w.last_heartbeat = s.hb WHERE w.state "
+                          "IN ('active', 'draining') FOR UPDATE OF w SKIP LOCKED)",
+                          Params()
+                              .Add(now)
+                              .Add(FormatDuration(silent_for))
+                              .AddArray(ids)
+                              .AddArray(heartbeats)));
   return r.affected();
 }
 
-Result<bool> PgStore::LeaderTryAcquire(const std::string& name, WorkerId holder, Millis ttl) {
+const char* const kLeaderReadSql =
+    "SELECT holder, expires_at, ttl_ms, EXISTS (SELECT 1 FROM warden.workers WHERE id = holder "
+    "AND state IN ('active', 'draining')) FROM warden.leaders WHERE name = $1";
+
+Result<std::optional<LeaderRow>> PgStore::LeaderRead(const std::string& name) {
   MutexLock lock(mu_);
-  WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
-  // Taken over when expired or when its holder is no longer a live worker.
+  WARDEN_ASSIGN_OR_RETURN(Rows r, conn_->Exec(kLeaderReadSql, Params().Add(name)));
+  if (r.empty()) return std::optional<LeaderRow>();
+  return std::optional<LeaderRow>(
+      LeaderRow{r.Int(0, 0), r.Int(0, 1), Millis(r.Int(0, 2)), r.Bool(0, 3)});
+}
+
+Result<bool> PgStore::LeaderTryAcquire(const std::string& name, WorkerId holder, Millis ttl,
+                                       const std::optional<LeaderRow>& silent) {
+  MutexLock lock(mu_);
+  Params p;
+  p.Add(name).Add(holder).Add(ttl.count());
+  if (fake_clock_) p.Add(fake_clock_->NowMs()); else p.Null();
+  if (silent) p.Add(silent->holder).Add(silent->expires_at); else p.Null().Null();
+  // Taken when free, already ours, held by a worker no longer live, or held
+  // exactly as the caller judged silent.
   WARDEN_ASSIGN_OR_RETURN(
-      Rows r, conn_->Exec("INSERT INTO warden.leaders AS l (name, holder, expires_at) VALUES "
-                          "($1, $2::bigint, $3::bigint) ON CONFLICT (name) DO UPDATE SET "
-                          "holder = excluded.holder, expires_at = excluded.expires_at WHERE "
-                          "l.holder = excluded.holder OR l.expires_at < $4::bigint OR l.holder "
+      Rows r, conn_->Exec("INSERT INTO warden.leaders AS l (name, holder, expires_at, ttl_ms) "
+                          "VALUES ($1, $2::bigint, coalesce($4::bigint, warden.now_ms()) + "
+                          "$3::bigint, $3::bigint) ON CONFLICT (name) DO UPDATE SET holder = "
+                          "excluded.holder, expires_at = excluded.expires_at, ttl_ms = "
+                          "excluded.ttl_ms WHERE l.holder = excluded.holder OR "
+                          "(l.holder = $5::bigint AND l.expires_at = $6::bigint) OR l.holder "
                           "NOT IN (SELECT id FROM warden.workers WHERE state IN ('active', "
                           "'draining'))",
-                          Params().Add(name).Add(holder).Add(now + ttl.count()).Add(now)));
+                          p));
   return r.affected() == 1;
 }
 
-Result<std::optional<WorkerId>> PgStore::LeaderHolder(const std::string& name) {
+// `worker_id IS NOT NULL` lets it read jobs_running_worker (see schema 5).
+const char* const kJobLeasesSql =
+    "SELECT j.id, j.lease_token, j.worker_id, j.lease_expires_at, j.active_lease_ms, "
+    "w.last_heartbeat FROM warden.jobs j LEFT JOIN warden.workers w ON w.id = j.worker_id WHERE "
+    "j.state = 'running' AND j.worker_id IS NOT NULL";
+
+Result<std::vector<LeaseRow>> PgStore::JobLeases() {
   MutexLock lock(mu_);
-  WARDEN_ASSIGN_OR_RETURN(
-      Rows r, conn_->Exec("SELECT holder FROM warden.leaders WHERE name = $1", Params().Add(name)));
-  if (r.empty()) return std::optional<WorkerId>();
-  return std::optional<WorkerId>(r.Int(0, 0));
+  WARDEN_ASSIGN_OR_RETURN(Rows r, conn_->Exec(kJobLeasesSql));
+  std::vector<LeaseRow> out;
+  out.reserve(r.size());
+  for (int i = 0; i < r.size(); ++i) {
+    LeaseRow l{JobRef{r.Int(i, 0), r.Int(i, 1)}, r.Int(i, 2), r.Int(i, 3), Millis(r.Int(i, 4)),
+               std::nullopt};
+    if (!r.IsNull(i, 5)) l.worker_heartbeat = r.Int(i, 5);
+    out.push_back(l);
+  }
+  return out;
 }
 
-// `worker_id IS NOT NULL` lets it read jobs_running_worker (see schema 5).
-const char* const kAnyLeaseExpiredSql =
-    "SELECT 1 FROM warden.jobs WHERE state = 'running' AND worker_id IS NOT NULL AND "
-    "lease_expires_at < $1::bigint LIMIT 1";
-
-Result<RescueReport> PgStore::JobRescueExpired() {
+Result<RescueReport> PgStore::JobRescueSilent(std::span<const LeaseRow> silent) {
+  RescueReport report;
+  if (silent.empty()) return report;
   MutexLock lock(mu_);
-  WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
-  // Look first: the leader sweeps several times a second.
-  WARDEN_ASSIGN_OR_RETURN(
-      Rows any, conn_->Exec(kAnyLeaseExpiredSql, Params().Add(now)));
-  if (any.empty()) return RescueReport{};
+  std::vector<int64_t> ids, tokens, expiries;
+  for (const LeaseRow& l : silent) {
+    ids.push_back(l.ref.id);
+    tokens.push_back(l.ref.lease_token);
+    expiries.push_back(l.expires_at);
+  }
   WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
+  WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
+  // Still as judged: same token, not renewed since. SKIP LOCKED: a row
+  // another transaction holds is being finished or renewed right now, or is
+  // held by a frozen process's transaction, which the server ends within
+  // 1 s; either way a later pass sees it, and this one does not stall on it.
+  // Locked in id order (see JobFinishMany).
   WARDEN_ASSIGN_OR_RETURN(
-      RescueReport report, RescueLocked(0, "lease expired (worker silent)", now));
+      Rows q, conn_->Exec("SELECT j.id, j.lease_token, j.active_lease_ms FROM warden.jobs j JOIN "
+                          "unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS s(id, token, "
+                          "expires_at) ON j.id = s.id AND j.lease_token = s.token AND "
+                          "j.lease_expires_at = s.expires_at WHERE j.state = 'running' ORDER BY "
+                          "j.id FOR UPDATE OF j SKIP LOCKED",
+                          Params().AddArray(ids).AddArray(tokens).AddArray(expiries)));
+  for (int i = 0; i < q.size(); ++i) {
+    JobOutcome o;
+    o.ref = JobRef{q.Int(i, 0), q.Int(i, 1)};
+    o.error.kind = ErrorKind::kLost;
+    o.error.message =
+        "lease not renewed for " + FormatDuration(Millis(q.Int(i, 2))) + " (worker silent)";
+    WARDEN_ASSIGN_OR_RETURN(bool ok, FailLocked(o, now));
+    if (ok) ++report.rescued;
+  }
   WARDEN_RETURN_IF_ERROR(tx->Commit());
   return report;
 }

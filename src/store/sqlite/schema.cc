@@ -156,8 +156,15 @@ ALTER TABLE workers ADD COLUMN allow_commands INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE attempts ADD COLUMN stdout_tail TEXT;
 )sql";
 
+// How long a maintenance leader's renewal is good for, as the leader set
+// it: the other workers judge its silence by watching the row stay
+// unchanged that long (core/silence.h), whatever their own settings.
+const char* const kMigration5 = R"sql(
+ALTER TABLE leaders ADD COLUMN ttl_ms INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 const std::vector<const char*> kMigrations = {kMigration1, kMigration2, kMigration3,
-                                              kMigration4};
+                                              kMigration4, kMigration5};
 
 // Every table and index the migrations create (a new migration adds its own).
 const char* const kWardenObjects[] = {

@@ -72,11 +72,14 @@ class SqliteStore final : public Store {
   Result<RescueReport> WorkerDeclareDead(WorkerId id, const std::string& reason) override;
   Result<std::unique_ptr<WorkerSession>> OpenSession(WorkerId id, Millis lease) override;
   void NotifyWorkers() override;
-  Result<int> WorkerMarkStale(Millis keepalive) override;
+  Result<int> WorkerMarkSilent(std::span<const WorkerLiveness> silent,
+                               Millis silent_for) override;
 
-  Result<bool> LeaderTryAcquire(const std::string& name, WorkerId holder, Millis ttl) override;
-  Result<std::optional<WorkerId>> LeaderHolder(const std::string& name) override;
-  Result<RescueReport> JobRescueExpired() override;
+  Result<bool> LeaderTryAcquire(const std::string& name, WorkerId holder, Millis ttl,
+                                const std::optional<LeaderRow>& silent) override;
+  Result<std::optional<LeaderRow>> LeaderRead(const std::string& name) override;
+  Result<std::vector<LeaseRow>> JobLeases() override;
+  Result<RescueReport> JobRescueSilent(std::span<const LeaseRow> silent) override;
   Result<int> JobExpire() override;
   Result<int> JobPromote() override;
   Result<int> Prune(Millis retention) override;
@@ -101,6 +104,7 @@ class SqliteStore final : public Store {
                             TimeMs now, std::vector<bool>* accepted) REQUIRES(mu_);
   Status LogFenced(const JobRef& ref, WorkerId worker, const char* what, TimeMs now) REQUIRES(mu_);
   // Fails every running job that `where` selects with kind `lost`.
+  Result<std::optional<LeaderRow>> LeaderReadLocked(const std::string& name) REQUIRES(mu_);
   Result<RescueReport> RescueLocked(const std::string& where, int64_t arg,
                                     const std::string& message, TimeMs now) REQUIRES(mu_);
   Result<std::vector<AttemptInfo>> AttemptsLocked(const JobInfo& job,

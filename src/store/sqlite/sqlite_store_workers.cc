@@ -187,77 +187,113 @@ Result<std::unique_ptr<WorkerSession>> SqliteStore::OpenSession(WorkerId id, Mil
 
 void SqliteStore::NotifyWorkers() { warden::NotifyWorkers(wake_dir_); }
 
-Result<int> SqliteStore::WorkerMarkStale(Millis keepalive) {
+Result<int> SqliteStore::WorkerMarkSilent(std::span<const WorkerLiveness> silent,
+                                          Millis silent_for) {
+  if (silent.empty()) return 0;
   MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
   const TimeMs now = clock_->NowMs();
   WARDEN_ASSIGN_OR_RETURN(
-      bool any, ExistsLocked("SELECT 1 FROM workers WHERE state IN ('active', 'draining') AND "
-                             "last_heartbeat < ?",
-                             now - keepalive.count()));
-  if (!any) return 0;
+      Stmt upd, db_->Prepare("UPDATE workers SET state = 'dead', stopped_at = ?, death_reason = "
+                             "'no heartbeat for ' || ? WHERE id = ? AND last_heartbeat = ? AND "
+                             "state IN ('active', 'draining')"));
+  int marked = 0;
+  for (const WorkerLiveness& w : silent) {
+    WARDEN_ASSIGN_OR_RETURN(int n, upd.Bind(1, now)
+                                       .Bind(2, FormatDuration(silent_for))
+                                       .Bind(3, w.id)
+                                       .Bind(4, w.last_heartbeat)
+                                       .Exec());
+    marked += n;
+  }
+  WARDEN_RETURN_IF_ERROR(tx->Commit());
+  return marked;
+}
+
+Result<std::optional<LeaderRow>> SqliteStore::LeaderReadLocked(const std::string& name) {
   WARDEN_ASSIGN_OR_RETURN(
-      Stmt upd, db_->Prepare("UPDATE workers SET state = 'dead', stopped_at = ?1, "
-                             "death_reason = 'no heartbeat for ' || ?2 "
-                             "WHERE state IN ('active', 'draining') AND last_heartbeat < ?1 - ?3"));
-  return upd.Bind(1, now)
-      .Bind(2, FormatDuration(keepalive))
-      .Bind(3, static_cast<int64_t>(keepalive.count()))
-      .Exec();
+      Stmt q, db_->Prepare("SELECT holder, expires_at, ttl_ms, holder IN (SELECT id FROM workers "
+                           "WHERE state IN ('active', 'draining')) FROM leaders WHERE name = ?"));
+  WARDEN_ASSIGN_OR_RETURN(bool row, q.Bind(1, name).Step());
+  std::optional<LeaderRow> out;
+  if (row) out = LeaderRow{q.Int(0), q.Int(1), Millis(q.Int(2)), q.Int(3) != 0};
+  q.Reset();
+  return out;
+}
+
+Result<std::optional<LeaderRow>> SqliteStore::LeaderRead(const std::string& name) {
+  MutexLock lock(mu_);
+  return LeaderReadLocked(name);
 }
 
 Result<bool> SqliteStore::LeaderTryAcquire(const std::string& name, WorkerId holder,
-                                           Millis ttl) {
+                                           Millis ttl, const std::optional<LeaderRow>& silent) {
   MutexLock lock(mu_);
-  const TimeMs now = clock_->NowMs();
   // Followers ask every sweep; only a possible takeover needs the write lock.
-  WARDEN_ASSIGN_OR_RETURN(
-      Stmt q, db_->Prepare("SELECT holder = ?2 OR expires_at < ?3 OR holder NOT IN (SELECT id "
-                           "FROM workers WHERE state IN ('active', 'draining')) FROM leaders "
-                           "WHERE name = ?1"));
-  WARDEN_ASSIGN_OR_RETURN(bool row, q.Bind(1, name).Bind(2, holder).Bind(3, now).Step());
-  const bool possible = !row || q.Int(0) != 0;
-  q.Reset();
-  if (!possible) return false;
-  // Taken over when expired or when its holder is no longer a live worker.
-  WARDEN_ASSIGN_OR_RETURN(
-      Stmt up, db_->Prepare("INSERT INTO leaders (name, holder, expires_at) VALUES (?1, ?2, ?3) "
-                            "ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, "
-                            "expires_at = excluded.expires_at WHERE leaders.holder = "
-                            "excluded.holder OR leaders.expires_at < ?4 OR leaders.holder NOT IN "
-                            "(SELECT id FROM workers WHERE state IN ('active', 'draining'))"));
-  WARDEN_ASSIGN_OR_RETURN(
-      int n, up.Bind(1, name).Bind(2, holder).Bind(3, now + ttl.count()).Bind(4, now).Exec());
-  return n == 1;
-}
-
-Result<std::optional<WorkerId>> SqliteStore::LeaderHolder(const std::string& name) {
-  MutexLock lock(mu_);
-  WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("SELECT holder FROM leaders WHERE name = ?"));
-  WARDEN_ASSIGN_OR_RETURN(bool row, q.Bind(1, name).Step());
-  std::optional<WorkerId> holder;
-  if (row) holder = q.Int(0);
-  q.Reset();
-  return holder;
-}
-
-// The maintenance steps below look first and take the write lock only when
-// there is something to change: the leader sweeps several times a second.
-
-// No index on lease_expires_at (see schema.cc, migration 3): this reads
-// the running jobs, as many as the live workers' slots at most.
-Result<RescueReport> SqliteStore::JobRescueExpired() {
-  MutexLock lock(mu_);
-  TimeMs now = clock_->NowMs();
-  WARDEN_ASSIGN_OR_RETURN(
-      bool any, ExistsLocked("SELECT 1 FROM jobs INDEXED BY jobs_running_worker WHERE "
-                             "state = 'running' AND lease_expires_at < ?",
-                             now));
-  if (!any) return RescueReport{};
+  auto possible = [&](const std::optional<LeaderRow>& row) {
+    return !row || row->holder == holder || !row->holder_live ||
+           (silent && silent->holder == row->holder && silent->expires_at == row->expires_at);
+  };
+  WARDEN_ASSIGN_OR_RETURN(auto seen, LeaderReadLocked(name));
+  if (!possible(seen)) return false;
   WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
-  now = clock_->NowMs();
+  WARDEN_ASSIGN_OR_RETURN(seen, LeaderReadLocked(name));
+  if (!possible(seen)) return false;
   WARDEN_ASSIGN_OR_RETURN(
-      RescueReport report,
-      RescueLocked("lease_expires_at < ?", now, "lease expired (worker silent)", now));
+      Stmt up, db_->Prepare("INSERT INTO leaders (name, holder, expires_at, ttl_ms) VALUES (?1, ?2, "
+                            "?3, ?4) ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, "
+                            "expires_at = excluded.expires_at, ttl_ms = excluded.ttl_ms"));
+  WARDEN_RETURN_IF_ERROR(up.Bind(1, name)
+                             .Bind(2, holder)
+                             .Bind(3, clock_->NowMs() + ttl.count())
+                             .Bind(4, static_cast<int64_t>(ttl.count()))
+                             .Exec()
+                             .status());
+  WARDEN_RETURN_IF_ERROR(tx->Commit());
+  return true;
+}
+
+// jobs_running_worker holds every running job: as many as the live
+// workers' slots at most.
+Result<std::vector<LeaseRow>> SqliteStore::JobLeases() {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt q, db_->Prepare("SELECT j.id, j.lease_token, j.worker_id, j.lease_expires_at, "
+                           "j.active_lease_ms, w.last_heartbeat FROM jobs j INDEXED BY "
+                           "jobs_running_worker LEFT JOIN workers w ON w.id = j.worker_id "
+                           "WHERE j.state = 'running'"));
+  std::vector<LeaseRow> out;
+  while (true) {
+    WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    out.push_back(LeaseRow{JobRef{q.Int(0), q.Int(1)}, q.Int(2), q.Int(3), Millis(q.Int(4)),
+                           q.OptInt(5)});
+  }
+  return out;
+}
+
+Result<RescueReport> SqliteStore::JobRescueSilent(std::span<const LeaseRow> silent) {
+  RescueReport report;
+  if (silent.empty()) return report;
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
+  const TimeMs now = clock_->NowMs();
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt still, db_->Prepare("SELECT 1 FROM jobs WHERE id = ? AND lease_token = ? AND "
+                               "lease_expires_at = ? AND state = 'running'"));
+  for (const LeaseRow& l : silent) {
+    WARDEN_ASSIGN_OR_RETURN(
+        bool as_seen, still.Bind(1, l.ref.id).Bind(2, l.ref.lease_token).Bind(3, l.expires_at)
+                          .Step());
+    still.Reset();
+    if (!as_seen) continue;  // renewed or finished since it was judged
+    JobOutcome o;
+    o.ref = l.ref;
+    o.error.kind = ErrorKind::kLost;
+    o.error.message = "lease not renewed for " + FormatDuration(l.length) + " (worker silent)";
+    WARDEN_ASSIGN_OR_RETURN(bool ok, FailLocked(l.worker, o, now));
+    if (ok) ++report.rescued;
+  }
   WARDEN_RETURN_IF_ERROR(tx->Commit());
   return report;
 }
