@@ -9,6 +9,7 @@ PACKAGES=(
   libpq-dev                          # PostgreSQL store: the client library
   postgresql                         # a throwaway server for the tests
   iproute2                           # ip netns/veth for the partition test; ss for a keepalive test
+  libfaketime                        # steps the wall clock of the clock-step test's processes
   nlohmann-json3-dev                 # payloads, results, --json output
   libfmt-dev                         # formatting (g++ 12 has no <format>)
   libcli11-dev                       # command-line parsing
