@@ -1,5 +1,7 @@
 #include "core/silence.h"
 
+#include <algorithm>
+
 namespace warden {
 
 void SilenceJudge::BeginPass(int64_t mono_now) { mono_now_ = mono_now; }
@@ -23,6 +25,16 @@ void SilenceJudge::EndPass() {
       it = sightings_.erase(it);
     }
   }
+}
+
+Millis LeaseUnchanged(SilenceJudge& judge, JobId job, int64_t lease_token, TimeMs expires_at,
+                      Millis length, WorkerId worker, std::optional<TimeMs> worker_heartbeat) {
+  Millis unchanged = judge.Unchanged(Renewable::kLease, job, expires_at, lease_token);
+  if (worker_heartbeat && *worker_heartbeat == expires_at - length.count()) {
+    unchanged =
+        std::max(unchanged, judge.Unchanged(Renewable::kHeartbeat, worker, *worker_heartbeat));
+  }
+  return unchanged;
 }
 
 }  // namespace warden

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "warden/job.h"
@@ -56,5 +57,16 @@ class SilenceJudge {
   int64_t mono_now_ = 0;
   std::map<std::pair<Renewable, int64_t>, Sighting> sightings_;
 };
+
+// How long a job's lease has been silent: seen unchanged (same expiry,
+// same token) for that long. A heartbeat renews all of its worker's leases
+// in one statement (the lease's expiry minus its length is then the
+// heartbeat's time, to the millisecond): such a lease has been silent at
+// least as long as that heartbeat, which every worker watches, so a worker
+// that has just become the leader need not watch the lease itself for a
+// whole length first. `worker_heartbeat`: its worker row's, when there is
+// one.
+Millis LeaseUnchanged(SilenceJudge& judge, JobId job, int64_t lease_token, TimeMs expires_at,
+                      Millis length, WorkerId worker, std::optional<TimeMs> worker_heartbeat);
 
 }  // namespace warden

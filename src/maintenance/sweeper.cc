@@ -99,22 +99,13 @@ std::vector<WorkerLiveness> SilentWorkers(SilenceJudge& judge,
 
 namespace {
 
-// A lease is silent once seen unchanged for its whole length. A heartbeat
-// renews all of its worker's leases in one statement (expires_at - length
-// is then the heartbeat's time, to the millisecond): such a lease has been
-// silent at least as long as that heartbeat, which every worker watches, so
-// a worker that has just become the leader need not watch the lease
-// itself for a whole length first.
 std::vector<LeaseRow> SilentLeases(SilenceJudge& judge, const std::vector<LeaseRow>& leases) {
   std::vector<LeaseRow> silent;
   for (const LeaseRow& l : leases) {
-    Millis unchanged =
-        judge.Unchanged(Renewable::kLease, l.ref.id, l.expires_at, l.ref.lease_token);
-    if (l.worker_heartbeat && *l.worker_heartbeat == l.expires_at - l.length.count()) {
-      unchanged = std::max(
-          unchanged, judge.Unchanged(Renewable::kHeartbeat, l.worker, *l.worker_heartbeat));
+    if (LeaseUnchanged(judge, l.ref.id, l.ref.lease_token, l.expires_at, l.length, l.worker,
+                       l.worker_heartbeat) >= l.length) {
+      silent.push_back(l);
     }
-    if (unchanged >= l.length) silent.push_back(l);
   }
   return silent;
 }
