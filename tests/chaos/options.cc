@@ -157,7 +157,7 @@ bool ParseOptions(int argc, char** argv, Options* o, int* exit_code) {
   AddDuration(app, "--kill-margin", &o->kill_margin,
               "margin over the sweep interval for a killed worker's jobs");
   AddDuration(app, "--freeze-margin", &o->freeze_margin,
-              "margin over lease + sweep interval for a frozen or cut-off "
+              "margin over lease + 2 sweep intervals for a frozen or cut-off "
               "worker's jobs");
   AddDuration(app, "--stale-margin", &o->stale_margin,
               "how long after its worker thaws or dies a stale run may still "

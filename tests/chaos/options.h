@@ -46,7 +46,7 @@ struct Options {
   Millis heartbeat{250}, lease{3000}, sweep{250};
   // Margins over DESIGN.md's bounds, for a loaded 2-core machine.
   Millis kill_margin{1000};    // proven death: sweep + this
-  Millis freeze_margin{1500};  // unprovable: lease + sweep + this
+  Millis freeze_margin{1500};  // unprovable: lease + 2 sweeps + this
   // How long after its worker thaws or dies a stale run may still show
   // activity ("stops them the moment it runs again").
   Millis stale_margin{1000};

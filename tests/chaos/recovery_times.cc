@@ -6,7 +6,8 @@
 // minus the fault's time. Bounds (DESIGN.md, invariant 5):
 //   killed worker (death provable: same host, or PostgreSQL session gone):
 //     sweep interval + --kill-margin
-//   frozen worker or host, cut-off host (unprovable): lease + sweep interval
+//   frozen worker or host, cut-off host (unprovable): lease + 2 sweep
+//     intervals (silence is judged by watching, core/silence.h)
 //     + --freeze-margin
 // A sample whose window meets a store outage (lock, restart, terminated
 // sessions) is measured from the end of the outage, and allowed 2 s more:
@@ -27,7 +28,7 @@ void CheckRecoveryTimes(const CheckInput& in, const Timeline& tl,
   const Options& o = *in.options;
   const int64_t kill_bound = o.sweep.count() + o.kill_margin.count();
   const int64_t freeze_bound =
-      o.lease.count() + o.sweep.count() + o.freeze_margin.count();
+      o.lease.count() + 2 * o.sweep.count() + o.freeze_margin.count();
   constexpr int64_t kOutageSlack = 2000;
   struct Kind {
     FaultKind kind;

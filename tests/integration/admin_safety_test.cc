@@ -2,6 +2,8 @@
 // holds to a keepalive threshold a live worker's late heartbeats cannot
 // trip; `workers release` refuses a worker whose process runs on this host
 // unless --force.
+#include <csignal>
+
 #include "env/process.h"
 #include "harness.h"
 
@@ -47,6 +49,26 @@ TEST_P(AdminSafetyTest, SweepRefusesAKeepaliveThresholdBelowTheDefault) {
   }
   ExpectUntouched(job, *w);
   EXPECT_FALSE(w->LogHas("declared dead")) << w->Log();
+}
+
+// Silence is judged by watching a row stay unrenewed (a wall clock can step,
+// so no single look can tell): one pass recovers nothing from a frozen
+// worker, a watch as long as its lease (1 s) does.
+TEST_P(AdminSafetyTest, SweepFindsSilenceOnlyByWatching) {
+  Worker* w = nullptr;
+  const int64_t job = BusyWorker(w);
+  ASSERT_TRUE(w->proc->Signal(SIGSTOP));
+  CliResult once = Cli({"sweep"}, /*json=*/false);
+  EXPECT_EQ(once.exit_code, 0) << once.err;
+  EXPECT_NE(once.out.find("0 recovered"), std::string::npos) << once.out;
+  EXPECT_EQ(Show(job)["state"], "running");
+  CliResult watched = Cli({"sweep", "--watch", "2s"}, /*json=*/true);
+  ASSERT_TRUE(w->proc->Signal(SIGCONT));
+  EXPECT_EQ(watched.exit_code, 0) << watched.err;
+  EXPECT_EQ(Json::parse(watched.out).value("rescued", -1), 1) << watched.out;
+  const Json shown = Show(job);
+  ASSERT_GE(shown["attempts"].size(), 1u) << shown.dump();
+  EXPECT_EQ(shown["attempts"][0]["error"]["kind"], "lost") << shown.dump();
 }
 
 TEST_P(AdminSafetyTest, ReleaseRefusesAWorkerRunningOnThisHostUnlessForced) {
