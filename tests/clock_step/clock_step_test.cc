@@ -9,8 +9,8 @@
 //    included, succeeds in its one attempt;
 //  - a step either way (of the one host on SQLite, of the server's host on
 //    PostgreSQL) hides no real death: the job of a worker frozen before the
-//    step, or after it, is recovered within 2 × lease + 2 × sweep + 2 s of
-//    the freeze, and a SIGKILLed worker's (its death is proven on its host,
+//    step, or after it, is recovered within lease + 2 × sweep + 2 s of the
+//    freeze (the README's bound and a margin), and a SIGKILLed worker's (its death is proven on its host,
 //    whatever the clock) within sweep + 2 s of the kill.
 //
 // The clocks step by libfaketime, preloaded in the processes of the host
@@ -54,7 +54,7 @@ constexpr Millis kSweep{50};
 // (the frozen worker's bound, without its margin), so for a wrong judgement
 // of silence to act.
 constexpr Millis kQuietWindow = 2 * kLease + 2 * kSweep + Millis(300);
-constexpr Millis kFrozenBound = 2 * kLease + 2 * kSweep + Millis(2000);
+constexpr Millis kFrozenBound = kLease + 2 * kSweep + Millis(2000);  // README's, + margin
 constexpr Millis kKilledBound = kSweep + Millis(2000);
 
 // The thread-safe build: a worker reads its clock from many threads, and the
