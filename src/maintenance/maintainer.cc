@@ -41,10 +41,10 @@ Result<bool> Maintainer::Lead(WorkerId self) {
   return acquired;
 }
 
-Result<MaintenancePass> Maintainer::Pass(WorkerId self) {
+MaintenancePass Maintainer::Pass(WorkerId self) {
   judge_.BeginPass(clock_.MonotonicMs());
   MaintenancePass pass;
-  Status status = [&]() -> Status {
+  pass.status = [&]() -> Status {
     WARDEN_ASSIGN_OR_RETURN(pass.live, store_.WorkerListLive(""));
     WARDEN_ASSIGN_OR_RETURN(pass.proven, DeclareProvenDead(store_, pass.live));
     (void)SilentWorkers(judge_, pass.live, options_.keepalive_threshold);  // watched
@@ -65,8 +65,7 @@ Result<MaintenancePass> Maintainer::Pass(WorkerId self) {
   // A failed pass saw only part of the rows: keeping every sighting (rather
   // than dropping those it did not reach) never makes a verdict early, as
   // each verdict is still "unchanged since first seen".
-  if (status.ok()) judge_.EndPass();
-  if (!status.ok()) return status;
+  if (pass.status.ok()) judge_.EndPass();
   return pass;
 }
 

@@ -33,6 +33,8 @@ struct MaintenancePass {
   std::optional<SweepSummary> swept;  // the sweep, when this worker leads
   std::optional<bool> now_leader;     // set when leadership changed
   std::vector<WorkerLiveness> live;   // the live workers, as read this pass
+  // Not ok: the pass stopped there; what it did before (above) stands.
+  Status status;
 };
 
 class Maintainer {
@@ -40,7 +42,7 @@ class Maintainer {
   Maintainer(Store& store, const Clock& clock, const MaintainerOptions& options);
 
   // `self`: this worker's id (it changes when the worker registers again).
-  Result<MaintenancePass> Pass(WorkerId self);
+  MaintenancePass Pass(WorkerId self);
 
   // Short, so a frozen leader delays the silence-based part of maintenance
   // by little; renewals are cheap (one write per few sweeps). Never longer

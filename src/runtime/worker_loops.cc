@@ -156,30 +156,20 @@ void Worker::Impl::SweeperLoop() {
   Maintainer maintainer(*sweep_store_, clock_, mo);
   bool reported_error = false;
   while (!threads_done_) {
-    auto pass = maintainer.Pass(id_);
-    if (!pass.has_value()) {
-      if (!reported_error) {
-        Log(LogLevel::kWarn, "maintenance failed, retrying: " + pass.error().ToString());
-      }
-      reported_error = true;
-      SleepFor(opt_.sweep_interval);
-      continue;
-    }
-    reported_error = false;
-    watch.Set(pass->live, node_, HostIdentity::Self().pid_ns);
+    const MaintenancePass pass = maintainer.Pass(id_);
     bool freed = false;
-    if (pass->proven.proven_dead > 0) {
-      counters_.rescued += pass->proven.rescued;
-      Log(LogLevel::kInfo, "proved " + Plural(pass->proven.proven_dead, "worker") +
-                               " dead; recovered " + Plural(pass->proven.rescued, "job"));
+    if (pass.proven.proven_dead > 0) {
+      counters_.rescued += pass.proven.rescued;
+      Log(LogLevel::kInfo, "proved " + Plural(pass.proven.proven_dead, "worker") +
+                               " dead; recovered " + Plural(pass.proven.rescued, "job"));
       freed = true;
     }
-    if (pass->now_leader) {
-      Log(LogLevel::kInfo, *pass->now_leader ? "now the maintenance leader"
-                                             : "no longer the maintenance leader");
+    if (pass.now_leader) {
+      Log(LogLevel::kInfo, *pass.now_leader ? "now the maintenance leader"
+                                            : "no longer the maintenance leader");
     }
-    if (pass->swept) {
-      const SweepSummary& r = *pass->swept;
+    if (pass.swept) {
+      const SweepSummary& r = *pass.swept;
       counters_.rescued += r.rescued;
       if (r.presumed_dead || r.rescued || r.expired) {
         Log(LogLevel::kInfo, "sweep: " + Plural(r.presumed_dead, "worker") + " presumed dead, " +
@@ -192,6 +182,16 @@ void Worker::Impl::SweeperLoop() {
       sweep_store_->NotifyWorkers();
       WakeClaimLoop();
     }
+    if (!pass.status.ok()) {
+      if (!reported_error) {
+        Log(LogLevel::kWarn, "maintenance failed, retrying: " + pass.status.ToString());
+      }
+      reported_error = true;
+      SleepFor(opt_.sweep_interval);
+      continue;
+    }
+    reported_error = false;
+    watch.Set(pass.live, node_, HostIdentity::Self().pid_ns);
     if (watch.Wait(opt_.sweep_interval, stop_fd_)) {
       SleepFor(Millis(5));  // let a dying process finish closing its files
     }

@@ -25,9 +25,9 @@ class MaintainerTest : public StoreTest {
   // The store's clock steps; the monotonic clocks (the judge's) do not.
   void StepWall(Millis d) { clock_.SetWall(clock_.NowMs() + d.count()); }
   MaintenancePass Pass(Maintainer& m, WorkerId self) {
-    auto p = m.Pass(self);
-    EXPECT_TRUE(p.has_value()) << p.error().ToString();
-    return p.has_value() ? std::move(p).value() : MaintenancePass{};
+    MaintenancePass p = m.Pass(self);
+    EXPECT_TRUE(p.status.ok()) << p.status.ToString();
+    return p;
   }
   WorkerState StateOf(WorkerId id) {
     const std::vector<WorkerInfo> workers = store_->WorkerList(false).value();
