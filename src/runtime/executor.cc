@@ -117,6 +117,7 @@ Result<bool> Worker::Impl::MarkStarted(RunningJob& r) {
 int64_t Worker::Impl::LeaseProvenUntil(const RunningJob& r) {
   // Claimed under a registration the store has since declared dead.
   if (r.worker != id_.load()) return 0;
+  if (!SessionVouchesFor(r)) return 0;
   return r.lease_base_mono() +
          SelfFenceAfter(r.lease, HeartbeatFor(r.lease, opt_.heartbeat)).count();
 }
@@ -135,6 +136,15 @@ std::optional<JobOutcome> Worker::Impl::RefuseUnproven(RunningJob& r) {
   if (r.stop.requested()) {
     r.started_mono = 0;
     return Failure(r, KindFor(r.stop.reason()), StopWhy(r.stop.reason()));
+  }
+  // A lost session lock (a cut connection, say) is most often back within
+  // milliseconds, and the next heartbeat vouches for the job again: wait
+  // for that rather than give the job up, as long as its lease lasts.
+  const int64_t lease_bound =
+      r.lease_base_mono() + SelfFenceAfter(r.lease, HeartbeatFor(r.lease, opt_.heartbeat)).count();
+  while (!SessionVouchesFor(r) && !r.stop.requested() && !threads_done_ &&
+         clock_.MonotonicMs() < lease_bound) {
+    SleepFor(Millis(10));
   }
   // A worker that has just woken from a freeze must not start a job whose
   // lease may already be someone else's (the watchdog may not have run).

@@ -96,7 +96,15 @@ class Worker::Impl {
   // is known to have extended the lease has not passed. 0: not at all.
   // No job's code starts at or after it, whatever queue it waited in
   // (Execute; a command's own process checks it last, just before exec).
+  // While the worker's session does not hold its lock (PostgreSQL), the
+  // others may prove it dead at any moment (its lock gone past their
+  // confirmation), so no lease proves anything; after the session is back,
+  // only a claim or heartbeat that began since then does (a proof of death
+  // reached meanwhile is in the heartbeat's reply).
   int64_t LeaseProvenUntil(const RunningJob& r);
+  bool SessionVouchesFor(const RunningJob& r) const {
+    return !session_lost_ && r.lease_base_mono() > session_back_mono_;
+  }
   bool LeaseProven(const RunningJob& r) { return clock_.MonotonicMs() < LeaseProvenUntil(r); }
   // Hands back, unrun, jobs the store says this worker holds but whose
   // claim's reply was lost (see core/lost_claims.h). `reply_mono`: when the
@@ -160,6 +168,12 @@ class Worker::Impl {
   std::unique_ptr<Completer> completer_;
   // The session loop's; closed after WorkerStop (see Shutdown).
   std::unique_ptr<WorkerSession> session_;
+  // Set by the session loop: its lock is lost (it held it, then the
+  // session failed or could not lock again), and when it last came back.
+  std::atomic<bool> session_lost_{false};
+  std::atomic<int64_t> session_back_mono_{0};
+  bool session_held_once_ = false;  // session loop only
+  void NoteSessionHolds(bool holds);  // session loop only
   std::string node_;
   int wake_fd_ = -1;  // eventfd: a slot freed, or stop
   int stop_fd_ = -1;  // eventfd: the background loops must end

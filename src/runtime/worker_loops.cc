@@ -198,6 +198,20 @@ void Worker::Impl::SweeperLoop() {
   }
 }
 
+void Worker::Impl::NoteSessionHolds(bool holds) {
+  if (!holds) {
+    // Only a lock once held can be missed by the others: before the first
+    // one (and for a new registration) nothing proves this worker dead.
+    if (session_held_once_) session_lost_ = true;
+    return;
+  }
+  session_held_once_ = true;
+  if (session_lost_) {
+    session_back_mono_ = clock_.MonotonicMs();
+    session_lost_ = false;
+  }
+}
+
 void Worker::Impl::SessionLoop() {
   // Kept in session_ (not a local) so it outlives this thread until the
   // goodbye is written: a session closing first would look like a death.
@@ -211,6 +225,8 @@ void Worker::Impl::SessionLoop() {
       if (!session || session_for != id_) {
         session.reset();
         session_for = id_;
+        session_held_once_ = false;
+        session_lost_ = false;
         WARDEN_ASSIGN_OR_RETURN(session, heartbeat_store_->OpenSession(session_for, opt_.lease));
       }
       // The server must not end the session (a proof of death) while a job
@@ -224,8 +240,11 @@ void Worker::Impl::SessionLoop() {
       pollfd fds[3] = {{stop_fd_, POLLIN, 0}, {longer_lease_fd_, POLLIN, 0},
                        {session->fd(), POLLIN, 0}};
       const bool connected = session->fd() >= 0;
-      // Disconnected: try again soon (the connection paces its own backoff).
-      poll(fds, connected ? 3 : 2, connected ? static_cast<int>(opt_.poll_interval.count()) : 20);
+      // Disconnected, or its lock not yet taken again: try again soon (the
+      // connection paces its own backoff), well within the others' 250 ms
+      // confirmation of a lost lock.
+      const bool settled = connected && session->Holds();
+      poll(fds, connected ? 3 : 2, settled ? static_cast<int>(opt_.poll_interval.count()) : 20);
       if (threads_done_) return Status::Ok();
       if (fds[1].revents) {
         uint64_t drained;
@@ -234,9 +253,11 @@ void Worker::Impl::SessionLoop() {
       }
       WARDEN_ASSIGN_OR_RETURN(bool woken, session->Drain());
       if (woken) WakeClaimLoop();
+      NoteSessionHolds(session->Holds());
       return Status::Ok();
     }();
     if (!status.ok()) {
+      NoteSessionHolds(false);
       if (!reported_error) {
         Log(LogLevel::kWarn, "worker session failed, reconnecting: " + status.ToString());
       }

@@ -140,6 +140,10 @@ class WorkerSession {
     (void)lease;
     return Status::Ok();
   }
+  // Whether the session holds what proves this worker alive (PostgreSQL:
+  // its lock; SQLite: nothing to hold, always true). Not held, others may
+  // soon prove it dead (Store::WorkerListLive's session_lost).
+  virtual bool Holds() const { return true; }
 };
 
 class Store {

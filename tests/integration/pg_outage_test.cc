@@ -439,6 +439,52 @@ TEST_P(PgOutageTest, TerminatedConnectionsMidJobReconnectWithoutRescue) {
 }
 
 // ---------------------------------------------------------------------------
+// 1b. A worker whose session lock is lost must not start jobs: the others
+//    may prove it dead (its lock gone past their 250 ms confirmation) at any
+//    moment, and a job started then would run beside its next attempt (the
+//    chaos runner's seed 0x86bd5b7096c92cfc: a worker frozen across a cut of
+//    its sessions claimed on thawing, and started those jobs just after the
+//    store had recovered them). Here the lock is held by the test, so the
+//    worker cannot lock again and nobody may declare it dead: the job it
+//    claims waits, then runs on its first attempt once the lock is back and
+//    a heartbeat vouches for the job again.
+// ---------------------------------------------------------------------------
+TEST_P(PgOutageTest, AJobWaitsWhileItsWorkersSessionLockIsLost) {
+  // A lease much longer than the wait, so the job waits rather than being
+  // given up unproven.
+  Worker& w = StartWorker("w", FastFlags({{"--lease", "10s"}, {"--keepalive-threshold", "10s"}}));
+  const int64_t wid = WorkerIdOf(w.pid());
+  ASSERT_GT(wid, 0);
+  ASSERT_TRUE(WaitFor([&] { return LockHolder(wid) > 0; })) << "no session lock";
+  auto thief = warden::pg::Conn::Connect(db());
+  ASSERT_TRUE(thief.has_value()) << thief.error().ToString();
+  const auto key = warden::pg::Params().Add(warden::pg::kWorkerLockClass).Add(
+      static_cast<int>(wid));
+  ASSERT_TRUE(WaitFor([&] {
+    const int holder = LockHolder(wid);
+    if (holder > 0) Terminate("pid = " + std::to_string(holder));
+    auto took = (*thief)->Exec("SELECT pg_try_advisory_lock($1::int, $2::int)", key);
+    return took.has_value() && took->Bool(0, 0);
+  })) << "could not take the worker's lock from it";
+
+  const int64_t id = Add(Job("log start; log done"));
+  ASSERT_GT(id, 0);
+  ASSERT_TRUE(WaitFor([&] { return Show(id)["state"] == "running"; })) << w.Log();
+  // Time passing proves the job does not start: 1.5 s, far past a claim's
+  // usual start (milliseconds).
+  std::this_thread::sleep_for(Millis(1500));
+  EXPECT_TRUE(LedgerFor(id, "start").empty()) << "started while its worker's lock was lost";
+  const SteadyTime released = std::chrono::steady_clock::now();
+  ASSERT_TRUE((*thief)->Exec("SELECT pg_advisory_unlock($1::int, $2::int)", key).has_value());
+  ASSERT_TRUE(WaitFor([&] { return Show(id)["state"] == "succeeded"; })) << w.Log();
+  std::cout << "[ measure  ] started " << MillisSince(released)
+            << " ms or less after the lock was free again\n";
+  ExpectSucceededOnceOnFirstAttempt(id, wid);
+  EXPECT_FALSE(w.LogHas("registered again")) << w.Log();
+  EXPECT_FALSE(w.LogHas("not started")) << w.Log();
+}
+
+// ---------------------------------------------------------------------------
 // 2. The server restarted mid-job, with a lease that covers the outage
 //    (lease 10s, heartbeat 500ms: the worker would fence itself only after
 //    7.5 s without a heartbeat; keepalive threshold 10s so no sweeper presumes

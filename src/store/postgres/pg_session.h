@@ -30,6 +30,7 @@ class PgSession final : public WorkerSession {
   int fd() override { return conn_->socket(); }
   Result<bool> Drain() override;
   Status KeepAliveFor(Millis lease) override;
+  bool Holds() const override { return locked_ && conn_->socket() >= 0; }
 
  private:
   PgSession(WorkerId id, Millis lease) : id_(id), lease_(lease) {}
