@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""What the two UPDATEs of a job's life (the claim's and a plain
-success's) cost per job on warden's SQLite schema: the statements warden
-runs (src/store/sqlite/sqlite_store.cc, kClaimSql and kSucceedPlainSql),
-on copies of a file of available jobs, given one job per execution and
-then --batch jobs per execution (as a worker's claim and its completer
-do), first with warden's indexes, then in a table of only the columns the hot
-path uses (with warden's indexes), then without the indexes beside the
-claim index. Prints the median of 3 per variant, in microseconds per job.
+"""What the two UPDATEs of a job's life (the claim's and a plain success's)
+cost per job on warden's SQLite schema: the statements warden runs
+(src/store/sqlite/: kClaimSql in sqlite_store_claim.cc, kSucceedPlainSql in
+sqlite_store_finish.cc), on copies of a file of available jobs, given one
+job per execution and then --batch jobs per execution (as a worker's claim
+and its completer do), first with warden's indexes, then in a table of only
+the columns the hot path uses (with warden's indexes), then without the
+indexes beside the claim index. Prints the median of 3 per variant, in
+microseconds per job.
 
     build/bench/warden_bench bulk --db sqlite:/dev/shm/jobs.db --jobs 100000
     python3 bench/row_update_cost.py /dev/shm/jobs.db [--rows 50000] [--batch 512]

@@ -48,7 +48,7 @@ inline int ClaimAhead(int slots, double claim_us, double job_us) {
 // requeued uncharged; an at-least-once job needs retries and budget left,
 // and no crash yet (a first loss is retried without backoff, and a job
 // already lost once may be the one that kills workers).
-// The PostgreSQL claim repeats this in SQL (pg_store.cc, kSafeToClaimAhead).
+// The PostgreSQL claim repeats this in SQL (pg_store_claim.cc, kSafeToClaimAhead).
 inline bool SafeToClaimAhead(const JobInfo& job) {
   if (job.delivery == Delivery::kAtMostOnce) return true;
   return job.crashes == 0 && job.max_crashes > 1 && job.retry != RetryPolicy::kNone &&

@@ -1,5 +1,5 @@
-// MemStore: jobs (sqlite_store.cc). Workers and maintenance are in
-// mem_store_workers.cc.
+// MemStore: jobs (sqlite_store.cc and its _claim, _finish and _admin files). Workers and
+// maintenance are in mem_store_workers.cc.
 #include <algorithm>
 #include <unordered_set>
 

@@ -1,0 +1,171 @@
+// PgStore: reads and admin: attempts, get, list, retry, cancel, counts, next due, backlog.
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/operator_rules.h"
+#include "store/postgres/pg_rows.h"
+#include "store/postgres/pg_store.h"
+
+namespace warden::pg {
+
+Result<std::vector<AttemptInfo>> PgStore::AttemptsLocked(JobId id) {
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows q, conn_->Exec("SELECT a.attempt, a.worker_id, a.lease_token, a.claimed_at, "
+                          "a.started_at, a.finished_at, a.outcome, a.error_message, a.exit_code, "
+                          "a.signal, a.stderr_tail, w.name, a.stdout_tail FROM warden.attempts "
+                          "a LEFT JOIN warden.workers w ON w.id = a.worker_id WHERE a.job_id = "
+                          "$1::bigint ORDER BY a.attempt",
+                          Params().Add(id)));
+  std::vector<AttemptInfo> out;
+  for (int i = 0; i < q.size(); ++i) {
+    out.push_back(AttemptFromRow(q, i));
+  }
+  return out;
+}
+
+Result<JobInfo> PgStore::JobGet(JobId id) {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows r, conn_->Exec(std::string("SELECT ") + kJobColumns + ", " + JobExtraColumns("j") +
+                              " FROM warden.jobs j WHERE id = $1::bigint",
+                          Params().Add(id)));
+  if (r.empty()) return NotFound("no job with id " + std::to_string(id));
+  JobInfo job = JobFromRow(r, 0);
+  JobExtrasFromRow(r, 0, kJobColumnCount, &job);
+  WARDEN_ASSIGN_OR_RETURN(job.attempts, AttemptsLocked(id));
+  return job;
+}
+
+// $1 the states (an empty array: any), $2 the queue, $3 the task (empty:
+// any), $4 the limit.
+const char* const kListedWhere =
+    " FROM warden.jobs j WHERE (cardinality($1::text[]) = 0 OR j.state = ANY($1::text[])) "
+    "AND ($2 = '' OR j.queue = $2) AND ($3 = '' OR j.task = $3)";
+
+Result<std::vector<JobInfo>> PgStore::JobList(const JobFilter& f, int64_t* total) {
+  MutexLock lock(mu_);
+  std::vector<std::string> states;
+  for (JobState s : f.states) states.push_back(JobStateName(s));
+  Params p;
+  p.AddArray(states).Add(f.queue).Add(f.task).Add(f.limit);
+  // The page first, then the extras of its jobs only; the count, when
+  // asked for, in the same statement (one snapshot).
+  std::string sql = "SELECT page.*, " + JobExtraColumns("page");
+  if (total) sql += std::string(", (SELECT count(*)") + kListedWhere + ")";
+  sql += std::string(" FROM (SELECT ") + kJobColumns + kListedWhere +
+         " ORDER BY j.id DESC LIMIT $4::int) page ORDER BY page.id DESC";
+  WARDEN_ASSIGN_OR_RETURN(Rows r, conn_->Exec(sql, p));
+  std::vector<JobInfo> out;
+  if (total) *total = 0;  // no row: nothing matches (the limit is at least 1)
+  for (int i = 0; i < r.size(); ++i) {
+    out.push_back(JobFromRow(r, i));
+    JobExtrasFromRow(r, i, kJobColumnCount, &out.back());
+    if (total) *total = r.Int(i, kJobColumnCount + kJobExtraColumnCount);
+  }
+  return out;
+}
+
+Result<JobState> PgStore::LockJobStateLocked(JobId id) {
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows q, conn_->Exec("SELECT state FROM warden.jobs WHERE id = $1::bigint FOR UPDATE",
+                          Params().Add(id)));
+  if (q.empty()) return NotFound("no job with id " + std::to_string(id));
+  return ParseJobState(q.Text(0, 0)).value_or(JobState::kDead);
+}
+
+Status PgStore::JobRetry(JobId id) {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
+  WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
+  WARDEN_ASSIGN_OR_RETURN(JobState state, LockJobStateLocked(id));
+  WARDEN_RETURN_IF_ERROR(CheckRetryAllowed(id, state));
+  Status s = conn_
+                 ->Exec("UPDATE warden.jobs SET state = 'available', run_at = $1::bigint, "
+                        "charged = 0, crashes = 0, finished_at = NULL, start_deadline_at = NULL "
+                        "WHERE id = $2::bigint",
+                        Params().Add(now).Add(id))
+                 .status();
+  if (s.code() == StatusCode::kFailedPrecondition) {
+    return FailedPrecondition("job " + std::to_string(id) +
+                              ": another live job holds its unique key");
+  }
+  WARDEN_RETURN_IF_ERROR(s);
+  return tx->Commit();
+}
+
+Result<JobState> PgStore::JobCancel(JobId id) {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
+  WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
+  WARDEN_ASSIGN_OR_RETURN(JobState state, LockJobStateLocked(id));
+  WARDEN_RETURN_IF_ERROR(CheckCancelAllowed(id, state));
+  if (state == JobState::kRunning) {
+    WARDEN_RETURN_IF_ERROR(
+        conn_->Exec("UPDATE warden.jobs SET cancel_requested = true WHERE id = $1::bigint",
+                    Params().Add(id))
+            .status());
+  } else {
+    WARDEN_RETURN_IF_ERROR(
+        conn_
+            ->Exec("UPDATE warden.jobs SET state = 'cancelled', finished_at = $1::bigint, "
+                   "last_error = 'cancelled' WHERE id = $2::bigint",
+                   Params().Add(now).Add(id))
+            .status());
+  }
+  WARDEN_RETURN_IF_ERROR(tx->Commit());
+  return state == JobState::kRunning ? JobState::kRunning : JobState::kCancelled;
+}
+
+Result<int64_t> PgStore::JobCountUnfinished() {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(
+      // One count per index: jobs_state has no available or running jobs.
+      Rows r, conn_->Exec("SELECT (SELECT count(*) FROM warden.jobs WHERE state IN "
+                          "('scheduled', 'retryable')) + (SELECT count(*) FROM warden.jobs "
+                          "WHERE state = 'available') + (SELECT count(*) FROM warden.jobs "
+                          "WHERE state = 'running' AND worker_id IS NOT NULL)"));
+  return r.Int(0, 0);
+}
+
+Result<std::optional<Millis>> PgStore::JobNextDueIn() {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows r, conn_->Exec("SELECT run_at FROM warden.jobs WHERE state IN ('scheduled', "
+                          "'retryable') ORDER BY run_at LIMIT 1"));
+  if (r.empty()) return std::optional<Millis>();
+  return std::optional<Millis>(Millis(std::max<int64_t>(0, r.Int(0, 0) - now)));
+}
+
+// One part per state, each in the terms of the partial index that holds it.
+// $1: the queues, none for every queue.
+const char* const kBacklogSql =
+    "SELECT queue, task, command <> '', 'available', count(*), min(run_at) FROM warden.jobs "
+    "WHERE state = 'available' AND (cardinality($1::text[]) = 0 OR queue = ANY($1::text[])) "
+    "GROUP BY 1, 2, 3 UNION ALL SELECT queue, task, command <> '', state, count(*), "
+    "min(run_at) FROM warden.jobs WHERE state IN ('scheduled', 'retryable') AND "
+    "(cardinality($1::text[]) = 0 OR queue = ANY($1::text[])) GROUP BY 1, 2, 3, 4 UNION ALL "
+    "SELECT queue, task, command <> '', 'running', count(*), min(run_at) FROM warden.jobs "
+    "WHERE state = 'running' AND worker_id IS NOT NULL AND (cardinality($1::text[]) = 0 OR "
+    "queue = ANY($1::text[])) GROUP BY 1, 2, 3";
+
+Result<std::vector<BacklogGroup>> PgStore::JobBacklog(const std::vector<std::string>& queues) {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(Rows r, conn_->Exec(kBacklogSql, Params().AddArray(queues)));
+  std::vector<BacklogGroup> out;
+  for (int i = 0; i < r.size(); ++i) {
+    BacklogGroup g;
+    g.queue = r.Text(i, 0);
+    g.task = r.Text(i, 1);
+    g.command = r.Bool(i, 2);
+    g.state = ParseJobState(r.Text(i, 3)).value_or(JobState::kAvailable);
+    g.count = r.Int(i, 4);
+    g.next_run_at = r.Int(i, 5);
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+}  // namespace warden::pg

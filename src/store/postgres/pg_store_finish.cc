@@ -1,0 +1,159 @@
+// PgStore: the finish path: fenced writes, successes, failures, batches, checkpoints.
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/retry.h"
+#include "store/postgres/pg_store.h"
+#include "warden/text.h"
+
+namespace warden::pg {
+
+Status PgStore::LogFenced(const JobRef& ref, WorkerId worker, const std::string& what,
+                          TimeMs now) {
+  return conn_
+      ->Exec("INSERT INTO warden.fenced_writes (job_id, lease_token, worker_id, at, what) "
+             "VALUES ($1::bigint, $2::bigint, $3::bigint, $4::bigint, $5)",
+             Params().Add(ref.id).Add(ref.lease_token).Add(worker).Add(now).Add(what))
+      .status();
+}
+
+Result<bool> PgStore::FailLocked(const JobOutcome& o, TimeMs now) {
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows q, conn_->Exec("SELECT delivery, started_mark, retry, charged, max_attempts, "
+                          "crashes, max_crashes, attempt, cancel_requested FROM warden.jobs "
+                          "WHERE id = $1::bigint AND lease_token = $2::bigint AND state = "
+                          "'running' FOR UPDATE",
+                          Params().Add(o.ref.id).Add(o.ref.lease_token)));
+  if (q.empty()) return false;
+  FailureInput in;
+  in.kind = o.error.kind;
+  in.delivery = ParseDelivery(q.Text(0, 0)).value_or(Delivery::kAtLeastOnce);
+  in.started_mark = q.Bool(0, 1);
+  in.retry = ParseRetryPolicy(q.Text(0, 2)).value_or(RetryPolicy::kDefault);
+  in.charged = static_cast<int>(q.Int(0, 3));
+  in.max_attempts = static_cast<int>(q.Int(0, 4));
+  in.crashes = static_cast<int>(q.Int(0, 5));
+  in.max_crashes = static_cast<int>(q.Int(0, 6));
+  const int64_t attempt = q.Int(0, 7);
+  // An operator's cancel wins over however the attempt ended.
+  if (q.Bool(0, 8)) in.kind = ErrorKind::kCancelled;
+
+  const FailureDecision d = DecideFailure(in, Jitter());
+  const bool terminal = IsTerminal(d.next);
+  Params p;
+  p.Add(JobStateName(d.next)).Add(static_cast<int64_t>(d.delay.count())).Add(now);
+  p.Add(d.charge ? 1 : 0).Add(d.count_crash ? 1 : 0).Add(ErrorKindName(d.kind));
+  p.Add(terminal ? std::optional<int64_t>(now) : std::nullopt).Add(o.ref.id);
+  p.Add(ErrorKindName(o.error.kind)).Add(o.error.message);
+  p.Add(o.error.exit_code ? std::optional<int64_t>(*o.error.exit_code) : std::nullopt);
+  p.Add(o.error.signal ? std::optional<int64_t>(*o.error.signal) : std::nullopt);
+  p.AddTextOrNull(o.error.stderr_tail).Add(attempt).AddTextOrNull(o.error.stdout_tail);
+  // A retry without backoff keeps its place in line (its old run_at), so a
+  // rescued job runs next instead of behind the whole backlog. The attempt
+  // keeps what really happened; the job keeps the verdict.
+  WARDEN_RETURN_IF_ERROR(
+      conn_
+          ->Exec("WITH j AS (UPDATE warden.jobs SET state = $1, run_at = CASE WHEN "
+                 "$2::bigint > 0 THEN $3::bigint + $2::bigint ELSE run_at END, charged = "
+                 "charged + $4::int, crashes = crashes + $5::int, last_error = $6, finished_at "
+                 "= $7::bigint, lease_expires_at = NULL, cancel_requested = false WHERE id = "
+                 "$8::bigint) UPDATE warden.attempts SET outcome = $9, finished_at = "
+                 "$3::bigint, error_message = $10, exit_code = $11::int, signal = $12::int, "
+                 "stderr_tail = $13, stdout_tail = $15 WHERE job_id = $8::bigint AND "
+                 "attempt = $14::int",
+                 p)
+          .status());
+  return true;
+}
+
+// `note`: what the worker noticed about a successful attempt (NULL for
+// almost all), kept in its stderr_tail as a failure's is.
+const char* const kSucceedManySql =
+    "WITH v AS (SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $5::text[]) AS "
+    "v(id, token, result, note)), done AS (UPDATE warden.jobs j SET state = 'succeeded', "
+    "result = v.result::json, finished_at = $4::bigint, lease_expires_at = NULL FROM v WHERE "
+    "j.id = v.id AND j.lease_token = v.token AND j.state = 'running' RETURNING j.id, "
+    "j.lease_token, j.attempt), att AS (UPDATE warden.attempts a SET outcome = 'succeeded', "
+    "finished_at = $4::bigint, stderr_tail = v.note FROM done JOIN v ON v.id = done.id AND "
+    "v.token = done.lease_token WHERE a.job_id = done.id AND a.attempt = done.attempt) SELECT "
+    "id, lease_token FROM done";
+
+Result<std::vector<bool>> PgStore::JobFinishMany(WorkerId worker,
+                                                 std::span<const JobOutcome> outcomes) {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
+  // Lock the rows in id order first: a heartbeat or a rescue locking the
+  // same worker's jobs does so in the same order, so none can deadlock. The
+  // same round trip reads the time.
+  std::vector<int64_t> all;
+  for (const JobOutcome& o : outcomes) all.push_back(o.ref.id);
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows locked,
+      conn_->Exec("WITH l AS MATERIALIZED (SELECT id FROM warden.jobs WHERE id = "
+                  "ANY($1::bigint[]) ORDER BY id FOR UPDATE) SELECT coalesce($2::bigint, "
+                  "warden.now_ms()), (SELECT count(*) FROM l)",
+                  Params().AddArray(all).Add(FakeNow())));
+  const TimeMs now = locked.Int(0, 0);
+
+  std::vector<bool> accepted(outcomes.size(), false);
+  std::vector<int64_t> ids, tokens;
+  std::vector<std::optional<std::string>> results, notes;
+  for (const JobOutcome& o : outcomes) {
+    if (!o.success) continue;
+    ids.push_back(o.ref.id);
+    tokens.push_back(o.ref.lease_token);
+    results.push_back(o.result.is_null() ? std::nullopt
+                                         : std::optional<std::string>(JsonText(o.result)));
+    notes.push_back(o.note.empty() ? std::nullopt : std::optional<std::string>(o.note));
+  }
+  std::set<std::pair<JobId, int64_t>> done;
+  if (!ids.empty()) {
+    WARDEN_ASSIGN_OR_RETURN(
+        Rows r, conn_->Exec(kSucceedManySql,
+                            Params()
+                                                .AddArray(ids)
+                                                .AddArray(tokens)
+                                                .AddArray(results)
+                                                .Add(now)
+                                                .AddArray(notes)));
+    for (int i = 0; i < r.size(); ++i) done.emplace(r.Int(i, 0), r.Int(i, 1));
+  }
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    const JobOutcome& o = outcomes[i];
+    if (o.success) {
+      accepted[i] = done.count({o.ref.id, o.ref.lease_token}) > 0;
+      if (!accepted[i]) {
+        // A retry of a batch whose COMMIT reply was lost finds its own
+        // completion already there: that is not a fenced write.
+        WARDEN_ASSIGN_OR_RETURN(
+            Rows s, conn_->Exec("SELECT 1 FROM warden.jobs WHERE id = $1::bigint AND "
+                                "lease_token = $2::bigint AND state = 'succeeded'",
+                                Params().Add(o.ref.id).Add(o.ref.lease_token)));
+        accepted[i] = !s.empty();
+        if (accepted[i]) continue;
+      }
+    } else {
+      WARDEN_ASSIGN_OR_RETURN(accepted[i], FailLocked(o, now));
+    }
+    if (!accepted[i]) {
+      WARDEN_RETURN_IF_ERROR(
+          LogFenced(o.ref, worker, o.success ? "complete" : ErrorKindName(o.error.kind), now));
+    }
+  }
+  WARDEN_RETURN_IF_ERROR(tx->Commit());
+  return accepted;
+}
+
+Result<bool> PgStore::JobCheckpoint(JobRef ref, const Json& checkpoint) {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows r, conn_->Exec("UPDATE warden.jobs SET checkpoint = $1::json WHERE id = $2::bigint "
+                          "AND lease_token = $3::bigint AND state = 'running'",
+                          Params().Add(JsonText(checkpoint)).Add(ref.id).Add(ref.lease_token)));
+  return r.affected() == 1;
+}
+
+}  // namespace warden::pg

@@ -1,0 +1,289 @@
+// SqliteStore: reads and admin: attempts, get, list, retry, cancel, counts, next due, backlog.
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/operator_rules.h"
+#include "store/sqlite/rows.h"
+#include "store/sqlite/sqlite_store.h"
+
+namespace warden::sqlite {
+
+// jobs_state leaves running and available jobs out (see schema.cc):
+// jobs_running_worker has the running ones, jobs_claim the available ones.
+// SQLite uses a partial index only for a query that repeats its condition
+// word for word, hence the literal state terms.
+#define WARDEN_NOT_IN_CLAIM_PATH "state NOT IN ('running', 'available')"
+
+namespace {
+
+// The filter's states, each once, in JobState order.
+std::vector<JobState> ListedStates(const JobFilter& f) {
+  std::vector<JobState> states = f.states;
+  std::sort(states.begin(), states.end());
+  states.erase(std::unique(states.begin(), states.end()), states.end());
+  return states;
+}
+
+// Parameters of a listing: ?1 the limit, ?2 the queue, ?3 the task, then
+// one for each state of ListedStates that jobs_state holds, in that order.
+constexpr int kListStateParam = 4;
+
+// `FROM ... WHERE ...` of the jobs in `state` (or in any state, when
+// `state` is null) that match the queue and task of `f`. `param`: the
+// state's parameter, if it needs one (advanced).
+std::string ListedFrom(const JobFilter& f, std::optional<JobState> state, int* param) {
+  std::string sql;
+  if (!state) {
+    // No WHERE at all when nothing is filtered: SQLite then counts the
+    // jobs without reading their rows.
+    sql = " FROM jobs";
+  } else if (*state == JobState::kRunning) {
+    sql = " FROM jobs INDEXED BY jobs_running_worker WHERE state = 'running'";
+  } else if (*state == JobState::kAvailable) {
+    sql = " FROM jobs INDEXED BY jobs_claim WHERE state = 'available'";
+  } else {
+    sql = " FROM jobs WHERE state = ?" + std::to_string((*param)++) +
+          " AND " WARDEN_NOT_IN_CLAIM_PATH;
+  }
+  const char* join = state ? " AND " : " WHERE ";
+  if (!f.queue.empty()) {
+    sql += std::string(join) + "queue = ?2";
+    join = " AND ";
+  }
+  if (!f.task.empty()) sql += std::string(join) + "task = ?3";
+  return sql;
+}
+
+}  // namespace
+
+std::string JobListSql(const JobFilter& f, bool count) {
+  const std::vector<JobState> states = ListedStates(f);
+  // One arm per state, each read through its state's index in id order,
+  // merged (a compound SELECT): `state IN (...)` could use no partial index.
+  std::string list, total;
+  int param = kListStateParam;
+  if (states.empty()) {
+    const std::string from = ListedFrom(f, std::nullopt, &param);
+    list = std::string("SELECT ") + kJobColumns + from;
+    total = "SELECT count(*)" + from;
+  } else {
+    for (JobState state : states) {
+      const std::string from = ListedFrom(f, state, &param);
+      list += (list.empty() ? "SELECT " : " UNION ALL SELECT ") + std::string(kJobColumns) + from;
+      total += (total.empty() ? "SELECT " : " + ") + std::string("(SELECT count(*)") + from + ")";
+    }
+  }
+  // The page first, then what a person wants beside each of its jobs (both
+  // ORDER BYs keep SQLite from merging the two, which would look up the
+  // extras of every job sorted, not only of those shown).
+  std::string sql = "SELECT page.*, " + JobExtraColumns("page");
+  if (count) sql += ", (" + total + ")";
+  return sql + " FROM (" + list + " ORDER BY id DESC LIMIT ?1) page ORDER BY page.id DESC";
+}
+
+const char* const kJobCountsSql =
+    "SELECT state, n FROM (SELECT state, count(*) AS n FROM jobs WHERE " WARDEN_NOT_IN_CLAIM_PATH
+    " GROUP BY state UNION ALL SELECT 'available', count(*) FROM jobs INDEXED BY jobs_claim "
+    "WHERE state = 'available' UNION ALL SELECT 'running', count(*) FROM jobs INDEXED BY "
+    "jobs_running_worker WHERE state = 'running') WHERE n > 0 ORDER BY state";
+
+const char* const kCountUnfinishedSql =
+    "SELECT (SELECT count(*) FROM jobs WHERE state IN ('scheduled', 'retryable') AND "
+    WARDEN_NOT_IN_CLAIM_PATH ") + (SELECT count(*) FROM jobs INDEXED BY jobs_claim WHERE "
+    "state = 'available') + (SELECT count(*) FROM jobs INDEXED BY jobs_running_worker "
+    "WHERE state = 'running')";
+
+#undef WARDEN_NOT_IN_CLAIM_PATH
+
+// `started_at`: the job row's attempt_started_at.
+Result<std::vector<AttemptInfo>> SqliteStore::AttemptsLocked(const JobInfo& job,
+                                                              std::optional<TimeMs> started_at) {
+  const JobId id = job.id;
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt q, db_->Prepare("SELECT a.attempt, a.worker_id, a.lease_token, a.claimed_at, "
+                           "a.started_at, a.finished_at, a.outcome, a.error_message, "
+                           "a.exit_code, a.signal, a.stderr_tail, w.name, a.stdout_tail "
+                           "FROM attempts a LEFT JOIN workers w ON w.id = a.worker_id "
+                           "WHERE a.job_id = ? ORDER BY a.attempt"));
+  q.Bind(1, id);
+  std::vector<AttemptInfo> out;
+  while (true) {
+    WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    out.push_back(AttemptFromColumns(q));
+  }
+  q.Reset();
+  // The attempt in progress, or the one that succeeded, is in the job row.
+  if (job.attempt == 0 || !job.worker || !job.started_at) return out;
+  if (job.state != JobState::kRunning && job.state != JobState::kSucceeded) return out;
+  const bool succeeded = job.state == JobState::kSucceeded;
+  auto last = std::find_if(out.begin(), out.end(),
+                           [&](const AttemptInfo& a) { return a.attempt == job.attempt; });
+  if (last == out.end()) {
+    AttemptInfo a;
+    a.attempt = job.attempt;
+    a.worker = *job.worker;
+    a.worker_name = job.worker_name;
+    a.lease_token = job.lease_token;
+    a.claimed_at = *job.started_at;
+    a.started_at = started_at;
+    a.outcome = succeeded ? "succeeded" : "running";
+    if (succeeded) a.finished_at = job.finished_at;
+    out.push_back(std::move(a));
+  } else if (last->outcome == "running") {
+    // Claimed before schema 3, which wrote its row then: what happened
+    // since is in the job row.
+    if (!last->started_at) last->started_at = started_at;
+    if (succeeded) {
+      last->outcome = "succeeded";
+      last->finished_at = job.finished_at;
+    }
+  }
+  return out;
+}
+
+Result<JobInfo> SqliteStore::JobGet(JobId id) {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt q, db_->Prepare(std::string("SELECT ") + kJobColumns + ", attempt_started_at, " +
+                           JobExtraColumns("jobs") + " FROM jobs WHERE id = ?"));
+  q.Bind(1, id);
+  WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
+  if (!row) return NotFound("no job with id " + std::to_string(id));
+  JobInfo job = JobFromRow(q);
+  const std::optional<TimeMs> attempt_started_at = q.OptInt(kJobColumnCount);
+  JobExtrasFromRow(q, kJobColumnCount + 1, &job);
+  q.Reset();
+  WARDEN_ASSIGN_OR_RETURN(job.attempts, AttemptsLocked(job, attempt_started_at));
+  return job;
+}
+
+Result<std::vector<JobInfo>> SqliteStore::JobList(const JobFilter& f, int64_t* total) {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(JobListSql(f, total != nullptr)));
+  q.Bind(1, f.limit);
+  if (!f.queue.empty()) q.Bind(2, f.queue);
+  if (!f.task.empty()) q.Bind(3, f.task);
+  int param = kListStateParam;
+  for (JobState state : ListedStates(f)) {
+    if (state != JobState::kRunning && state != JobState::kAvailable) {
+      q.Bind(param++, JobStateName(state));
+    }
+  }
+  std::vector<JobInfo> out;
+  if (total) *total = 0;  // no row: nothing matches (the limit is at least 1)
+  while (true) {
+    WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    out.push_back(JobFromRow(q));
+    JobExtrasFromRow(q, kJobColumnCount, &out.back());
+    if (total) *total = q.Int(kJobColumnCount + kJobExtraColumnCount);
+  }
+  return out;
+}
+
+Status SqliteStore::JobRetry(JobId id) {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
+  const TimeMs now = clock_->NowMs();
+  WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("SELECT state FROM jobs WHERE id = ?"));
+  WARDEN_ASSIGN_OR_RETURN(bool row, q.Bind(1, id).Step());
+  if (!row) return NotFound("no job with id " + std::to_string(id));
+  const JobState state = ParseJobState(q.Text(0)).value_or(JobState::kDead);
+  q.Reset();
+  WARDEN_RETURN_IF_ERROR(CheckRetryAllowed(id, state));
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt upd, db_->Prepare("UPDATE jobs SET state = 'available', run_at = ?, charged = 0, "
+                             "crashes = 0, finished_at = NULL, start_deadline_at = NULL "
+                             "WHERE id = ?"));
+  Status s = upd.Bind(1, now).Bind(2, id).Exec().status();
+  if (s.code() == StatusCode::kFailedPrecondition) {
+    return FailedPrecondition("job " + std::to_string(id) +
+                              ": another live job holds its unique key");
+  }
+  WARDEN_RETURN_IF_ERROR(s);
+  return tx->Commit();
+}
+
+Result<JobState> SqliteStore::JobCancel(JobId id) {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
+  const TimeMs now = clock_->NowMs();
+  WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("SELECT state FROM jobs WHERE id = ?"));
+  WARDEN_ASSIGN_OR_RETURN(bool row, q.Bind(1, id).Step());
+  if (!row) return NotFound("no job with id " + std::to_string(id));
+  const JobState state = ParseJobState(q.Text(0)).value_or(JobState::kDead);
+  q.Reset();
+  WARDEN_RETURN_IF_ERROR(CheckCancelAllowed(id, state));
+  if (state == JobState::kRunning) {
+    WARDEN_ASSIGN_OR_RETURN(Stmt upd,
+                            db_->Prepare("UPDATE jobs SET cancel_requested = 1 WHERE id = ?"));
+    WARDEN_RETURN_IF_ERROR(upd.Bind(1, id).Exec().status());
+  } else {
+    WARDEN_ASSIGN_OR_RETURN(
+        Stmt upd, db_->Prepare("UPDATE jobs SET state = 'cancelled', finished_at = ?, "
+                               "last_error = 'cancelled' WHERE id = ?"));
+    WARDEN_RETURN_IF_ERROR(upd.Bind(1, now).Bind(2, id).Exec().status());
+  }
+  WARDEN_RETURN_IF_ERROR(tx->Commit());
+  return state == JobState::kRunning ? JobState::kRunning : JobState::kCancelled;
+}
+
+Result<int64_t> SqliteStore::JobCountUnfinished() {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt q, db_->Prepare(kCountUnfinishedSql));
+  WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
+  const int64_t n = row ? q.Int(0) : 0;
+  q.Reset();
+  return n;
+}
+
+Result<std::optional<Millis>> SqliteStore::JobNextDueIn() {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt q, db_->Prepare("SELECT run_at FROM jobs INDEXED BY jobs_due WHERE state IN "
+                           "('scheduled', 'retryable') ORDER BY run_at LIMIT 1"));
+  WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
+  std::optional<Millis> due;
+  if (row && !q.IsNull(0)) due = Millis(std::max<int64_t>(0, q.Int(0) - clock_->NowMs()));
+  q.Reset();
+  return due;
+}
+
+// One part per state, each in the terms of the partial index that holds it.
+// ?1: a JSON array of queues, [] for every queue.
+const char* const kBacklogSql =
+    "SELECT queue, task, command <> '', 'available', count(*), min(run_at) FROM jobs WHERE "
+    "state = 'available' AND (?1 = '[]' OR queue IN (SELECT value FROM json_each(?1))) GROUP "
+    "BY 1, 2, 3 UNION ALL SELECT queue, task, command <> '', state, count(*), min(run_at) FROM "
+    "jobs WHERE state IN ('scheduled', 'retryable') AND (?1 = '[]' OR queue IN (SELECT value "
+    "FROM json_each(?1))) GROUP BY 1, 2, 3, 4 UNION ALL SELECT queue, task, command <> '', "
+    "'running', count(*), min(run_at) FROM jobs WHERE state = 'running' AND worker_id IS NOT "
+    "NULL AND (?1 = '[]' OR queue IN (SELECT value FROM json_each(?1))) GROUP BY 1, 2, 3";
+
+Result<std::vector<BacklogGroup>> SqliteStore::JobBacklog(
+    const std::vector<std::string>& queues) {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(kBacklogSql));
+  q.Bind(1, Json(queues).dump());
+  std::vector<BacklogGroup> out;
+  while (true) {
+    WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    BacklogGroup g;
+    g.queue = q.Text(0);
+    g.task = q.Text(1);
+    g.command = q.Int(2) != 0;
+    g.state = ParseJobState(q.Text(3)).value_or(JobState::kAvailable);
+    g.count = q.Int(4);
+    g.next_run_at = q.Int(5);
+    out.push_back(std::move(g));
+  }
+  q.Reset();
+  return out;
+}
+
+}  // namespace warden::sqlite
