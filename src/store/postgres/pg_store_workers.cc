@@ -113,8 +113,8 @@ Result<std::vector<WorkerLiveness>> PgStore::WorkerListLive(const std::string& n
                   "1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.database = (SELECT oid "
                   "FROM pg_database WHERE datname = current_database()) AND l.classid::bigint = "
                   "$2::bigint AND l.objid::bigint = w.id AND l.objsubid = 2 AND l.granted), "
-                  "false), w.lock_epoch FROM warden.workers w WHERE w.state IN ('active', 'draining') AND "
-                  "($1 = '' OR w.name = $1) ORDER BY w.id",
+                  "false), w.lock_epoch FROM warden.workers w WHERE w.state IN ('active', "
+                  "'draining') AND ($1 = '' OR w.name = $1) ORDER BY w.id",
                   Params().Add(name).Add(kWorkerLockClass)));
   std::vector<WorkerLiveness> out;
   for (int i = 0; i < r.size(); ++i) {

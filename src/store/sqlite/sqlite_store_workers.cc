@@ -240,9 +240,10 @@ Result<bool> SqliteStore::LeaderTryAcquire(const std::string& name, WorkerId hol
   WARDEN_ASSIGN_OR_RETURN(seen, LeaderReadLocked(name));
   if (!possible(seen)) return false;
   WARDEN_ASSIGN_OR_RETURN(
-      Stmt up, db_->Prepare("INSERT INTO leaders (name, holder, expires_at, ttl_ms) VALUES (?1, ?2, "
-                            "?3, ?4) ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, "
-                            "expires_at = excluded.expires_at, ttl_ms = excluded.ttl_ms"));
+      Stmt up, db_->Prepare("INSERT INTO leaders (name, holder, expires_at, ttl_ms) VALUES "
+                            "(?1, ?2, ?3, ?4) ON CONFLICT (name) DO UPDATE SET holder = "
+                            "excluded.holder, expires_at = excluded.expires_at, ttl_ms = "
+                            "excluded.ttl_ms"));
   WARDEN_RETURN_IF_ERROR(up.Bind(1, name)
                              .Bind(2, holder)
                              .Bind(3, clock_->NowMs() + ttl.count())
