@@ -3,9 +3,10 @@
 // against the ground truth of which handlers really run.
 //
 //  (1) none lost, none stuck: at the end every job is terminal; during the
-//      run a running job's lease is live or being recovered (no expired
-//      lease outlives the sweeper's reach), and a running job is known to
-//      the healthy worker that holds it.
+//      run a running job's lease is live or being recovered (no lease left
+//      unrenewed for its length, in true time since the leader could watch
+//      it, outlives the sweeper's reach; the store's wall clock plays no
+//      part), and a running job is known to the healthy worker that holds it.
 //  (2) at most one committed completion per job, and every accepted write
 //      about a job names its current lease token (fencing).
 //  (3) no at-most-once handler starts twice without an operator's retry.
@@ -13,7 +14,9 @@
 //      the handlers that really run.
 //  (5) recovery bounds: a job held by a worker whose death is provable is
 //      recovered within sweep_interval + margin; held by a worker frozen,
-//      cut off or lost without proof, within lease + sweep_interval + margin.
+//      cut off or lost without proof, within lease + 2 x sweep_interval +
+//      margin (silence is judged by watching: the verdict comes up to a pass
+//      after the renewal is first seen, core/silence.h).
 //  (6) a handler does not run on past its lease in the store, nor after the
 //      store took the job from it (rescued, or claimed again), while its
 //      worker can act: its worker stopped it before, or was frozen then and
@@ -27,6 +30,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +41,7 @@ namespace warden::sim {
 
 class World;
 class SimWorker;
+struct MemJob;
 
 // One run of a handler, as it really happened.
 struct RunTruth {
@@ -75,6 +80,8 @@ class Checker {
   SimUs ThawGrace() const;
   SimUs KillLatency() const;
   SimUs Margin() const;
+  // Silence judged by watching: 2 sweep intervals + margin after a lease.
+  SimUs RecoveryAfterLease() const;
   // Healthy now, and without a break since `since`.
   bool HealthyThroughout(const SimWorker& p, SimUs since) const;
 
@@ -83,6 +90,10 @@ class Checker {
   void CheckRuns();
   void CheckDeadlines();
   bool HelperThroughout(const SimWorker& dead, SimUs since, bool same_host_only) const;
+  // Since when the current leader has watched the running job's lease: from
+  // when it was written, or from the leader's takeover when it could not
+  // have watched it before.
+  SimUs WatchedFrom(const MemJob& j) const;
 
   World& w_;
   std::vector<int> completions_;     // by JobId - 1
@@ -94,6 +105,8 @@ class Checker {
   SimUs last_no_healthy_ = 0;
   bool any_healthy_ = false;
   SimUs last_leader_unhealthy_ = -1;  // the leader lease was held by an unhealthy worker
+  std::optional<WorkerId> leader_seen_;  // the holder of the leader lease, as of the last step
+  SimUs leader_taken_at_ = -1;           // since when it holds it
   std::vector<SimUs> leader_unhealthy_;  // by process: the last time it was that worker
   struct Deadline {
     JobId job;

@@ -51,8 +51,10 @@ std::optional<KnownIssues> ParseKnownIssues(const std::string& comma_list) {
   while (std::getline(in, item, ',')) {
     if (item == "session_cut") {
       f.session_cut = true;
+    } else if (item == "pass_start_sightings") {
+      f.pass_start_sightings = true;
     } else if (item == "all") {
-      f = KnownIssues{true};
+      f = KnownIssues{true, true};
     } else if (!item.empty()) {
       return std::nullopt;
     }
@@ -68,6 +70,7 @@ std::string KnownIssuesFlag(const KnownIssues& f) {
     list += name;
   };
   add(f.session_cut, "session_cut");
+  add(f.pass_start_sightings, "pass_start_sightings");
   return list;
 }
 

@@ -136,7 +136,8 @@ TEST_P(SimKnownIssueTest, IsReproduced) {
 }
 
 INSTANTIATE_TEST_SUITE_P(KnownIssues, SimKnownIssueTest,
-                         testing::Values(IssueCase{"session_cut", 1, 300}),
+                         testing::Values(IssueCase{"session_cut", 1, 300},
+                                         IssueCase{"pass_start_sightings", 300, 300}),
                          [](const testing::TestParamInfo<IssueCase>& info) {
                            return std::string(info.param.name);
                          });

@@ -44,7 +44,6 @@ World::World(const RunOptions& options)
 World::~World() = default;
 
 TimeMs World::StoreNow() const { return kEpochMs + now_ / kUsPerMs; }
-SimUs World::ToSimUs(TimeMs store_time) const { return (store_time - kEpochMs) * kUsPerMs; }
 
 bool World::CutOff(const SimWorker& w) const { return InWindow(partitions_[w.plan()], now_); }
 
@@ -206,7 +205,20 @@ void World::OnTakenAway(const MemJob& job, int64_t token, const char* why) {
   }
 }
 
+void World::OnLeaseRenewed(const MemJob& job) {
+  lease_written_[job.id - 1] = now_;
+  lease_by_claim_[job.id - 1] = 0;
+}
+
+SimUs World::WorkerGoneAt(WorkerId id) const {
+  auto it = worker_gone_at_.find(id);
+  return it == worker_gone_at_.end() ? -1 : it->second;
+}
+
 void World::OnClaimed(const MemJob& job) {
+  lease_written_[job.id - 1] = now_;
+  lease_by_claim_[job.id - 1] = 1;
+  claimed_at_[job.id - 1] = now_;
   trace_.Line(now_, "store: job {} claimed by worker {} (token {}, attempt {})", job.id, job.worker,
               job.lease_token, job.attempt);
   for (RunTruth& run : runs_) {
@@ -217,7 +229,9 @@ void World::OnClaimed(const MemJob& job) {
 }
 
 void World::OnWorkerGone(const MemWorker& w) {
-  trace_.Line(now_, "store: worker {} ({}) is {}", w.id, w.name, WorkerStateName(w.state));
+  trace_.Line(now_, "store: worker {} ({}) is {}{}", w.id, w.name, WorkerStateName(w.state),
+              w.presumed_dead ? " (presumed: its heartbeat silent)" : "");
+  worker_gone_at_.try_emplace(w.id, now_);
 }
 
 bool World::AllJobsFinished() const {

@@ -106,6 +106,7 @@ class World final : public StoreObserver {
                        int64_t current_token) override;
   void OnTakenAway(const MemJob& job, int64_t token, const char* why) override;
   void OnClaimed(const MemJob& job) override;
+  void OnLeaseRenewed(const MemJob& job) override;
   void OnWorkerGone(const MemWorker& w) override;
 
   // --- For the checks ---
@@ -115,7 +116,18 @@ class World final : public StoreObserver {
   SimWorker* ProcessOfWorkerId(WorkerId id) const;
   bool Healthy(const SimWorker& w) const;
   bool CutOff(const SimWorker& w) const;  // inside a partition now
-  SimUs ToSimUs(TimeMs store_time) const;
+  // True time, whatever the store's clock did: when the running job's lease
+  // was last written (claim or heartbeat) and when it runs out (that plus
+  // the attempt's lease), when it was claimed.
+  SimUs LeaseWritten(const MemJob& j) const { return lease_written_[j.id - 1]; }
+  SimUs LeaseExpiry(const MemJob& j) const {
+    return LeaseWritten(j) + FromMs(j.active_lease_ms);
+  }
+  SimUs ClaimedAt(const MemJob& j) const { return claimed_at_[j.id - 1]; }
+  // Its lease was last written by its claim, not yet by a heartbeat.
+  bool LeaseByClaim(const MemJob& j) const { return lease_by_claim_[j.id - 1] != 0; }
+  // When the worker row stopped being live (dead or stopped); -1: live.
+  SimUs WorkerGoneAt(WorkerId id) const;
   void Fail(std::string violation);
 
  private:
@@ -157,6 +169,9 @@ class World final : public StoreObserver {
   std::vector<const FaultPlan*> pause_at_spawn_;   // by plan: armed worker pauses
   // Per plan: [from, to) windows; overlapping partitions merged into one.
   std::vector<std::vector<std::pair<SimUs, SimUs>>> partitions_, flaky_;
+  std::vector<SimUs> lease_written_, claimed_at_;  // by JobId - 1; see LeaseWritten
+  std::vector<char> lease_by_claim_;               // by JobId - 1
+  std::map<WorkerId, SimUs> worker_gone_at_;
   std::vector<JobId> job_of_plan_;  // 0 until enqueued
   std::vector<int> plan_of_job_;    // JobId - 1 -> plan
   int enqueued_ = 0;
