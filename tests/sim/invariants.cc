@@ -84,6 +84,55 @@ void Checker::AcceptedWrite(const char* what, JobId job, int64_t named, int64_t 
   }
 }
 
+bool Checker::WasHealthySince(int process, SimUs since) const {
+  const size_t i = static_cast<size_t>(process);
+  return i < healthy_.size() && healthy_[i] && last_unhealthy_[i] < since;
+}
+
+// What clock steps must never do (DESIGN.md, "Time"): get a worker that
+// stays healthy, heartbeating, declared dead or its running jobs taken
+// (an at-most-once job among them would go to dead). Judged from what the
+// checks saw up to the last step: the store has already changed the row.
+void Checker::WorkerGone(const MemWorker& row) {
+  if (row.state != WorkerState::kDead) return;
+  const SimWorker* p = w_.ProcessOfWorkerId(row.id);
+  if (!p || !p->alive() || p->id() != row.id) return;
+  const Timings& t = w_.scenario().t;
+  // Presumed dead: its heartbeat seen unchanged for the keepalive; a
+  // healthy worker renews it at least every heartbeat interval.
+  const int64_t silent_ms = t.keepalive.count() * 101 / 100 + t.heartbeat.count();
+  const SimUs window = row.presumed_dead ? FromMs(silent_ms) + Margin() : Margin();
+  if (!WasHealthySince(p->process(), w_.now() - window)) return;
+  w_.Fail(fmt::format(
+      "(time) worker {} ({}) was {} dead at {:.3f}s though it stayed healthy (heartbeating) "
+      "since {:.3f}s; store clock steps: {}",
+      row.id, p->info().name, row.presumed_dead ? "presumed" : "declared",
+      Sec(w_.now()), Sec(last_unhealthy_[static_cast<size_t>(p->process())]),
+      ClockSteps()));
+}
+
+void Checker::TakenAway(const MemJob& job, const char* why) {
+  if (std::string_view(why) != kLeaseSilent) return;  // its worker's death: WorkerGone
+  const SimWorker* p = w_.ProcessOfWorkerId(job.worker);
+  if (!p || !p->alive() || p->id() != job.worker) return;
+  const Timings& t = w_.scenario().t;
+  const SimUs window =
+      FromMs(job.active_lease_ms * 101 / 100 + t.heartbeat.count()) + Margin();
+  if (!WasHealthySince(p->process(), w_.now() - window)) return;
+  const bool amo = job.delivery == Delivery::kAtMostOnce && job.started_mark;
+  w_.Fail(fmt::format(
+      "(time) job {} (token {}{}) was taken from {} (worker {}) at {:.3f}s for a silent lease, "
+      "though that worker stayed healthy (heartbeating) since {:.3f}s; store clock steps: {}",
+      job.id, job.lease_token, amo ? ", at-most-once and started: it goes to dead" : "",
+      p->info().name, job.worker, Sec(w_.now()),
+      Sec(last_unhealthy_[static_cast<size_t>(p->process())]), ClockSteps()));
+}
+
+std::string Checker::ClockSteps() const {
+  const std::string steps = w_.ClockStepsSoFar();
+  return steps.empty() ? "none" : steps;
+}
+
 void Checker::SelfFenced(const SimWorker& w, JobId job, Millis lease) {
   const Timings& t = w_.scenario().t;
   if (!HealthyThroughout(w, w_.now() - FromMs(t.lease.count()))) return;
@@ -409,6 +458,11 @@ void Checker::CheckDeadlines() {
 void Checker::AtEnd() {
   for (const MemJob& j : w_.store().jobs()) {
     if (IsTerminal(j.state)) continue;
+    if (w_.WaitsOnSteppedClock(j)) {
+      w_.trace().Line(w_.now(), "job {} is due in {}ms by the store's clock, stepped back",
+                      j.id, j.run_at - w_.StoreNow());
+      continue;
+    }
     return w_.Fail(
         fmt::format("(1) stuck: job {} is still {} at the end ({:.3f}s){}", j.id,
                     JobStateName(j.state), Sec(w_.now()),

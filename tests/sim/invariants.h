@@ -23,6 +23,12 @@
 //      stops it the moment it runs again. One that *starts* (its process
 //      begins its work) past its lease or after the store took the job is
 //      always a violation, checked against the store at that moment.
+//  (time) the store's wall clock steps (either way, by up to hours), and
+//      no step gets a worker that stays healthy (heartbeating; not frozen,
+//      killed or cut off) declared dead, nor its running jobs taken from it
+//      (an at-most-once one would go to dead). Checked whatever the clock did.
+//      A scheduled or retryable job whose run_at a step put off waits for it
+//      (run_at names a moment): not stuck at the end.
 //  (7) no needless self-fencing (liveness, beyond DESIGN.md): a worker whose
 //      store answered all its calls for a whole lease does not fence a job
 //      itself (the heartbeats confirm each job's lease in time, however
@@ -42,6 +48,10 @@ namespace warden::sim {
 class World;
 class SimWorker;
 struct MemJob;
+struct MemWorker;
+
+// Why the store took a job whose lease was judged silent (JobRescueSilent).
+inline constexpr const char* kLeaseSilent = "lease silent";
 
 // One run of a handler, as it really happened.
 struct RunTruth {
@@ -68,6 +78,10 @@ class Checker {
   void AcceptedWrite(const char* what, JobId job, int64_t named, int64_t current);
   void OperatorRetried(JobId job);
   void SelfFenced(const SimWorker& w, JobId job, Millis lease);
+  // The store declared or presumed a worker dead / took a job from its
+  // holder (the store's row already changed): checks (time).
+  void WorkerGone(const MemWorker& row);
+  void TakenAway(const MemJob& job, const char* why);
   // A fault hit `w` at now: each job its worker holds must be recovered by
   // `due` (if the fault still lasts then).
   // `fault_end`: when the fault stops keeping the worker out (a thaw, a
@@ -90,6 +104,9 @@ class Checker {
   void CheckRuns();
   void CheckDeadlines();
   bool HelperThroughout(const SimWorker& dead, SimUs since, bool same_host_only) const;
+  // Healthy as of the last step, and without a break since `since`.
+  bool WasHealthySince(int process, SimUs since) const;
+  std::string ClockSteps() const;
   // Since when the current leader has watched the running job's lease: from
   // when it was written, or from the leader's takeover when it could not
   // have watched it before.

@@ -85,6 +85,9 @@ class StoreObserver {
   virtual void OnClaimed(const MemJob& job) = 0;
   // A heartbeat renewed the job's lease (a claim is OnClaimed).
   virtual void OnLeaseRenewed(const MemJob& job) = 0;
+  // The job's run_at was set (enqueued, retried with a backoff, retried by
+  // an operator), `delay` after the store's now.
+  virtual void OnRunAtSet(const MemJob& job, Millis delay) = 0;
   virtual void OnWorkerGone(const MemWorker& w) = 0;  // dead or stopped
 };
 

@@ -2,6 +2,7 @@
 // (sqlite_store_workers.cc, pg_store_workers.cc).
 #include <algorithm>
 
+#include "invariants.h"
 #include "mem_store.h"
 
 namespace warden::sim {
@@ -198,7 +199,7 @@ RescueReport MemStore::JobRescueSilent(std::span<const LeaseRow> silent, TimeMs 
     JobOutcome o;
     o.ref = l.ref;
     o.error.kind = ErrorKind::kLost;
-    if (Fail(o, now, "lease silent")) ++report.rescued;
+    if (Fail(o, now, kLeaseSilent)) ++report.rescued;
   }
   return report;
 }
