@@ -10,7 +10,7 @@ struct MutationEntry {
   Mutation m;
   const char* name;
 };
-constexpr std::array<MutationEntry, 7> kMutations{{
+constexpr std::array<MutationEntry, 9> kMutations{{
     {Mutation::kNone, "none"},
     {Mutation::kCompleteUnfenced, "complete_unfenced"},
     {Mutation::kFenceAtFullLease, "fence_at_full_lease"},
@@ -18,6 +18,8 @@ constexpr std::array<MutationEntry, 7> kMutations{{
     {Mutation::kRescueAmoRetryable, "rescue_amo_retryable"},
     {Mutation::kHeartbeatForeign, "heartbeat_foreign"},
     {Mutation::kStartNeedsWorker, "start_needs_worker"},
+    {Mutation::kRescueByWallClock, "rescue_by_wall_clock"},
+    {Mutation::kPresumeByWallClock, "presume_by_wall_clock"},
 }};
 
 }  // namespace

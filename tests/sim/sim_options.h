@@ -22,6 +22,10 @@ enum class Mutation {
   kHeartbeatForeign,    // store: a heartbeat extends leases of jobs the worker once held
   kStartNeedsWorker,    // worker: a job's process begins its work only once its worker writes
                         // its stdin, with no deadline check of its own (before the fix)
+  kRescueByWallClock,   // sweeper: a lease is silent once expires_at < the store's now (the
+                        // old rule), not once watched unchanged for its length
+  kPresumeByWallClock,  // sweeper: a worker is presumed dead once its heartbeat is older than
+                        // the keepalive by the store's now (the old rule)
 };
 
 const char* MutationName(Mutation m);

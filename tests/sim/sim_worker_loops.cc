@@ -336,10 +336,20 @@ void SimWorker::SweepMaintain() {
 
 void SimWorker::SweepMarkSilent(const std::vector<WorkerLiveness>& silent,
                                 std::function<void()> then) {
-  if (silent.empty()) return then();
+  const bool by_wall_clock = w_.options().mutation == Mutation::kPresumeByWallClock;
+  if (silent.empty() && !by_wall_clock) return then();
+  const Millis keepalive = t_.keepalive;
   w_.Call<int>(
       *this, "mark silent",
-      [silent](MemStore& s, TimeMs now) -> Result<int> { return s.WorkerMarkSilent(silent, now); },
+      [silent, by_wall_clock, keepalive](MemStore& s, TimeMs now) -> Result<int> {
+        if (!by_wall_clock) return s.WorkerMarkSilent(silent, now);
+        // The old rule: a heartbeat older than the keepalive by the store's clock.
+        std::vector<WorkerLiveness> stale;
+        for (const WorkerLiveness& l : s.WorkerListLive("")) {
+          if (l.last_heartbeat < now - keepalive.count()) stale.push_back(l);
+        }
+        return s.WorkerMarkSilent(stale, now);
+      },
       [this, then = std::move(then)](Result<int> marked) {
         if (!marked.has_value()) return SweepFailed();
         then();
@@ -347,11 +357,18 @@ void SimWorker::SweepMarkSilent(const std::vector<WorkerLiveness>& silent,
 }
 
 void SimWorker::SweepRescue(const std::vector<LeaseRow>& silent) {
-  if (silent.empty()) return SweepExpire(0);
+  const bool by_wall_clock = w_.options().mutation == Mutation::kRescueByWallClock;
+  if (silent.empty() && !by_wall_clock) return SweepExpire(0);
   w_.Call<RescueReport>(
       *this, "rescue silent",
-      [silent](MemStore& s, TimeMs now) -> Result<RescueReport> {
-        return s.JobRescueSilent(silent, now);
+      [silent, by_wall_clock](MemStore& s, TimeMs now) -> Result<RescueReport> {
+        if (!by_wall_clock) return s.JobRescueSilent(silent, now);
+        // The old rule: a lease that ran out by the store's clock.
+        std::vector<LeaseRow> expired;
+        for (const LeaseRow& l : s.JobLeases()) {
+          if (l.expires_at < now) expired.push_back(l);
+        }
+        return s.JobRescueSilent(expired, now);
       },
       [this](Result<RescueReport> rescued) {
         if (!rescued.has_value()) return SweepFailed();
