@@ -24,6 +24,12 @@ SimUs Checker::Margin() const {
   return FromMs(100 + confirm + 20 * sc.t.max_net_delay.count());
 }
 
+SimUs Checker::RecoveryAfterLease() const {
+  // The leader sees a renewal first at its next pass, and its verdict comes
+  // at the first pass after a lease's length of watching (core/silence.h).
+  return FromMs(2 * w_.scenario().t.sweep.count()) + Margin();
+}
+
 SimUs Checker::KillLatency() const { return FromMs(w_.scenario().t.max_kill_latency.count() + 1); }
 
 SimUs Checker::ThawGrace() const {
@@ -52,11 +58,11 @@ void Checker::HandlerStarted(const RunTruth& run) {
         run.job, name, Sec(run.started), run.token, Sec(run.superseded)));
   }
   const MemJob& j = w_.store().job(run.job);
-  if (j.lease_expires_at && run.started > w_.ToSimUs(*j.lease_expires_at)) {
+  if (j.lease_expires_at && run.started > w_.LeaseExpiry(j)) {
     return w_.Fail(fmt::format(
         "(6) job {}: its process started on {} at {:.3f}s with token {}, after its lease in "
         "the store ran out ({:.3f}s)",
-        run.job, name, Sec(run.started), run.token, Sec(w_.ToSimUs(*j.lease_expires_at))));
+        run.job, name, Sec(run.started), run.token, Sec(w_.LeaseExpiry(j))));
   }
   if (run.at_most_once && ++amo_starts_[run.job - 1] > 1) {
     w_.Fail(
@@ -78,6 +84,55 @@ void Checker::AcceptedWrite(const char* what, JobId job, int64_t named, int64_t 
   }
 }
 
+bool Checker::WasHealthySince(int process, SimUs since) const {
+  const size_t i = static_cast<size_t>(process);
+  return i < healthy_.size() && healthy_[i] && last_unhealthy_[i] < since;
+}
+
+// What clock steps must never do (DESIGN.md, "Time"): get a worker that
+// stays healthy, heartbeating, declared dead or its running jobs taken
+// (an at-most-once job among them would go to dead). Judged from what the
+// checks saw up to the last step: the store has already changed the row.
+void Checker::WorkerGone(const MemWorker& row) {
+  if (row.state != WorkerState::kDead) return;
+  const SimWorker* p = w_.ProcessOfWorkerId(row.id);
+  if (!p || !p->alive() || p->id() != row.id) return;
+  const Timings& t = w_.scenario().t;
+  // Presumed dead: its heartbeat seen unchanged for the keepalive; a
+  // healthy worker renews it at least every heartbeat interval.
+  const int64_t silent_ms = t.keepalive.count() * 101 / 100 + t.heartbeat.count();
+  const SimUs window = row.presumed_dead ? FromMs(silent_ms) + Margin() : Margin();
+  if (!WasHealthySince(p->process(), w_.now() - window)) return;
+  w_.Fail(fmt::format(
+      "(time) worker {} ({}) was {} dead at {:.3f}s though it stayed healthy (heartbeating) "
+      "since {:.3f}s; store clock steps: {}",
+      row.id, p->info().name, row.presumed_dead ? "presumed" : "declared",
+      Sec(w_.now()), Sec(last_unhealthy_[static_cast<size_t>(p->process())]),
+      ClockSteps()));
+}
+
+void Checker::TakenAway(const MemJob& job, const char* why) {
+  if (std::string_view(why) != kLeaseSilent) return;  // its worker's death: WorkerGone
+  const SimWorker* p = w_.ProcessOfWorkerId(job.worker);
+  if (!p || !p->alive() || p->id() != job.worker) return;
+  const Timings& t = w_.scenario().t;
+  const SimUs window =
+      FromMs(job.active_lease_ms * 101 / 100 + t.heartbeat.count()) + Margin();
+  if (!WasHealthySince(p->process(), w_.now() - window)) return;
+  const bool amo = job.delivery == Delivery::kAtMostOnce && job.started_mark;
+  w_.Fail(fmt::format(
+      "(time) job {} (token {}{}) was taken from {} (worker {}) at {:.3f}s for a silent lease, "
+      "though that worker stayed healthy (heartbeating) since {:.3f}s; store clock steps: {}",
+      job.id, job.lease_token, amo ? ", at-most-once and started: it goes to dead" : "",
+      p->info().name, job.worker, Sec(w_.now()),
+      Sec(last_unhealthy_[static_cast<size_t>(p->process())]), ClockSteps()));
+}
+
+std::string Checker::ClockSteps() const {
+  const std::string steps = w_.ClockStepsSoFar();
+  return steps.empty() ? "none" : steps;
+}
+
 void Checker::SelfFenced(const SimWorker& w, JobId job, Millis lease) {
   const Timings& t = w_.scenario().t;
   if (!HealthyThroughout(w, w_.now() - FromMs(t.lease.count()))) return;
@@ -90,6 +145,28 @@ void Checker::SelfFenced(const SimWorker& w, JobId job, Millis lease) {
 bool Checker::HealthyThroughout(const SimWorker& p, SimUs since) const {
   const size_t i = static_cast<size_t>(p.process());
   return i < last_unhealthy_.size() && w_.Healthy(p) && last_unhealthy_[i] < since;
+}
+
+SimUs Checker::WatchedFrom(const MemJob& j) const {
+  const SimUs written = w_.LeaseWritten(j);
+  if (!leader_seen_) return written;
+  const SimWorker* leader = w_.ProcessOfWorkerId(*leader_seen_);
+  if (!leader) return written;
+  // A leader that was frozen, cut off or hanging since the renewal first
+  // reads it once it is back.
+  SimUs from = std::max(written, last_unhealthy_[static_cast<size_t>(leader->process())]);
+  // Followers watch the live workers' heartbeats (and so the leases those
+  // renew), not the leases themselves: a leader that took over since the
+  // lease was written watches from its takeover a lease its claim wrote, or
+  // one whose worker was no longer live (not watched since), or any, if its
+  // own process (its judge) started after the lease was written.
+  const SimUs gone = w_.WorkerGoneAt(j.worker);
+  if (leader_taken_at_ > written &&
+      (w_.LeaseByClaim(j) || (gone >= 0 && gone <= leader_taken_at_) ||
+       leader->started_at() > written)) {
+    from = std::max(from, leader_taken_at_);
+  }
+  return from;
 }
 
 bool Checker::HelperThroughout(const SimWorker& dead, SimUs since, bool same_host_only) const {
@@ -137,6 +214,10 @@ void Checker::AfterStep() {
     }
   }
   if (!any_healthy_) last_no_healthy_ = now;
+  if (w_.store().leader() != leader_seen_) {
+    leader_seen_ = w_.store().leader();
+    leader_taken_at_ = now;
+  }
   if (auto holder = w_.store().leader()) {
     const SimWorker* leader = w_.ProcessOfWorkerId(*holder);
     if (leader && !healthy_[leader->process()]) {
@@ -179,44 +260,52 @@ void Checker::CheckStore() {
         }
       }
     }
-    // A lease that ran out is recovered by the next sweep of a leader; a
-    // new leader takes over within the leader lease's ttl.
-    const SimUs expired = w_.ToSimUs(*j.lease_expires_at);
-    if (now > std::max({expired, last_no_healthy_, leader_back}) + slack) {
+    // A lease silent for its length (watched by the leader since it could,
+    // WatchedFrom) is recovered by a pass of the leader; a new leader takes
+    // over within the leader lease's ttl.
+    const SimUs base = std::max(last_no_healthy_, leader_back);
+    SimUs expired = w_.LeaseExpiry(j);  // WatchedFrom is later, if anything
+    if (now > std::max(expired, base) + slack) expired = WatchedFrom(j) + FromMs(j.active_lease_ms);
+    if (now > std::max(expired, base) + slack) {
       return w_.Fail(fmt::format(
-          "(1) stuck: job {}'s lease (token {}) expired at {:.3f}s and nobody recovered it by "
-          "{:.3f}s though a healthy worker was there since {:.3f}s (leader lease last held by "
-          "an unhealthy worker: {})",
-          j.id, j.lease_token, Sec(expired), Sec(now), Sec(last_no_healthy_),
-          WhenOrNever(last_leader_unhealthy_)));
+          "(1) stuck: job {}'s lease (token {}, written at {:.3f}s) was silent for its length "
+          "by {:.3f}s and nobody recovered it by {:.3f}s though a healthy worker was there since "
+          "{:.3f}s (leader lease last held by an unhealthy worker: {})",
+          j.id, j.lease_token, Sec(w_.LeaseWritten(j)), Sec(expired), Sec(now),
+          Sec(last_no_healthy_), WhenOrNever(last_leader_unhealthy_)));
     }
     // Running in the store on a live worker that does not know it holds it
     // (and no claim it sent before may still tell it): its heartbeats keep
-    // the job `running` for ever. (claimed_at is in whole ms of store time;
-    // the claim was sent within that ms or before. Once its loops have ended
-    // at shutdown, only a heartbeat already on its way may still land: the
-    // lease then runs out, which the check above covers.)
+    // the job `running` for ever. (Once its loops have ended at shutdown,
+    // only a heartbeat already on its way may still land: the lease then
+    // runs out, which the check above covers.)
     SimWorker* p = w_.ProcessOfWorkerId(j.worker);
     const bool orphan = p && p->alive() && !p->threads_done() && !p->Knows(j.id, j.lease_token) &&
-                        !p->ClaimInFlightSince(w_.ToSimUs(j.claimed_at) + kUsPerMs - 1);
+                        !p->ClaimInFlightSince(w_.ClaimedAt(j));
     if (orphan) {
       // ReleaseLostClaims hands such a job back at its second sighting,
       // unless the claim in flight was sent before a reply first listed it:
       // such a claim, slow or lost (up to the call's timeout, 10 s), holds it
       // back. Allowed for any claim in flight (a little looser than src/).
+      // Nor does a worker frozen, cut off or hanging in a call (a lost reply
+      // waits for its timeout) hand anything back: that takes two heartbeat
+      // replies (and a leader that could not watch the lease meanwhile may
+      // not have judged it silent yet, WatchedFrom). Counted while healthy.
       const bool held_back = p->ClaimInFlightSince(now - FromMs(2 * t.max_net_delay.count() + 1));
-      if (orphan_since_[i] < 0 || orphan_token_[i] != j.lease_token || held_back) {
+      if (orphan_since_[i] < 0 || orphan_token_[i] != j.lease_token || held_back ||
+          last_unhealthy_[static_cast<size_t>(p->process())] >= orphan_since_[i]) {
         orphan_since_[i] = now;
         orphan_token_[i] = j.lease_token;
       }
       // Once the lease has run out (its worker's heartbeats stopped), the
       // expired-lease check above takes over.
       const SimUs limit = FromMs(j.active_lease_ms + 5 * t.sweep.count()) + Margin();
-      if (now - orphan_since_[i] > limit && expired + slack > now) {
+      const SimUs runs_out = w_.LeaseExpiry(j);
+      if (now - orphan_since_[i] > limit && runs_out + slack > now) {
         return w_.Fail(fmt::format(
             "(1) stuck: job {} is running in the store on worker {} ({}), which has not known "
             "it holds it since {:.3f}s; its heartbeats keep the lease alive (until {:.3f}s)",
-            j.id, j.worker, p->info().name, Sec(orphan_since_[i]), Sec(expired)));
+            j.id, j.worker, p->info().name, Sec(orphan_since_[i]), Sec(runs_out)));
       }
     } else {
       orphan_since_[i] = -1;
@@ -255,7 +344,7 @@ void Checker::CheckRuns() {
     // merely before the store hands the job on).
     const MemJob& j = w_.store().job(run.job);
     if (j.state == JobState::kRunning && j.lease_token == run.token && j.lease_expires_at) {
-      const SimUs expiry = w_.ToSimUs(*j.lease_expires_at);
+      const SimUs expiry = w_.LeaseExpiry(j);
       if (now > expiry) {
         const bool killing = run.stop_requested >= 0 && run.stop_requested <= expiry &&
                              now - run.stop_requested <= KillLatency();
@@ -305,7 +394,7 @@ void Checker::CheckDeadlines() {
       // so nobody proves its death; its leases free its jobs (README.md).
       Deadline later = d;
       later.by_proof = false;
-      later.due = d.fault_at + FromMs(j.active_lease_ms + w_.scenario().t.sweep.count()) + Margin();
+      later.due = d.fault_at + FromMs(j.active_lease_ms) + RecoveryAfterLease();
       deadlines_.push_back(later);
       continue;
     }
@@ -313,9 +402,12 @@ void Checker::CheckDeadlines() {
     if (!still_out) continue;  // back in time to hold it legitimately
     // A heartbeat its holder sent before the fault may land after it (a
     // slow link) and extend the lease: the bound runs from the lease it left.
+    // So it does from a new leader's takeover, for a lease that leader could
+    // not watch before (WatchedFrom).
     const SimUs after_expiry =
-        w_.ToSimUs(*j.lease_expires_at) + FromMs(w_.scenario().t.sweep.count()) + Margin();
-    if (!d.by_proof && after_expiry > d.due && j.extended_by == j.worker) {
+        WatchedFrom(j) + FromMs(j.active_lease_ms) + RecoveryAfterLease();
+    if (!d.by_proof && after_expiry > d.due &&
+        (j.extended_by == j.worker || WatchedFrom(j) > w_.LeaseWritten(j))) {
       Deadline later = d;
       later.due = after_expiry;
       deadlines_.push_back(later);
@@ -323,13 +415,15 @@ void Checker::CheckDeadlines() {
     }
     const bool same_host = d.by_proof && w_.scenario().backend == Backend::kSqlite;
     if (!HelperThroughout(p, d.fault_at, same_host)) continue;  // nobody could recover it
-    // DESIGN.md promises lease + sweep interval. A frozen or cut-off leader
-    // keeps it: its role (LeaderTtl, at most the worker's lease) passes on
-    // by the time the leases it held expire. Two exceptions: a job whose
-    // own lease is shorter than the leader lease waits for the leader lease
-    // to run out; and when another worker led, one whose sweep hangs on a
-    // lost reply (or two leaders failing one after the other, README.md)
-    // delays every recovery until its role passes on.
+    // The bound is lease + 2 sweep intervals (silence judged by watching). A
+    // frozen or cut-off leader keeps it: a follower takes over once it has
+    // watched the leader's row unchanged for its ttl (LeaderTtl, at most the
+    // worker's lease), up to 2 passes later, and has watched the heartbeats
+    // all along. Two exceptions: a job whose own lease is shorter than the
+    // leader lease waits for that takeover; and when another worker led,
+    // one whose sweep hangs on a lost reply (or two leaders failing one
+    // after the other, README.md) delays every recovery until its role
+    // passes on.
     const Timings& t = w_.scenario().t;
     const SimUs ttl = FromMs(LeaderTtl(t).count());
     const SimUs sweep = FromMs(t.sweep.count());
@@ -341,7 +435,7 @@ void Checker::CheckDeadlines() {
           later_due = std::max(later_due, std::max(d.due, d.fault_at + FromMs(j.active_lease_ms)) +
                                               ttl + sweep);
         } else if (FromMs(j.active_lease_ms) < ttl) {
-          later_due = std::max(later_due, d.fault_at + ttl + sweep + Margin());
+          later_due = std::max(later_due, d.fault_at + ttl + RecoveryAfterLease());
         }
       }
       if (later_due > d.due) {
@@ -357,13 +451,18 @@ void Checker::CheckDeadlines() {
         "{:.3f}s, past its recovery bound ({})",
         d.job, d.token, p.info().name, d.what, Sec(d.fault_at), Sec(now),
         d.by_proof ? "provable death: sweep interval + margin"
-                   : "lease + sweep interval + margin"));
+                   : "lease + 2 sweep intervals + margin"));
   }
 }
 
 void Checker::AtEnd() {
   for (const MemJob& j : w_.store().jobs()) {
     if (IsTerminal(j.state)) continue;
+    if (w_.WaitsOnSteppedClock(j)) {
+      w_.trace().Line(w_.now(), "job {} is due in {}ms by the store's clock, stepped back",
+                      j.id, j.run_at - w_.StoreNow());
+      continue;
+    }
     return w_.Fail(
         fmt::format("(1) stuck: job {} is still {} at the end ({:.3f}s){}", j.id,
                     JobStateName(j.state), Sec(w_.now()),

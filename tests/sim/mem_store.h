@@ -7,7 +7,10 @@
 // jobs, rescues decide through core/retry.h (DecideFailure) exactly as the
 // real stores do.
 //
-// Time is passed in (`now`, the store's clock, which judges every lease).
+// Time is passed in (`now`, the store's wall clock, which steps). As in the
+// real stores it only writes leases and heartbeats, never judges them: the
+// workers judge silence by watching rows stay unchanged (core/silence.h) and
+// the store carries out each verdict only while the row is still as judged.
 // Deliberate bugs (Mutation) live here and in the worker model only.
 //
 // An observer hears of the facts the invariant checks need (accepted
@@ -80,6 +83,11 @@ class StoreObserver {
   // declared dead or stopped) without that holder's word.
   virtual void OnTakenAway(const MemJob& job, int64_t token, const char* why) = 0;
   virtual void OnClaimed(const MemJob& job) = 0;
+  // A heartbeat renewed the job's lease (a claim is OnClaimed).
+  virtual void OnLeaseRenewed(const MemJob& job) = 0;
+  // The job's run_at was set (enqueued, retried with a backoff, retried by
+  // an operator), `delay` after the store's now.
+  virtual void OnRunAtSet(const MemJob& job, Millis delay) = 0;
   virtual void OnWorkerGone(const MemWorker& w) = 0;  // dead or stopped
 };
 
@@ -105,15 +113,25 @@ class MemStore {
   void WorkerStop(WorkerId id, TimeMs now);
   std::vector<WorkerLiveness> WorkerListLive(const std::string& name) const;
   RescueReport WorkerDeclareDead(WorkerId id, const std::string& reason, TimeMs now);
-  int WorkerMarkStale(Millis keepalive, TimeMs now);
+  // Presumed dead: each worker of `silent` still live with the heartbeat
+  // as seen.
+  int WorkerMarkSilent(std::span<const WorkerLiveness> silent, TimeMs now);
   // PostgreSQL sessions: the server saw the connection go / the worker
   // locked again (a new epoch).
   void SessionLost(WorkerId id);
   void SessionRelocked(WorkerId id);
 
-  // Maintenance.
-  bool LeaderTryAcquire(WorkerId holder, Millis ttl, TimeMs now);
-  RescueReport JobRescueExpired(TimeMs now);
+  // Maintenance. The one role, `sweeper`: taken or renewed for `ttl` when
+  // free, already `holder`'s, held by a worker no longer live, or held
+  // exactly as `silent` says.
+  std::optional<LeaderRow> LeaderRead() const;
+  bool LeaderTryAcquire(WorkerId holder, Millis ttl, const std::optional<LeaderRow>& silent,
+                        TimeMs now);
+  // Every running job's lease, with its worker row's heartbeat (LEFT JOIN:
+  // whatever the worker's state).
+  std::vector<LeaseRow> JobLeases() const;
+  // Each job of `silent` still running under the lease as seen.
+  RescueReport JobRescueSilent(std::span<const LeaseRow> silent, TimeMs now);
   int JobExpire(TimeMs now);
   int JobPromote(TimeMs now);
 
@@ -141,6 +159,7 @@ class MemStore {
   std::vector<MemWorker> workers_;  // id = index + 1
   std::optional<WorkerId> leader_holder_;
   TimeMs leader_expires_at_ = 0;
+  Millis leader_ttl_{0};
 };
 
 }  // namespace warden::sim

@@ -48,6 +48,7 @@ JobId MemStore::JobInsert(const JobSpec& spec, TimeMs now) {
   j.priority = spec.priority;
   j.timeout = spec.timeout;
   jobs_.push_back(std::move(j));
+  observer_->OnRunAtSet(jobs_.back(), Millis(jobs_.back().run_at - now));
   return jobs_.back().id;
 }
 
@@ -182,7 +183,10 @@ bool MemStore::Fail(const JobOutcome& o, TimeMs now, const char* rescue) {
   }
   j->state = d.next;
   // A retry without backoff keeps its place in line (its old run_at).
-  if (d.delay.count() > 0) j->run_at = now + d.delay.count();
+  if (d.delay.count() > 0) {
+    j->run_at = now + d.delay.count();
+    observer_->OnRunAtSet(*j, d.delay);
+  }
   j->charged += d.charge ? 1 : 0;
   j->crashes += d.count_crash ? 1 : 0;
   j->last_error = d.kind;

@@ -2,6 +2,7 @@
 // (sqlite_store_workers.cc, pg_store_workers.cc).
 #include <algorithm>
 
+#include "invariants.h"
 #include "mem_store.h"
 
 namespace warden::sim {
@@ -53,12 +54,14 @@ HeartbeatReply MemStore::WorkerHeartbeat(WorkerId id, TimeMs now) {
       if (mine) {
         j.lease_expires_at = now + j.active_lease_ms;
         j.extended_by = id;
+        observer_->OnLeaseRenewed(j);
       }
       continue;  // extended, but not reported as held
     }
     if (!mine) continue;
     j.lease_expires_at = now + j.active_lease_ms;
     j.extended_by = id;
+    observer_->OnLeaseRenewed(j);
     reply.held.push_back(JobRef{j.id, j.lease_token});
     if (j.cancel_requested) reply.cancel.push_back(j.id);
   }
@@ -85,9 +88,6 @@ RescueReport MemStore::RescueWhere(bool (*match)(const MemJob&, int64_t), int64_
 
 namespace {
 bool HeldBy(const MemJob& j, int64_t worker) { return j.worker == worker; }
-bool ExpiredBefore(const MemJob& j, int64_t now) {
-  return j.lease_expires_at && *j.lease_expires_at < now;
-}
 }  // namespace
 
 void MemStore::WorkerStop(WorkerId id, TimeMs now) {
@@ -129,16 +129,17 @@ RescueReport MemStore::WorkerDeclareDead(WorkerId id, const std::string& reason,
   return RescueWhere(HeldBy, id, now, "worker declared dead");
 }
 
-int MemStore::WorkerMarkStale(Millis keepalive, TimeMs now) {
+int MemStore::WorkerMarkSilent(std::span<const WorkerLiveness> silent, TimeMs now) {
+  (void)now;
   // Presumed dead: marked only; the leases, not the presumption, free the jobs.
   int n = 0;
-  for (MemWorker& w : workers_) {
-    if (Live(w.id) && w.last_heartbeat < now - keepalive.count()) {
-      w.state = WorkerState::kDead;
-      w.presumed_dead = true;
-      observer_->OnWorkerGone(w);
-      ++n;
-    }
+  for (const WorkerLiveness& seen : silent) {
+    MemWorker* w = FindWorker(seen.id);
+    if (!w || !Live(w->id) || w->last_heartbeat != seen.last_heartbeat) continue;
+    w->state = WorkerState::kDead;
+    w->presumed_dead = true;
+    observer_->OnWorkerGone(*w);
+    ++n;
   }
   return n;
 }
@@ -154,19 +155,53 @@ void MemStore::SessionRelocked(WorkerId id) {
   }
 }
 
-bool MemStore::LeaderTryAcquire(WorkerId holder, Millis ttl, TimeMs now) {
-  // Taken over when expired or when its holder is no longer a live worker.
-  if (!leader_holder_ || *leader_holder_ == holder || leader_expires_at_ < now ||
-      !Live(*leader_holder_)) {
-    leader_holder_ = holder;
-    leader_expires_at_ = now + ttl.count();
-    return true;
-  }
-  return false;
+std::optional<LeaderRow> MemStore::LeaderRead() const {
+  if (!leader_holder_) return std::nullopt;
+  return LeaderRow{*leader_holder_, leader_expires_at_, leader_ttl_, Live(*leader_holder_)};
 }
 
-RescueReport MemStore::JobRescueExpired(TimeMs now) {
-  return RescueWhere(ExpiredBefore, now, now, "lease expired");
+bool MemStore::LeaderTryAcquire(WorkerId holder, Millis ttl,
+                                const std::optional<LeaderRow>& silent, TimeMs now) {
+  const bool possible = !leader_holder_ || *leader_holder_ == holder || !Live(*leader_holder_) ||
+                        (silent && silent->holder == *leader_holder_ &&
+                         silent->expires_at == leader_expires_at_);
+  if (!possible) return false;
+  leader_holder_ = holder;
+  leader_expires_at_ = now + ttl.count();
+  leader_ttl_ = ttl;
+  return true;
+}
+
+std::vector<LeaseRow> MemStore::JobLeases() const {
+  std::vector<LeaseRow> out;
+  for (const MemJob& j : jobs_) {
+    if (j.state != JobState::kRunning || j.worker == 0 || !j.lease_expires_at) continue;
+    LeaseRow l;
+    l.ref = JobRef{j.id, j.lease_token};
+    l.worker = j.worker;
+    l.expires_at = *j.lease_expires_at;
+    l.length = Millis(j.active_lease_ms);
+    if (const MemWorker* w = worker(j.worker)) l.worker_heartbeat = w->last_heartbeat;
+    out.push_back(l);
+  }
+  return out;
+}
+
+RescueReport MemStore::JobRescueSilent(std::span<const LeaseRow> silent, TimeMs now) {
+  RescueReport report;
+  for (const LeaseRow& l : silent) {
+    const MemJob* j = Find(l.ref.id);
+    // Renewed or finished since it was judged: not silent.
+    if (!j || j->state != JobState::kRunning || j->lease_token != l.ref.lease_token ||
+        j->lease_expires_at != l.expires_at) {
+      continue;
+    }
+    JobOutcome o;
+    o.ref = l.ref;
+    o.error.kind = ErrorKind::kLost;
+    if (Fail(o, now, kLeaseSilent)) ++report.rescued;
+  }
+  return report;
 }
 
 int MemStore::JobExpire(TimeMs now) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "prng.h"
 
@@ -129,6 +130,26 @@ void SplitPauses(Rng& more, std::vector<FaultPlan>& faults) {
   }
 }
 
+// Half the runs see the store's wall clock step, one to three times, either
+// way, by 300 ms to 6 h: a decade drawn first, so short and long steps are
+// alike frequent.
+void DrawClockSteps(Rng& rng, Scenario& sc) {
+  if (!rng.Percent(50)) return;
+  const int n = rng.Percent(60) ? 1 : rng.Percent(60) ? 2 : 3;
+  constexpr int64_t kDecades[][2] = {{300, 1000},          {1000, 10'000},
+                                     {10'000, 100'000},    {100'000, 1'000'000},
+                                     {1'000'000, 21'600'000}};
+  for (int i = 0; i < n; ++i) {
+    ClockStep step;
+    step.at = rng.Range(FromMs(200), sc.faults_end);
+    const auto& d = kDecades[rng.Range(0, 4)];
+    step.by = Millis(rng.Range(d[0], d[1]) * (rng.Percent(50) ? 1 : -1));
+    sc.clock_steps.push_back(step);
+  }
+  std::sort(sc.clock_steps.begin(), sc.clock_steps.end(),
+            [](const ClockStep& a, const ClockStep& b) { return a.at < b.at; });
+}
+
 }  // namespace
 
 Scenario DrawScenario(const RunOptions& options) {
@@ -203,6 +224,9 @@ Scenario DrawScenario(const RunOptions& options) {
     op.at = rng.Range(0, sc.faults_end);
     sc.ops.push_back(op);
   }
+  // A stream of its own too: every other draw of a seed stays as it was.
+  Rng steps(Mix(options.seed, 0xc10c57e9));
+  DrawClockSteps(steps, sc);
   return sc;
 }
 
@@ -239,6 +263,11 @@ std::string Scenario::Describe() const {
     s += fmt::format("  operator {} job#{} at={}ms\n",
                      op.kind == OperatorKind::kCancel ? "cancel" : "retry", op.job,
                      op.at / kUsPerMs);
+  }
+  for (const ClockStep& c : clock_steps) {
+    s += fmt::format("  store clock steps {} by {}ms at={}ms\n",
+                     c.by.count() > 0 ? "forward" : "back", std::abs(c.by.count()),
+                     c.at / kUsPerMs);
   }
   return s;
 }

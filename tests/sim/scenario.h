@@ -109,6 +109,13 @@ struct OperatorPlan {
   SimUs at = 0;
 };
 
+// The store's wall clock (the `now` of every store call) steps by `by`
+// (NTP, a VM resumed); the workers' monotonic clocks do not.
+struct ClockStep {
+  SimUs at = 0;
+  Millis by{0};  // forward when positive
+};
+
 struct Scenario {
   uint64_t seed = 0;
   Backend backend = Backend::kSqlite;
@@ -117,6 +124,7 @@ struct Scenario {
   std::vector<JobPlan> jobs;
   std::vector<FaultPlan> faults;
   std::vector<OperatorPlan> ops;
+  std::vector<ClockStep> clock_steps;  // in order
   SimUs faults_end = 0;  // after this, no more faults: the system must settle
   SimUs give_up_at = 0;  // jobs still unfinished then are stuck
 

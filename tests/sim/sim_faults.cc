@@ -16,6 +16,9 @@ void World::StartProcess(int plan) {
 
 void World::EnqueueJob(int plan) {
   const JobId id = store_.JobInsert(sc_.jobs[plan].spec, StoreNow());
+  lease_written_.resize(id, 0);
+  claimed_at_.resize(id, 0);
+  lease_by_claim_.resize(id, 0);
   store_changed_ = true;
   job_of_plan_[plan] = id;
   plan_of_job_.push_back(plan);
@@ -98,8 +101,8 @@ void World::RestartWhenGone(int plan, int index) {
 }
 
 void World::Freeze(SimWorker& w, SimUs duration, bool with_jobs, const char* what) {
-  // Recovery bound (invariant 5): lease + sweep interval + margin.
-  const SimUs by_lease = FromMs(sc_.t.sweep.count()) + checker_.Margin();
+  // Recovery bound (invariant 5): lease + 2 sweep intervals + margin.
+  const SimUs by_lease = checker_.RecoveryAfterLease();
   checker_.ExpectRecovery(w, by_lease, -1, now_ + duration, what);
   w.Freeze(with_jobs);
   SimWorker* wp = &w;
@@ -141,9 +144,9 @@ void World::ApplyFault(const FaultPlan& f) {
   trace_.Line(now_, "FAULT {} on {} (process {}, worker {}) for {}ms", FaultName(f.kind),
               w.info().name, w.process(), w.id(), f.duration / kUsPerMs);
   // Recovery bounds (invariant 5): provable deaths within a sweep interval,
-  // the rest within lease + sweep interval (plus a margin for the network).
+  // the rest within lease + 2 sweep intervals (plus a margin for the network).
   const SimUs by_proof = now_ + FromMs(t.sweep.count()) + checker_.Margin();
-  const SimUs by_lease = FromMs(t.sweep.count()) + checker_.Margin();  // + the job's lease
+  const SimUs by_lease = checker_.RecoveryAfterLease();  // + the job's lease
   auto restart_later = [this, plan = f.worker, index](SimUs after) {
     Post(now_ + after, kWorldOwner, [this, plan, index] { RestartWhenGone(plan, index); });
   };

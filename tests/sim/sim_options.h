@@ -22,6 +22,10 @@ enum class Mutation {
   kHeartbeatForeign,    // store: a heartbeat extends leases of jobs the worker once held
   kStartNeedsWorker,    // worker: a job's process begins its work only once its worker writes
                         // its stdin, with no deadline check of its own (before the fix)
+  kRescueByWallClock,   // sweeper: a lease is silent once expires_at < the store's now (the
+                        // old rule), not once watched unchanged for its length
+  kPresumeByWallClock,  // sweeper: a worker is presumed dead once its heartbeat is older than
+                        // the keepalive by the store's now (the old rule)
 };
 
 const char* MutationName(Mutation m);
@@ -35,7 +39,13 @@ struct KnownIssues {
   // PostgreSQL: a live worker's session is cut and it cannot lock again
   // within the 250 ms confirmation: it is "proven" dead while it runs.
   bool session_cut = false;
-  bool any() const { return session_cut; }
+  // Maintainer::Pass stamps every row first seen in a pass with the pass's
+  // start (SilenceJudge::BeginPass before the reads): a read that is slow
+  // (a flaky link, a busy database) backdates a renewal it returns, and a
+  // live worker's lease can be judged silent early. Without it, the model
+  // stamps each read's rows when its reply arrives.
+  bool pass_start_sightings = false;
+  bool any() const { return session_cut || pass_start_sightings; }
 };
 
 std::optional<KnownIssues> ParseKnownIssues(const std::string& comma_list);

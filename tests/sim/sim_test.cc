@@ -106,7 +106,13 @@ INSTANTIATE_TEST_SUITE_P(Mutations, SimMutationTest,
                                          // Caught by the start check of (6), not by a run
                                          // outliving its lease.
                                          MutationCase{Mutation::kStartNeedsWorker, 300, "(6)",
-                                                      "its process started"}),
+                                                      "its process started"},
+                                         // The old wall-clock judgements: a forward step
+                                         // takes a live worker's jobs, or presumes it dead.
+                                         MutationCase{Mutation::kRescueByWallClock, 200, "(6)",
+                                                      "took the job"},
+                                         MutationCase{Mutation::kPresumeByWallClock, 300,
+                                                      "(time)", "presumed dead"}),
                          [](const testing::TestParamInfo<MutationCase>& info) {
                            return std::string(MutationName(info.param.mutation));
                          });
@@ -136,7 +142,8 @@ TEST_P(SimKnownIssueTest, IsReproduced) {
 }
 
 INSTANTIATE_TEST_SUITE_P(KnownIssues, SimKnownIssueTest,
-                         testing::Values(IssueCase{"session_cut", 1, 300}),
+                         testing::Values(IssueCase{"session_cut", 1, 300},
+                                         IssueCase{"pass_start_sightings", 300, 300}),
                          [](const testing::TestParamInfo<IssueCase>& info) {
                            return std::string(info.param.name);
                          });

@@ -6,9 +6,10 @@
 // jobs taken from it, registers again when declared dead), the watchdog
 // (self-fencing each job at SelfFenceAfter from its claim or the start of
 // the last heartbeat that confirmed it, on the worker's own monotonic
-// clock), the sweeper loop (proofs
-// of death on its host or by a lost session, the leader lease, the
-// maintenance pass) and graceful shutdown.
+// clock), the sweeper loop (Maintainer::Pass: proofs of death on its host
+// or by a lost session, heartbeats and the leader row watched by the real
+// SilenceJudge on its own clock, the leader role, the sweep) and graceful
+// shutdown.
 //
 // Each real thread is a chain of events: a blocking store call becomes a
 // World::Call whose reply continues the chain, a sleep becomes a timer on
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "core/lost_claims.h"
+#include "core/silence.h"
 #include "scenario.h"
 #include "sim_world.h"
 #include "store/store.h"
@@ -108,6 +110,7 @@ class SimWorker {
   bool threads_done() const { return threads_done_; }  // its loops (heartbeats) have ended
   bool registered() const { return id_ != 0; }
   SimUs last_thaw() const { return last_thaw_; }
+  SimUs started_at() const { return anchor_true_; }  // its judge watches from then
   // A claim sent at or before `t` still waits for its reply.
   bool ClaimInFlightSince(SimUs t) const { return claim_in_flight_ && claim_sent_at_ <= t; }
   // The worker knows it holds (job, token): running it or recording its outcome.
@@ -193,10 +196,16 @@ class SimWorker {
   void WatchdogArm();
   void WatchdogTick();
   void SweepStep();
+  void StampSightings();
   void SweepProofs(std::vector<WorkerLiveness> live);
   void SweepDeclare(std::vector<WorkerId> ids, size_t i, std::function<void(bool)> then);
   void SweepLeader();
+  void SweepLed(int64_t start_ms, bool acquired);
   void SweepMaintain();
+  void SweepMarkSilent(const std::vector<WorkerLiveness>& silent, std::function<void()> then);
+  void SweepRescue(const std::vector<LeaseRow>& silent);
+  void SweepExpire(int rescued);
+  void SweepDone();
   void SweepWait();
   void SweepFailed();
 
@@ -267,7 +276,10 @@ class SimWorker {
   bool watchdog_armed_ = false;
   int64_t watchdog_origin_us_ = 0;
 
-  // Sweeper.
+  // Sweeper (Maintainer): the real judge, on this worker's clock; the live
+  // workers as read at the start of the pass under way.
+  SilenceJudge judge_;
+  std::vector<WorkerLiveness> pass_live_;
   bool leader_ = false;
   int64_t renew_at_ms_ = 0;
   std::set<int> watched_;  // processes whose pidfd this worker holds

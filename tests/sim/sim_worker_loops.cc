@@ -4,6 +4,8 @@
 #include <map>
 
 #include "core/lease.h"
+#include "core/silence.h"
+#include "maintenance/sweeper.h"
 #include "sim_worker.h"
 
 namespace warden::sim {
@@ -145,14 +147,25 @@ void SimWorker::WatchdogTick() {
   WatchdogArm();
 }
 
-// --- Sweeper ---
+// --- Sweeper: Maintainer::Pass, one store call at a time ---
 
+// A failed pass keeps every sighting (no EndPass), as Maintainer::Pass does.
 void SimWorker::SweepFailed() {
   SleepMono(t_.sweep, [this] { SweepStep(); });
 }
 
+// A row first seen in a read was there when the read reached the store,
+// not before: it is stamped when the reply is in. (Each verdict is carried
+// out by a later statement, conditional on the row still being as seen, so
+// judging at the reply is not early either.) Maintainer::Pass stamps them
+// with the pass's start instead: the known issue pass_start_sightings.
+void SimWorker::StampSightings() {
+  if (!w_.options().issues.pass_start_sightings) judge_.BeginPass(MonoMs());
+}
+
 void SimWorker::SweepStep() {
   if (threads_done_) return;
+  judge_.BeginPass(MonoMs());
   w_.Call<std::vector<WorkerLiveness>>(
       *this, "list live",
       [](MemStore& s, TimeMs) -> Result<std::vector<WorkerLiveness>> {
@@ -171,7 +184,9 @@ void SimWorker::SweepStep() {
           watched_.insert(l.pid);
           if (w_.ProcessGone(l.pid)) already_gone_ = true;
         }
-        SweepProofs(std::move(live).value());
+        pass_live_ = std::move(live).value();
+        StampSightings();
+        SweepProofs(pass_live_);
       });
 }
 
@@ -237,67 +252,152 @@ void SimWorker::SweepDeclare(std::vector<WorkerId> ids, size_t i, std::function<
       });
 }
 
+// Every worker watches every live heartbeat each pass, then Maintainer::Lead:
+// a follower reads the leader row and takes over once it has seen it
+// unchanged for the holder's own ttl (or the holder is gone); the leader
+// renews every third of its ttl.
 void SimWorker::SweepLeader() {
-  if (leader_ && MonoMs() < renew_at_ms_) return SweepMaintain();
-  // Never longer than the lease: a frozen leader's role passes on by the
-  // time the leases it would have rescued expire.
-  const Millis ttl = LeaderTtl(t_);
+  (void)SilentWorkers(judge_, pass_live_, t_.keepalive);  // watched
   const int64_t start = MonoMs();
+  if (leader_ && start < renew_at_ms_) return SweepLed(start, true);
+  const Millis ttl = LeaderTtl(t_);
   const WorkerId id = id_;
-  w_.Call<bool>(
-      *this, "leader",
-      [id, ttl](MemStore& s, TimeMs now) -> Result<bool> {
-        return s.LeaderTryAcquire(id, ttl, now);
-      },
-      [this, start, ttl](Result<bool> acquired) {
-        if (!acquired.has_value()) return SweepFailed();
-        if (*acquired) renew_at_ms_ = start + ttl.count() / 3;
-        if (*acquired != leader_) {
-          w_.trace().Line(w_.now(), "{}: {} the maintenance leader", info_.name,
-                          *acquired ? "now" : "no longer");
+  auto acquire = [this, start, ttl, id](std::optional<LeaderRow> silent) {
+    w_.Call<bool>(
+        *this, "leader",
+        [id, ttl, silent](MemStore& s, TimeMs now) -> Result<bool> {
+          return s.LeaderTryAcquire(id, ttl, silent, now);
+        },
+        [this, start](Result<bool> acquired) {
+          if (!acquired.has_value()) return SweepFailed();
+          SweepLed(start, *acquired);
+        });
+  };
+  if (leader_) return acquire(std::nullopt);
+  w_.Call<std::optional<LeaderRow>>(
+      *this, "leader read",
+      [](MemStore& s, TimeMs) -> Result<std::optional<LeaderRow>> { return s.LeaderRead(); },
+      [this, start, ttl, id, acquire](Result<std::optional<LeaderRow>> row) {
+        if (!row.has_value()) return SweepFailed();
+        StampSightings();
+        const std::optional<LeaderRow>& r = *row;
+        std::optional<LeaderRow> silent;
+        bool possible = !r || r->holder == id || !r->holder_live;
+        if (!possible) {
+          const Millis holder_ttl = r->ttl.count() > 0 ? r->ttl : ttl;
+          if (judge_.Unchanged(Renewable::kLeader, 0, r->expires_at, r->holder) >= holder_ttl) {
+            silent = r;
+            possible = true;
+          }
         }
-        leader_ = *acquired;
-        if (leader_) return SweepMaintain();
-        SweepWait();
+        if (!possible) return SweepLed(start, false);
+        acquire(silent);
       });
 }
 
-// SweepOnce without the proofs: presumed deaths, expired leases, start
-// deadlines, promotions; each one statement.
+void SimWorker::SweepLed(int64_t start, bool acquired) {
+  if (acquired) renew_at_ms_ = start + LeaderTtl(t_).count() / 3;
+  if (acquired != leader_) {
+    w_.trace().Line(w_.now(), "{}: {} the maintenance leader", info_.name,
+                    acquired ? "now" : "no longer");
+  }
+  leader_ = acquired;
+  if (leader_) return SweepMaintain();
+  SweepDone();
+}
+
+// SweepOnce without the proofs: silent workers (as watched this pass) and
+// silent leases (JobLeases, judged by LeaseUnchanged) first, then the
+// verdicts, start deadlines, promotions; each one statement. A verdict on
+// nobody is no statement (the real stores return before touching the
+// database).
 void SimWorker::SweepMaintain() {
+  auto silent_workers = std::make_shared<std::vector<WorkerLiveness>>(
+      SilentWorkers(judge_, pass_live_, t_.keepalive));
+  w_.Call<std::vector<LeaseRow>>(
+      *this, "leases",
+      [](MemStore& s, TimeMs) -> Result<std::vector<LeaseRow>> { return s.JobLeases(); },
+      [this, silent_workers](Result<std::vector<LeaseRow>> leases) {
+        if (!leases.has_value()) return SweepFailed();
+        StampSightings();
+        auto silent = std::make_shared<std::vector<LeaseRow>>();
+        for (const LeaseRow& l : *leases) {
+          const Millis unchanged = LeaseUnchanged(judge_, l.ref.id, l.ref.lease_token,
+                                                  l.expires_at, l.length, l.worker,
+                                                  l.worker_heartbeat);
+          if (unchanged < l.length) continue;
+          w_.trace().Line(w_.now(), "{}: job {}'s lease (token {}) silent: unchanged for {}ms",
+                          info_.name, l.ref.id, l.ref.lease_token, unchanged.count());
+          silent->push_back(l);
+        }
+        SweepMarkSilent(*silent_workers, [this, silent] { SweepRescue(*silent); });
+      });
+}
+
+void SimWorker::SweepMarkSilent(const std::vector<WorkerLiveness>& silent,
+                                std::function<void()> then) {
+  const bool by_wall_clock = w_.options().mutation == Mutation::kPresumeByWallClock;
+  if (silent.empty() && !by_wall_clock) return then();
   const Millis keepalive = t_.keepalive;
   w_.Call<int>(
-      *this, "mark stale",
-      [keepalive](MemStore& s, TimeMs now) -> Result<int> {
-        return s.WorkerMarkStale(keepalive, now);
+      *this, "mark silent",
+      [silent, by_wall_clock, keepalive](MemStore& s, TimeMs now) -> Result<int> {
+        if (!by_wall_clock) return s.WorkerMarkSilent(silent, now);
+        // The old rule: a heartbeat older than the keepalive by the store's clock.
+        std::vector<WorkerLiveness> stale;
+        for (const WorkerLiveness& l : s.WorkerListLive("")) {
+          if (l.last_heartbeat < now - keepalive.count()) stale.push_back(l);
+        }
+        return s.WorkerMarkSilent(stale, now);
       },
-      [this](Result<int> stale) {
-        if (!stale.has_value()) return SweepFailed();
-        w_.Call<RescueReport>(
-            *this, "rescue expired",
-            [](MemStore& s, TimeMs now) -> Result<RescueReport> { return s.JobRescueExpired(now); },
-            [this](Result<RescueReport> rescued) {
-              if (!rescued.has_value()) return SweepFailed();
-              const int n = rescued->rescued;
-              w_.Call<int>(
-                  *this, "expire",
-                  [](MemStore& s, TimeMs now) -> Result<int> { return s.JobExpire(now); },
-                  [this, n](Result<int> expired) {
-                    if (!expired.has_value()) return SweepFailed();
-                    w_.Call<int>(
-                        *this, "promote",
-                        [](MemStore& s, TimeMs now) -> Result<int> { return s.JobPromote(now); },
-                        [this, n](Result<int> promoted) {
-                          if (!promoted.has_value()) return SweepFailed();
-                          if (n > 0 || *promoted > 0) {
-                            w_.NotifyWorkers();
-                            WakeClaimLoop();
-                          }
-                          SweepWait();
-                        });
-                  });
+      [this, then = std::move(then)](Result<int> marked) {
+        if (!marked.has_value()) return SweepFailed();
+        then();
+      });
+}
+
+void SimWorker::SweepRescue(const std::vector<LeaseRow>& silent) {
+  const bool by_wall_clock = w_.options().mutation == Mutation::kRescueByWallClock;
+  if (silent.empty() && !by_wall_clock) return SweepExpire(0);
+  w_.Call<RescueReport>(
+      *this, "rescue silent",
+      [silent, by_wall_clock](MemStore& s, TimeMs now) -> Result<RescueReport> {
+        if (!by_wall_clock) return s.JobRescueSilent(silent, now);
+        // The old rule: a lease that ran out by the store's clock.
+        std::vector<LeaseRow> expired;
+        for (const LeaseRow& l : s.JobLeases()) {
+          if (l.expires_at < now) expired.push_back(l);
+        }
+        return s.JobRescueSilent(expired, now);
+      },
+      [this](Result<RescueReport> rescued) {
+        if (!rescued.has_value()) return SweepFailed();
+        SweepExpire(rescued->rescued);
+      });
+}
+
+void SimWorker::SweepExpire(int rescued) {
+  w_.Call<int>(
+      *this, "expire", [](MemStore& s, TimeMs now) -> Result<int> { return s.JobExpire(now); },
+      [this, rescued](Result<int> expired) {
+        if (!expired.has_value()) return SweepFailed();
+        w_.Call<int>(
+            *this, "promote",
+            [](MemStore& s, TimeMs now) -> Result<int> { return s.JobPromote(now); },
+            [this, rescued](Result<int> promoted) {
+              if (!promoted.has_value()) return SweepFailed();
+              if (rescued > 0 || *promoted > 0) {
+                w_.NotifyWorkers();
+                WakeClaimLoop();
+              }
+              SweepDone();
             });
       });
+}
+
+void SimWorker::SweepDone() {
+  judge_.EndPass();
+  SweepWait();
 }
 
 // DeathWatch::Wait: a sweep interval, or less when a watched process exits.

@@ -3,6 +3,7 @@
 #include "sim_world.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "sim_worker.h"
 
@@ -43,8 +44,31 @@ World::World(const RunOptions& options)
 
 World::~World() = default;
 
-TimeMs World::StoreNow() const { return kEpochMs + now_ / kUsPerMs; }
-SimUs World::ToSimUs(TimeMs store_time) const { return (store_time - kEpochMs) * kUsPerMs; }
+TimeMs World::StoreNow() const { return kEpochMs + now_ / kUsPerMs + store_offset_ms_; }
+
+void World::StepClock(const ClockStep& step) {
+  store_offset_ms_ += step.by.count();
+  steps_taken_.push_back(&step);
+  ++stats_.clock_steps;
+  store_changed_ = true;  // what waits for a moment may be due now, or later
+  trace_.Line(now_, "CLOCK: the store's wall clock steps {} by {}ms (now {:+}ms off true time)",
+              step.by.count() > 0 ? "forward" : "back", std::abs(step.by.count()),
+              store_offset_ms_);
+}
+
+std::string World::ClockStepsSoFar() const {
+  std::string s;
+  for (const ClockStep* c : steps_taken_) {
+    s += fmt::format("{}{:+}ms at {:.3f}s", s.empty() ? "" : ", ", c->by.count(),
+                     static_cast<double>(c->at) / 1e6);
+  }
+  return s;
+}
+
+bool World::WaitsOnSteppedClock(const MemJob& j) const {
+  const bool waiting = j.state == JobState::kScheduled || j.state == JobState::kRetryable;
+  return waiting && j.run_at > StoreNow() && due_at_[j.id - 1] <= now_;
+}
 
 bool World::CutOff(const SimWorker& w) const { return InWindow(partitions_[w.plan()], now_); }
 
@@ -201,12 +225,31 @@ void World::OnTakenAway(const MemJob& job, int64_t token, const char* why) {
   ++stats_.rescued;
   taken_at_[{job.id, token}] = now_;
   trace_.Line(now_, "store: job {} taken from token {} ({})", job.id, token, why);
+  checker_.TakenAway(job, why);
   for (RunTruth& run : runs_) {
     if (run.job == job.id && run.token == token && run.superseded < 0) run.superseded = now_;
   }
 }
 
+void World::OnLeaseRenewed(const MemJob& job) {
+  lease_written_[job.id - 1] = now_;
+  lease_by_claim_[job.id - 1] = 0;
+}
+
+SimUs World::WorkerGoneAt(WorkerId id) const {
+  auto it = worker_gone_at_.find(id);
+  return it == worker_gone_at_.end() ? -1 : it->second;
+}
+
+void World::OnRunAtSet(const MemJob& job, Millis delay) {
+  if (due_at_.size() < static_cast<size_t>(job.id)) due_at_.resize(job.id, 0);
+  due_at_[job.id - 1] = now_ + FromMs(delay.count());
+}
+
 void World::OnClaimed(const MemJob& job) {
+  lease_written_[job.id - 1] = now_;
+  lease_by_claim_[job.id - 1] = 1;
+  claimed_at_[job.id - 1] = now_;
   trace_.Line(now_, "store: job {} claimed by worker {} (token {}, attempt {})", job.id, job.worker,
               job.lease_token, job.attempt);
   for (RunTruth& run : runs_) {
@@ -217,12 +260,15 @@ void World::OnClaimed(const MemJob& job) {
 }
 
 void World::OnWorkerGone(const MemWorker& w) {
-  trace_.Line(now_, "store: worker {} ({}) is {}", w.id, w.name, WorkerStateName(w.state));
+  trace_.Line(now_, "store: worker {} ({}) is {}{}", w.id, w.name, WorkerStateName(w.state),
+              w.presumed_dead ? " (presumed: its heartbeat silent)" : "");
+  worker_gone_at_.try_emplace(w.id, now_);
+  checker_.WorkerGone(w);
 }
 
 bool World::AllJobsFinished() const {
   for (const MemJob& j : store_.jobs()) {
-    if (!IsTerminal(j.state)) return false;
+    if (!IsTerminal(j.state) && !WaitsOnSteppedClock(j)) return false;
   }
   return true;
 }
@@ -253,6 +299,9 @@ RunResult World::Run() {
   for (const OperatorPlan& op : sc_.ops) {
     Post(op.at, kWorldOwner, [this, &op] { ApplyOperator(op); });
   }
+  for (const ClockStep& c : sc_.clock_steps) {
+    Post(c.at, kWorldOwner, [this, &c] { StepClock(c); });
+  }
   while (!q_.empty() && !violation_) {
     if (q_.next_at() > sc_.give_up_at) break;
     Event e = q_.Pop();
@@ -267,6 +316,7 @@ RunResult World::Run() {
     }
   }
   if (!violation_) checker_.AtEnd();
+  for (const MemJob& j : store_.jobs()) stats_.waiting_on_clock += WaitsOnSteppedClock(j) ? 1 : 0;
 
   RunResult r = stats_;
   r.ok = !violation_.has_value();

@@ -54,6 +54,8 @@ struct RunResult {
   int rescued = 0;        // jobs the store took from their holder
   int claimed_ahead = 0;  // jobs claimed beyond their worker's free slots
   int exec_refused = 0;   // job processes that found their deadline past at exec
+  int clock_steps = 0;    // steps of the store's wall clock taken
+  int waiting_on_clock = 0;  // jobs left waiting for a run_at a step put off
 };
 
 class World final : public StoreObserver {
@@ -67,6 +69,7 @@ class World final : public StoreObserver {
 
   // --- For the worker model ---
   SimUs now() const { return now_; }
+  // The store's wall clock: true time, stepped by the scenario's clock steps.
   TimeMs StoreNow() const;
   const Scenario& scenario() const { return sc_; }
   const RunOptions& options() const { return opt_; }
@@ -106,6 +109,8 @@ class World final : public StoreObserver {
                        int64_t current_token) override;
   void OnTakenAway(const MemJob& job, int64_t token, const char* why) override;
   void OnClaimed(const MemJob& job) override;
+  void OnLeaseRenewed(const MemJob& job) override;
+  void OnRunAtSet(const MemJob& job, Millis delay) override;
   void OnWorkerGone(const MemWorker& w) override;
 
   // --- For the checks ---
@@ -115,7 +120,23 @@ class World final : public StoreObserver {
   SimWorker* ProcessOfWorkerId(WorkerId id) const;
   bool Healthy(const SimWorker& w) const;
   bool CutOff(const SimWorker& w) const;  // inside a partition now
-  SimUs ToSimUs(TimeMs store_time) const;
+  // True time, whatever the store's clock did: when the running job's lease
+  // was last written (claim or heartbeat) and when it runs out (that plus
+  // the attempt's lease), when it was claimed.
+  SimUs LeaseWritten(const MemJob& j) const { return lease_written_[j.id - 1]; }
+  SimUs LeaseExpiry(const MemJob& j) const {
+    return LeaseWritten(j) + FromMs(j.active_lease_ms);
+  }
+  SimUs ClaimedAt(const MemJob& j) const { return claimed_at_[j.id - 1]; }
+  // Its lease was last written by its claim, not yet by a heartbeat.
+  bool LeaseByClaim(const MemJob& j) const { return lease_by_claim_[j.id - 1] != 0; }
+  // When the worker row stopped being live (dead or stopped); -1: live.
+  SimUs WorkerGoneAt(WorkerId id) const;
+  // A scheduled or retryable job whose delay has passed in true time but
+  // whose run_at the store's clock, stepped back since, has not reached:
+  // it waits for its moment (DESIGN.md, "Time": run_at names a moment).
+  bool WaitsOnSteppedClock(const MemJob& j) const;
+  std::string ClockStepsSoFar() const;  // "" when none
   void Fail(std::string violation);
 
  private:
@@ -141,6 +162,8 @@ class World final : public StoreObserver {
   // the server ends its session once its keepalive gives up, unless the
   // silence ends first (then the worker locks again).
   void DropSessionWhenSilent(SimWorker& w, SimUs since, SimUs until);
+  void StepClock(const ClockStep& step);
+  // Every job terminal, or waiting only for a moment a clock step put off.
   bool AllJobsFinished() const;
 
   RunOptions opt_;
@@ -157,6 +180,11 @@ class World final : public StoreObserver {
   std::vector<const FaultPlan*> pause_at_spawn_;   // by plan: armed worker pauses
   // Per plan: [from, to) windows; overlapping partitions merged into one.
   std::vector<std::vector<std::pair<SimUs, SimUs>>> partitions_, flaky_;
+  int64_t store_offset_ms_ = 0;  // the clock steps so far
+  std::vector<const ClockStep*> steps_taken_;
+  std::vector<SimUs> lease_written_, claimed_at_, due_at_;  // by JobId - 1; see LeaseWritten
+  std::vector<char> lease_by_claim_;                        // by JobId - 1
+  std::map<WorkerId, SimUs> worker_gone_at_;
   std::vector<JobId> job_of_plan_;  // 0 until enqueued
   std::vector<int> plan_of_job_;    // JobId - 1 -> plan
   int enqueued_ = 0;

@@ -3,8 +3,8 @@
 //   warden_sim --seed N            one seed; its step-by-step trace on failure
 //   warden_sim --seeds N --from S  seeds S..S+N-1; one reproduce command per failure
 // Options: --mutate NAME (a deliberate bug in the model, see --list),
-//          --known-issues LIST (session_cut or all), --trace (print the
-//          trace anyway),
+//          --known-issues LIST (session_cut, pass_start_sightings or all),
+//          --trace (print the trace anyway),
 //          --keep-going (do not stop at the first failing seed).
 #include <fmt/format.h>
 
@@ -44,9 +44,9 @@ int RunOne(const std::string& binary, const RunOptions& options, bool print_trac
   }
   fmt::print(
       "seed {}: ok ({} steps, {:.1f}s simulated, {} self-fenced, {} jobs rescued, {} claimed "
-      "ahead, {} refused at exec)\n",
+      "ahead, {} refused at exec, {} store clock steps, {} jobs left waiting on the clock)\n",
       o.seed, r.steps, static_cast<double>(r.sim_time) / 1e6, r.self_fenced, r.rescued,
-      r.claimed_ahead, r.exec_refused);
+      r.claimed_ahead, r.exec_refused, r.clock_steps, r.waiting_on_clock);
   return 0;
 }
 
@@ -54,6 +54,7 @@ int RunMany(const std::string& binary, const RunOptions& options, uint64_t from,
             bool keep_going) {
   const auto start = std::chrono::steady_clock::now();
   int64_t runs = 0, failures = 0, steps = 0, ahead = 0, seeds_ahead = 0, refused = 0;
+  int64_t clock_steps = 0, seeds_stepped = 0, waiting = 0;
   for (int64_t i = 0; i < count; ++i) {
     RunOptions o = options;
     o.seed = from + static_cast<uint64_t>(i);
@@ -63,6 +64,9 @@ int RunMany(const std::string& binary, const RunOptions& options, uint64_t from,
     ahead += r.claimed_ahead;
     seeds_ahead += r.claimed_ahead > 0 ? 1 : 0;
     refused += r.exec_refused;
+    clock_steps += r.clock_steps;
+    seeds_stepped += r.clock_steps > 0 ? 1 : 0;
+    waiting += r.waiting_on_clock;
     if (!r.ok) {
       ++failures;
       fmt::print("{}", warden::sim::FailureReport(binary, o, r));
@@ -74,9 +78,10 @@ int RunMany(const std::string& binary, const RunOptions& options, uint64_t from,
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   fmt::print(
       "{} seeds from {}: {} failed; {} steps; {} jobs claimed ahead in {} seeds; {} starts "
-      "refused at exec; {:.1f}s ({:.0f} seeds/s)\n",
-      runs, from, failures, steps, ahead, seeds_ahead, refused, secs,
-      secs > 0 ? static_cast<double>(runs) / secs : 0.0);
+      "refused at exec; {} store clock steps in {} seeds ({} jobs left waiting on the clock); "
+      "{:.1f}s ({:.0f} seeds/s)\n",
+      runs, from, failures, steps, ahead, seeds_ahead, refused, clock_steps, seeds_stepped,
+      waiting, secs, secs > 0 ? static_cast<double>(runs) / secs : 0.0);
   return failures == 0 ? 0 : 1;
 }
 
@@ -120,7 +125,7 @@ int main(int argc, char** argv) {
         fmt::print("mutations:");
         for (auto m : warden::sim::AllMutations()) fmt::print(" {}", warden::sim::MutationName(m));
         fmt::print(
-            "\nknown issues: session_cut (or all)\n");
+            "\nknown issues: session_cut pass_start_sightings (or all)\n");
         return 0;
       } else {
         return Usage(argv[0]);
