@@ -261,9 +261,9 @@ Result<SweepSummary> Client::Sweep(Millis keepalive_threshold, Millis watch) {
   SilenceJudge judge;
   SweepSummary total;
   while (true) {
-    judge.BeginPass(clock.MonotonicMs());
     WARDEN_ASSIGN_OR_RETURN(auto live, store_->WorkerListLive(""));
-    WARDEN_ASSIGN_OR_RETURN(SweepSummary r, SweepOnce(*store_, o, judge, live));
+    judge.BeginPass(clock.MonotonicMs());
+    WARDEN_ASSIGN_OR_RETURN(SweepSummary r, SweepOnce(*store_, o, judge, clock, live));
     judge.EndPass();
     total.proven_dead += r.proven_dead;
     total.presumed_dead += r.presumed_dead;

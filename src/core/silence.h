@@ -34,7 +34,10 @@ enum class Renewable { kLease, kHeartbeat, kLeader };
 
 class SilenceJudge {
  public:
-  // Each pass, before the rows are read.
+  // Each pass, and again after each read of rows: a row first seen in a
+  // read was there when the read reached the store, not before, so it is
+  // stamped when the reply is in (a slow read would otherwise backdate a
+  // renewal it returns, and a verdict could come early).
   void BeginPass(int64_t mono_now);
 
   // How long the row `(kind, id)` has been seen as it is now: 0 at its first

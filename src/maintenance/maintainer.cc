@@ -21,6 +21,7 @@ Result<bool> Maintainer::Lead(WorkerId self) {
                             store_.LeaderTryAcquire(kRole, self, leader_ttl(), std::nullopt));
   } else {
     WARDEN_ASSIGN_OR_RETURN(auto row, store_.LeaderRead(kRole));
+    judge_.BeginPass(clock_.MonotonicMs());
     std::optional<LeaderRow> silent;
     bool possible = !row || row->holder == self || !row->holder_live;
     if (!possible) {
@@ -46,6 +47,7 @@ MaintenancePass Maintainer::Pass(WorkerId self) {
   MaintenancePass pass;
   pass.status = [&]() -> Status {
     WARDEN_ASSIGN_OR_RETURN(pass.live, store_.WorkerListLive(""));
+    judge_.BeginPass(clock_.MonotonicMs());
     WARDEN_ASSIGN_OR_RETURN(pass.proven, DeclareProvenDead(store_, pass.live));
     (void)SilentWorkers(judge_, pass.live, options_.keepalive_threshold);  // watched
     WARDEN_ASSIGN_OR_RETURN(bool leading, Lead(self));
@@ -58,7 +60,7 @@ MaintenancePass Maintainer::Pass(WorkerId self) {
     const int64_t now = clock_.MonotonicMs();
     o.prune = !last_prune_mono_ || now - *last_prune_mono_ > kPruneEvery.count();
     o.retention = options_.retention;
-    WARDEN_ASSIGN_OR_RETURN(pass.swept, SweepOnce(store_, o, judge_, pass.live));
+    WARDEN_ASSIGN_OR_RETURN(pass.swept, SweepOnce(store_, o, judge_, clock_, pass.live));
     if (o.prune) last_prune_mono_ = now;
     return Status::Ok();
   }();

@@ -113,13 +113,14 @@ std::vector<LeaseRow> SilentLeases(SilenceJudge& judge, const std::vector<LeaseR
 }  // namespace
 
 Result<SweepSummary> SweepOnce(Store& store, const SweepOptions& options, SilenceJudge& judge,
-                               const std::vector<WorkerLiveness>& live) {
+                               const Clock& clock, const std::vector<WorkerLiveness>& live) {
   SweepSummary report;
   if (options.prove_deaths) {
     WARDEN_ASSIGN_OR_RETURN(report, DeclareProvenDead(store, live));
   }
   const auto silent_workers = SilentWorkers(judge, live, options.keepalive_threshold);
   WARDEN_ASSIGN_OR_RETURN(auto leases, store.JobLeases());
+  judge.BeginPass(clock.MonotonicMs());
   const auto silent_leases = SilentLeases(judge, leases);
   WARDEN_ASSIGN_OR_RETURN(report.presumed_dead,
                           store.WorkerMarkSilent(silent_workers, options.keepalive_threshold));

@@ -45,10 +45,11 @@ std::string ProofOfDeath(const WorkerLiveness& w, const HostIdentity& self);
 // or the process gone).
 std::string ProofOfLife(const WorkerLiveness& w, const HostIdentity& self);
 
-// One pass. `judge` has begun this pass (SilenceJudge::BeginPass) and is
-// ended by the caller; `live` is WorkerListLive(""), read this pass.
+// One pass. `judge` has begun this pass (SilenceJudge::BeginPass, after
+// `live` was read: WorkerListLive("")) and is ended by the caller; `clock`
+// stamps the leases this pass reads when they arrive.
 Result<SweepSummary> SweepOnce(Store& store, const SweepOptions& options, SilenceJudge& judge,
-                               const std::vector<WorkerLiveness>& live);
+                               const Clock& clock, const std::vector<WorkerLiveness>& live);
 
 // The live workers whose heartbeats `judge` has seen unchanged for
 // `keepalive`. Every worker watches them each pass, leader or not, so a

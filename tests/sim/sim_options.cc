@@ -10,7 +10,7 @@ struct MutationEntry {
   Mutation m;
   const char* name;
 };
-constexpr std::array<MutationEntry, 9> kMutations{{
+constexpr std::array<MutationEntry, 10> kMutations{{
     {Mutation::kNone, "none"},
     {Mutation::kCompleteUnfenced, "complete_unfenced"},
     {Mutation::kFenceAtFullLease, "fence_at_full_lease"},
@@ -20,6 +20,7 @@ constexpr std::array<MutationEntry, 9> kMutations{{
     {Mutation::kStartNeedsWorker, "start_needs_worker"},
     {Mutation::kRescueByWallClock, "rescue_by_wall_clock"},
     {Mutation::kPresumeByWallClock, "presume_by_wall_clock"},
+    {Mutation::kPassStartSightings, "pass_start_sightings"},
 }};
 
 }  // namespace
@@ -53,10 +54,8 @@ std::optional<KnownIssues> ParseKnownIssues(const std::string& comma_list) {
   while (std::getline(in, item, ',')) {
     if (item == "session_cut") {
       f.session_cut = true;
-    } else if (item == "pass_start_sightings") {
-      f.pass_start_sightings = true;
     } else if (item == "all") {
-      f = KnownIssues{true, true};
+      f = KnownIssues{true};
     } else if (!item.empty()) {
       return std::nullopt;
     }
@@ -72,7 +71,6 @@ std::string KnownIssuesFlag(const KnownIssues& f) {
     list += name;
   };
   add(f.session_cut, "session_cut");
-  add(f.pass_start_sightings, "pass_start_sightings");
   return list;
 }
 

@@ -26,6 +26,8 @@ enum class Mutation {
                         // old rule), not once watched unchanged for its length
   kPresumeByWallClock,  // sweeper: a worker is presumed dead once its heartbeat is older than
                         // the keepalive by the store's now (the old rule)
+  kPassStartSightings,  // sweeper: rows first seen in a pass are stamped with the pass's start,
+                        // not when their read returned (src/ before the fix)
 };
 
 const char* MutationName(Mutation m);
@@ -39,13 +41,7 @@ struct KnownIssues {
   // PostgreSQL: a live worker's session is cut and it cannot lock again
   // within the 250 ms confirmation: it is "proven" dead while it runs.
   bool session_cut = false;
-  // Maintainer::Pass stamps every row first seen in a pass with the pass's
-  // start (SilenceJudge::BeginPass before the reads): a read that is slow
-  // (a flaky link, a busy database) backdates a renewal it returns, and a
-  // live worker's lease can be judged silent early. Without it, the model
-  // stamps each read's rows when its reply arrives.
-  bool pass_start_sightings = false;
-  bool any() const { return session_cut || pass_start_sightings; }
+  bool any() const { return session_cut; }
 };
 
 std::optional<KnownIssues> ParseKnownIssues(const std::string& comma_list);

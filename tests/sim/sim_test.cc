@@ -112,7 +112,10 @@ INSTANTIATE_TEST_SUITE_P(Mutations, SimMutationTest,
                                          MutationCase{Mutation::kRescueByWallClock, 200, "(6)",
                                                       "took the job"},
                                          MutationCase{Mutation::kPresumeByWallClock, 300,
-                                                      "(time)", "presumed dead"}),
+                                                      "(time)", "presumed dead"},
+                                         // Found porting the model (seed 351), then fixed
+                                         // in src/: a slow read backdated what it returned.
+                                         MutationCase{Mutation::kPassStartSightings, 600, ""}),
                          [](const testing::TestParamInfo<MutationCase>& info) {
                            return std::string(MutationName(info.param.mutation));
                          });
@@ -142,8 +145,7 @@ TEST_P(SimKnownIssueTest, IsReproduced) {
 }
 
 INSTANTIATE_TEST_SUITE_P(KnownIssues, SimKnownIssueTest,
-                         testing::Values(IssueCase{"session_cut", 1, 300},
-                                         IssueCase{"pass_start_sightings", 300, 300}),
+                         testing::Values(IssueCase{"session_cut", 1, 300}),
                          [](const testing::TestParamInfo<IssueCase>& info) {
                            return std::string(info.param.name);
                          });

@@ -155,12 +155,11 @@ void SimWorker::SweepFailed() {
 }
 
 // A row first seen in a read was there when the read reached the store,
-// not before: it is stamped when the reply is in. (Each verdict is carried
-// out by a later statement, conditional on the row still being as seen, so
-// judging at the reply is not early either.) Maintainer::Pass stamps them
-// with the pass's start instead: the known issue pass_start_sightings.
+// not before: it is stamped when the reply is in, as Maintainer::Pass does.
+// (Each verdict is carried out by a later statement, conditional on the row
+// still being as seen, so judging at the reply is not early either.)
 void SimWorker::StampSightings() {
-  if (!w_.options().issues.pass_start_sightings) judge_.BeginPass(MonoMs());
+  if (w_.options().mutation != Mutation::kPassStartSightings) judge_.BeginPass(MonoMs());
 }
 
 void SimWorker::SweepStep() {

@@ -3,7 +3,7 @@
 //   warden_sim --seed N            one seed; its step-by-step trace on failure
 //   warden_sim --seeds N --from S  seeds S..S+N-1; one reproduce command per failure
 // Options: --mutate NAME (a deliberate bug in the model, see --list),
-//          --known-issues LIST (session_cut, pass_start_sightings or all),
+//          --known-issues LIST (session_cut or all),
 //          --trace (print the trace anyway),
 //          --keep-going (do not stop at the first failing seed).
 #include <fmt/format.h>
@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
         fmt::print("mutations:");
         for (auto m : warden::sim::AllMutations()) fmt::print(" {}", warden::sim::MutationName(m));
         fmt::print(
-            "\nknown issues: session_cut pass_start_sightings (or all)\n");
+            "\nknown issues: session_cut (or all)\n");
         return 0;
       } else {
         return Usage(argv[0]);
