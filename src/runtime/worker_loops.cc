@@ -257,7 +257,7 @@ void Worker::Impl::SessionLoop() {
       return Status::Ok();
     }();
     if (!status.ok()) {
-      NoteSessionHolds(false);
+      if (session && session->LossProvesDeath()) NoteSessionHolds(false);
       if (!reported_error) {
         Log(LogLevel::kWarn, "worker session failed, reconnecting: " + status.ToString());
       }

@@ -140,9 +140,11 @@ class WorkerSession {
     (void)lease;
     return Status::Ok();
   }
-  // Whether the session holds what proves this worker alive (PostgreSQL:
-  // its lock; SQLite: nothing to hold, always true). Not held, others may
-  // soon prove it dead (Store::WorkerListLive's session_lost).
+  // Whether losing the session lets others prove this worker dead
+  // (PostgreSQL: its lock; SQLite: wake-ups only, deaths are proven from the
+  // process), and whether it holds what proves it alive now. Not held,
+  // others may soon prove it dead (Store::WorkerListLive's session_lost).
+  virtual bool LossProvesDeath() const { return false; }
   virtual bool Holds() const { return true; }
 };
 

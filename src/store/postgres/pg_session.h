@@ -30,6 +30,7 @@ class PgSession final : public WorkerSession {
   int fd() override { return conn_->socket(); }
   Result<bool> Drain() override;
   Status KeepAliveFor(Millis lease) override;
+  bool LossProvesDeath() const override { return true; }
   bool Holds() const override { return locked_ && conn_->socket() >= 0; }
 
  private:
