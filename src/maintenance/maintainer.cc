@@ -53,7 +53,19 @@ MaintenancePass Maintainer::Pass(WorkerId self) {
     WARDEN_ASSIGN_OR_RETURN(bool leading, Lead(self));
     if (leading != leader_) pass.now_leader = leading;
     leader_ = leading;
-    if (!leader_) return Status::Ok();
+    if (!leader_) {
+      // Watched, not judged: a follower that becomes the leader then knows
+      // how long each lease has gone unrenewed, also those a heartbeat does
+      // not cover (renewed by a claim after the worker's last heartbeat),
+      // so recovery stays within lease + 2 sweeps when leaders change.
+      WARDEN_ASSIGN_OR_RETURN(auto leases, store_.JobLeases());
+      judge_.BeginPass(clock_.MonotonicMs());
+      for (const LeaseRow& l : leases) {
+        (void)LeaseUnchanged(judge_, l.ref.id, l.ref.lease_token, l.expires_at, l.length,
+                             l.worker, l.worker_heartbeat);
+      }
+      return Status::Ok();
+    }
     SweepOptions o;
     o.keepalive_threshold = options_.keepalive_threshold;
     o.prove_deaths = false;  // done above

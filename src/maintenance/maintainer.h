@@ -4,9 +4,11 @@
 //
 // Each pass, leader or not, it proves deaths on its own host (a killed
 // worker's jobs never wait for a leader that may itself be frozen or dead)
-// and watches the live workers' heartbeats and the leader's renewals (so
-// that whichever worker becomes the leader has watched them all along, see
-// core/silence.h). The worker holding the `sweeper` role also sweeps.
+// and watches the live workers' heartbeats, the running jobs' leases and
+// the leader's renewals (so that whichever worker becomes the leader has
+// watched them all along, see core/silence.h). The worker holding the
+// `sweeper` role also sweeps. Watching costs each worker one read of the
+// running jobs per pass.
 //
 // Thread safety: used by one thread.
 #pragma once

@@ -117,6 +117,29 @@ TEST_P(MaintainerTest, ANewLeaderJudgesFromTheHeartbeatsItWatchedAsAFollower) {
   EXPECT_EQ(store_->JobGet(job)->state, JobState::kAvailable) << "lost, retried at once";
 }
 
+TEST_P(MaintainerTest, ANewLeaderJudgesALeaseRenewedByAClaimFromWhenItFirstSawIt) {
+  const WorkerId frozen = RegisterWorker("frozen");
+  const WorkerId a = RegisterWorker("leader");
+  const WorkerId b = RegisterWorker("follower");
+  Maintainer leader(*store_, clock_, options_m_), follower(*store_, clock_, options_m_);
+  ASSERT_TRUE(Pass(leader, a).now_leader.value_or(false));
+  Pass(follower, b);
+  // Claimed after the worker's last heartbeat: its lease was written by the
+  // claim, which no heartbeat covers. Then the worker and the leader freeze.
+  clock_.Advance(seconds(1));
+  const JobId job = Add(Spec());
+  ASSERT_EQ(Claim(frozen, 1).size(), 1u);
+  int judged_after = -1;
+  for (int second = 0; second <= 15 && judged_after < 0; ++second) {
+    ASSERT_TRUE(store_->WorkerHeartbeat(b).value().alive);
+    const MaintenancePass p = Pass(follower, b);
+    if (p.swept && p.swept->rescued > 0) judged_after = second;
+    clock_.Advance(seconds(1));
+  }
+  EXPECT_EQ(judged_after, 10) << "its lease after the follower first saw it, not after taking over";
+  EXPECT_EQ(store_->JobGet(job)->state, JobState::kAvailable);
+}
+
 INSTANTIATE_TEST_SUITE_P(AllBackends, MaintainerTest, ::testing::ValuesIn(AllBackends()),
                          [](const auto& info) { return info.param.name; });
 
