@@ -131,6 +131,7 @@ class Worker {
   class Impl;
 
  private:
+  friend struct WorkerFactory;  // builds one on other seams (runtime/worker_seams.h)
   explicit Worker(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

@@ -2,13 +2,12 @@
 
 #include <algorithm>
 #include <charconv>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "warden/duration.h"
 #include "warden/text.h"
-#include "env/system_clock.h"
+#include "env/env.h"
 #include "maintenance/sweeper.h"
 #include "store/store.h"
 #include "warden/worker.h"
@@ -192,7 +191,7 @@ Result<int> Client::ReleaseWorker(const std::string& name_or_id, bool force) {
     WARDEN_ASSIGN_OR_RETURN(auto live, store_->WorkerListLive(match->name));
     for (const WorkerLiveness& w : live) {
       if (w.id != match->id) continue;
-      const std::string proof = ProofOfLife(w, HostIdentity::Self());
+      const std::string proof = ProofOfLife(w, DefaultEnv());
       if (!proof.empty()) {
         return FailedPrecondition("worker " + OneLine(match->name, 60) + " (id " +
                                   std::to_string(match->id) + ") is alive: " + proof +
@@ -202,7 +201,8 @@ Result<int> Client::ReleaseWorker(const std::string& name_or_id, bool force) {
     }
   }
   WARDEN_ASSIGN_OR_RETURN(RescueReport r,
-                          DeclareDeadPatiently(*store_, match->id, "released by an operator"));
+                          DeclareDeadPatiently(*store_, DefaultEnv().clock(), match->id,
+                                               "released by an operator"));
   store_->NotifyWorkers();
   return r.rescued;
 }
@@ -256,14 +256,15 @@ Result<SweepSummary> Client::Sweep(Millis keepalive_threshold, Millis watch) {
   // Silence is judged by watching rows stay unchanged (core/silence.h): a
   // single pass finds nothing silent, passes over `watch` find what stayed
   // silent for its whole length within it.
-  const Clock& clock = SystemClock::Get();
+  Env& env = DefaultEnv();
+  const Clock& clock = env.clock();
   const int64_t until = clock.MonotonicMs() + watch.count();
   SilenceJudge judge;
   SweepSummary total;
   while (true) {
     WARDEN_ASSIGN_OR_RETURN(auto live, store_->WorkerListLive(""));
     judge.BeginPass(clock.MonotonicMs());
-    WARDEN_ASSIGN_OR_RETURN(SweepSummary r, SweepOnce(*store_, o, judge, clock, live));
+    WARDEN_ASSIGN_OR_RETURN(SweepSummary r, SweepOnce(*store_, o, judge, env, live));
     judge.EndPass();
     total.proven_dead += r.proven_dead;
     total.presumed_dead += r.presumed_dead;
@@ -273,7 +274,7 @@ Result<SweepSummary> Client::Sweep(Millis keepalive_threshold, Millis watch) {
     if (r.rescued > 0 || r.promoted > 0) store_->NotifyWorkers();
     const int64_t left = until - clock.MonotonicMs();
     if (left <= 0) break;
-    std::this_thread::sleep_for(Millis(std::min<int64_t>(left, 250)));
+    clock.SleepFor(Millis(std::min<int64_t>(left, 250)));
   }
   return total;
 }

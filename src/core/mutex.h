@@ -5,7 +5,7 @@
 //
 //   MutexLock lock(mu_);          // std::lock_guard: held to the end of scope
 //   UniqueMutexLock lock(mu_);    // std::unique_lock: may Unlock/Lock, and
-//   lock.Wait(cv_, pred);         //   waits on a std::condition_variable
+//   cv_.Wait(lock, pred);         //   waits on a CondVar
 //
 // Everything is inline over the std::mutex (and std::unique_lock) it wraps:
 // the same code as before, at no cost on any path. A predicate that reads
@@ -20,6 +20,7 @@
 #include <mutex>
 #include <utility>
 
+#include "core/clock.h"
 #include "core/thread_annotations.h"
 
 namespace warden {
@@ -41,6 +42,8 @@ class CAPABILITY("mutex") Mutex {
   std::mutex mu_;
 };
 
+class CondVar;
+
 // Holds `mu` from construction to the end of the scope (std::lock_guard).
 class SCOPED_CAPABILITY MutexLock {
  public:
@@ -54,8 +57,8 @@ class SCOPED_CAPABILITY MutexLock {
 };
 
 // Holds `mu` like MutexLock, and may give it up and take it again, by hand
-// or while waiting on a condition variable (std::unique_lock). To the
-// analysis the lock stays held across a wait: the wait returns with it held.
+// or while waiting on a CondVar (std::unique_lock). To the analysis the
+// lock stays held across a wait: the wait returns with it held.
 class SCOPED_CAPABILITY UniqueMutexLock {
  public:
   explicit UniqueMutexLock(Mutex& mu) ACQUIRE(mu) : lock_(mu.mu_) {}
@@ -66,24 +69,57 @@ class SCOPED_CAPABILITY UniqueMutexLock {
   void Unlock() RELEASE() { lock_.unlock(); }
   void Lock() ACQUIRE() { lock_.lock(); }
 
-  void Wait(std::condition_variable& cv) { cv.wait(lock_); }
-  template <typename Predicate>
-  void Wait(std::condition_variable& cv, Predicate pred) {
-    cv.wait(lock_, std::move(pred));
-  }
-  template <typename Rep, typename Period>
-  std::cv_status WaitFor(std::condition_variable& cv,
-                         const std::chrono::duration<Rep, Period>& timeout) {
-    return cv.wait_for(lock_, timeout);
-  }
-  template <typename Rep, typename Period, typename Predicate>
-  bool WaitFor(std::condition_variable& cv, const std::chrono::duration<Rep, Period>& timeout,
-               Predicate pred) {
-    return cv.wait_for(lock_, timeout, std::move(pred));
-  }
+  // For Clock::Wait, which waits on a CondVar with it.
+  std::unique_lock<std::mutex>& native() { return lock_; }
 
  private:
   std::unique_lock<std::mutex> lock_;
+};
+
+// A condition variable whose waits and notifications go through a Clock
+// (core/clock.h): real ones on a real clock, virtual ones in a simulation.
+// Deadlines are on the clock's monotonic reading. The predicate forms loop
+// until the predicate holds (or the deadline passes: false), so spurious
+// wake-ups do not matter.
+class CondVar {
+ public:
+  explicit CondVar(const Clock& clock) : clock_(clock) {}
+  CondVar(const CondVar&) = delete;
+  CondVar& operator=(const CondVar&) = delete;
+
+  void NotifyOne() { clock_.Notify(*this, false); }
+  void NotifyAll() { clock_.Notify(*this, true); }
+
+  // Until notified, the deadline, or spuriously.
+  void WaitUntil(UniqueMutexLock& lock, int64_t deadline_mono) {
+    clock_.Wait(*this, lock, deadline_mono);
+  }
+  void WaitFor(UniqueMutexLock& lock, Millis d) {
+    WaitUntil(lock, clock_.MonotonicMs() + d.count());
+  }
+  template <typename Predicate>
+  bool WaitUntil(UniqueMutexLock& lock, int64_t deadline_mono, Predicate pred) {
+    while (!pred()) {
+      if (clock_.MonotonicMs() >= deadline_mono) return pred();
+      WaitUntil(lock, deadline_mono);
+    }
+    return true;
+  }
+  template <typename Predicate>
+  bool WaitFor(UniqueMutexLock& lock, Millis d, Predicate pred) {
+    return WaitUntil(lock, clock_.MonotonicMs() + d.count(), std::move(pred));
+  }
+  template <typename Predicate>
+  void Wait(UniqueMutexLock& lock, Predicate pred) {
+    WaitUntil(lock, kNoDeadline, std::move(pred));
+  }
+
+  const Clock& clock() const { return clock_; }
+  std::condition_variable& native() { return cv_; }
+
+ private:
+  const Clock& clock_;
+  std::condition_variable cv_;
 };
 
 }  // namespace warden

@@ -9,6 +9,7 @@ class SystemClock : public Clock {
  public:
   TimeMs NowMs() const override;
   int64_t MonotonicMs() const override;
+  int64_t MonotonicUs() const override;
   static SystemClock& Get();
 };
 

@@ -1,41 +1,39 @@
 #include "maintenance/death_watch.h"
 
-#include <poll.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <set>
-
-#include "env/process.h"
 
 namespace warden {
 
 DeathWatch::~DeathWatch() {
-  for (auto& [id, fd] : fds_) close(fd);
+  for (auto& [id, fd] : fds_) env_.CloseFd(fd);
 }
 
-void DeathWatch::Set(const std::vector<WorkerLiveness>& workers, const std::string& node,
-                     const std::string& pid_ns) {
+void DeathWatch::Set(const std::vector<WorkerLiveness>& workers) {
+  const HostFacts& self = env_.Host();
   std::set<WorkerId> wanted;
   for (const WorkerLiveness& w : workers) {
     // Another namespace's pid would look gone (or be someone else) here:
     // already_gone_ on every pass would make the sweeper spin.
-    if (w.node != node || w.pid_ns != pid_ns || w.pid == getpid()) continue;
+    if (w.node != self.node || w.pid_ns != self.pid_ns || w.pid == self.pid) continue;
     wanted.insert(w.id);
     if (fds_.count(w.id)) continue;
-    const int fd = static_cast<int>(syscall(SYS_pidfd_open, w.pid, 0));
-    if (fd < 0 || !ProcessAlive(w.pid, w.pid_start)) {
-      if (fd >= 0) close(fd);
+    // Opened before the check, so the fd is for the process checked.
+    const int fd = env_.PidfdOpen(w.pid);
+    if (!env_.ProcessAlive(w.pid, w.pid_start)) {
+      env_.CloseFd(fd);
       already_gone_ = true;  // the next sweep proves it
       continue;
     }
+    // No pidfd (an old kernel, out of fds): the periodic pass finds its
+    // death; waking at once every pass would make the sweeper spin.
+    if (fd < 0) continue;
     fds_[w.id] = fd;
   }
   for (auto it = fds_.begin(); it != fds_.end();) {
     if (wanted.count(it->first)) {
       ++it;
     } else {
-      close(it->second);
+      env_.CloseFd(it->second);
       it = fds_.erase(it);
     }
   }
@@ -49,7 +47,7 @@ bool DeathWatch::Wait(Millis timeout, int wake_fd) {
   std::vector<pollfd> fds;
   fds.push_back({wake_fd, POLLIN, 0});
   for (auto& [id, fd] : fds_) fds.push_back({fd, POLLIN, 0});
-  const int n = poll(fds.data(), fds.size(), static_cast<int>(timeout.count()));
+  const int n = env_.Poll(fds, env_.clock().MonotonicMs() + timeout.count());
   if (n <= 0) return false;
   for (size_t i = 1; i < fds.size(); ++i) {
     if (fds[i].revents) return true;

@@ -12,13 +12,14 @@
 #include <string>
 #include <vector>
 
+#include "env/env.h"
 #include "store/store.h"
 
 namespace warden {
 
 class DeathWatch {
  public:
-  DeathWatch() = default;
+  explicit DeathWatch(Env& env) : env_(env) {}
   ~DeathWatch();
   DeathWatch(const DeathWatch&) = delete;
   DeathWatch& operator=(const DeathWatch&) = delete;
@@ -26,13 +27,13 @@ class DeathWatch {
   // Watches exactly these workers, but for those on other hosts or in
   // another pid namespace of this one (a container sharing the host name):
   // their pids mean nothing here.
-  void Set(const std::vector<WorkerLiveness>& workers, const std::string& node,
-           const std::string& pid_ns);
+  void Set(const std::vector<WorkerLiveness>& workers);
   // Waits up to `timeout` or until `wake_fd` is readable. true: a watched
   // process exited (or was already gone).
   bool Wait(Millis timeout, int wake_fd);
 
  private:
+  Env& env_;
   std::map<WorkerId, int> fds_;
   bool already_gone_ = false;
 };

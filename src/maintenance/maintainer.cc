@@ -9,8 +9,8 @@ constexpr const char* kRole = "sweeper";
 constexpr Millis kPruneEvery{10 * 60 * 1000};
 }  // namespace
 
-Maintainer::Maintainer(Store& store, const Clock& clock, const MaintainerOptions& options)
-    : store_(store), clock_(clock), options_(options) {}
+Maintainer::Maintainer(Store& store, Env& env, const MaintainerOptions& options)
+    : store_(store), env_(env), clock_(env.clock()), options_(options) {}
 
 Result<bool> Maintainer::Lead(WorkerId self) {
   const int64_t start = clock_.MonotonicMs();
@@ -48,7 +48,7 @@ MaintenancePass Maintainer::Pass(WorkerId self) {
   pass.status = [&]() -> Status {
     WARDEN_ASSIGN_OR_RETURN(pass.live, store_.WorkerListLive(""));
     judge_.BeginPass(clock_.MonotonicMs());
-    WARDEN_ASSIGN_OR_RETURN(pass.proven, DeclareProvenDead(store_, pass.live));
+    WARDEN_ASSIGN_OR_RETURN(pass.proven, DeclareProvenDead(store_, env_, pass.live));
     (void)SilentWorkers(judge_, pass.live, options_.keepalive_threshold);  // watched
     WARDEN_ASSIGN_OR_RETURN(bool leading, Lead(self));
     if (leading != leader_) pass.now_leader = leading;
@@ -72,7 +72,7 @@ MaintenancePass Maintainer::Pass(WorkerId self) {
     const int64_t now = clock_.MonotonicMs();
     o.prune = !last_prune_mono_ || now - *last_prune_mono_ > kPruneEvery.count();
     o.retention = options_.retention;
-    WARDEN_ASSIGN_OR_RETURN(pass.swept, SweepOnce(store_, o, judge_, clock_, pass.live));
+    WARDEN_ASSIGN_OR_RETURN(pass.swept, SweepOnce(store_, o, judge_, env_, pass.live));
     if (o.prune) last_prune_mono_ = now;
     return Status::Ok();
   }();

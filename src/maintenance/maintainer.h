@@ -18,6 +18,7 @@
 
 #include "core/clock.h"
 #include "core/silence.h"
+#include "env/env.h"
 #include "maintenance/sweeper.h"
 #include "store/store.h"
 
@@ -41,7 +42,8 @@ struct MaintenancePass {
 
 class Maintainer {
  public:
-  Maintainer(Store& store, const Clock& clock, const MaintainerOptions& options);
+  // `env`: its clock, and this host's processes (proofs of death).
+  Maintainer(Store& store, Env& env, const MaintainerOptions& options);
 
   // `self`: this worker's id (it changes when the worker registers again).
   MaintenancePass Pass(WorkerId self);
@@ -57,7 +59,8 @@ class Maintainer {
   Result<bool> Lead(WorkerId self);
 
   Store& store_;
-  const Clock& clock_;
+  Env& env_;
+  const Clock& clock_;  // env_'s
   MaintainerOptions options_;
   SilenceJudge judge_;
   bool leader_ = false;

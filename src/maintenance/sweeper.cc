@@ -1,42 +1,36 @@
 #include "maintenance/sweeper.h"
 
 #include <algorithm>
-#include <thread>
-
-#include "env/process.h"
 
 namespace warden {
 
-const HostIdentity& HostIdentity::Self() {
-  static const HostIdentity self{HostName(), BootId(), PidNamespace()};
-  return self;
-}
-
-std::string ProofOfDeath(const WorkerLiveness& w, const HostIdentity& self) {
+std::string ProofOfDeath(const WorkerLiveness& w, Env& env) {
+  const HostFacts& self = env.Host();
   if (w.node != self.node) return {};
   if (!w.boot_id.empty() && !self.boot_id.empty() && w.boot_id != self.boot_id) {
     return "host " + self.node + " rebooted since it started";
   }
   if (w.pid_ns != self.pid_ns) return {};
-  if (ProcessProvablyGone(w.pid, w.pid_start)) {
+  if (env.ProcessProvablyGone(w.pid, w.pid_start)) {
     return "process " + std::to_string(w.pid) + " on " + self.node + " is gone";
   }
   return {};
 }
 
-std::string ProofOfLife(const WorkerLiveness& w, const HostIdentity& self) {
+std::string ProofOfLife(const WorkerLiveness& w, Env& env) {
+  const HostFacts& self = env.Host();
   if (w.node != self.node || w.boot_id != self.boot_id || w.pid_ns != self.pid_ns) return {};
   if (self.boot_id.empty() || self.pid_ns.empty()) return {};
-  if (!ProcessAlive(w.pid, w.pid_start)) return {};
+  if (!env.ProcessAlive(w.pid, w.pid_start)) return {};
   return "process " + std::to_string(w.pid) + " on " + self.node + " is running";
 }
 
-Result<std::vector<WorkerId>> ConfirmSessionsLost(Store& store,
+Result<std::vector<WorkerId>> ConfirmSessionsLost(Store& store, const Clock& clock,
                                                   const std::vector<WorkerLiveness>& suspects,
                                                   const std::string& name) {
   std::vector<WorkerId> lost;
   if (suspects.empty()) return lost;
-  std::this_thread::sleep_for(kSessionLossConfirm);
+  clock.SleepFor(kSessionLossConfirm);
   WARDEN_ASSIGN_OR_RETURN(auto again, store.WorkerListLive(name));
   for (const WorkerLiveness& w : again) {
     if (!w.session_lost) continue;
@@ -47,20 +41,21 @@ Result<std::vector<WorkerId>> ConfirmSessionsLost(Store& store,
   return lost;
 }
 
-Result<RescueReport> DeclareDeadPatiently(Store& store, WorkerId id, const std::string& reason,
-                                          Millis patience) {
+Result<RescueReport> DeclareDeadPatiently(Store& store, const Clock& clock, WorkerId id,
+                                          const std::string& reason, Millis patience) {
   constexpr Millis kPause{100};
   auto declared = store.WorkerDeclareDead(id, reason);
   for (Millis waited{0}; !declared.has_value() && declared.error().transient() &&
                          waited < patience;
        waited += kPause) {
-    std::this_thread::sleep_for(kPause);
+    clock.SleepFor(kPause);
     declared = store.WorkerDeclareDead(id, reason);
   }
   return declared;
 }
 
-Result<SweepSummary> DeclareProvenDead(Store& store, const std::vector<WorkerLiveness>& live) {
+Result<SweepSummary> DeclareProvenDead(Store& store, Env& env,
+                                       const std::vector<WorkerLiveness>& live) {
   SweepSummary report;
   auto declare = [&](WorkerId id, const std::string& proof) -> Status {
     auto r = store.WorkerDeclareDead(id, proof);
@@ -73,14 +68,14 @@ Result<SweepSummary> DeclareProvenDead(Store& store, const std::vector<WorkerLiv
   };
   std::vector<WorkerLiveness> suspects;
   for (const WorkerLiveness& w : live) {
-    const std::string proof = ProofOfDeath(w, HostIdentity::Self());
+    const std::string proof = ProofOfDeath(w, env);
     if (!proof.empty()) {
       WARDEN_RETURN_IF_ERROR(declare(w.id, proof));
     } else if (w.session_lost) {
       suspects.push_back(w);
     }
   }
-  WARDEN_ASSIGN_OR_RETURN(auto lost, ConfirmSessionsLost(store, suspects, ""));
+  WARDEN_ASSIGN_OR_RETURN(auto lost, ConfirmSessionsLost(store, env.clock(), suspects, ""));
   for (WorkerId id : lost) WARDEN_RETURN_IF_ERROR(declare(id, kSessionLostProof));
   return report;
 }
@@ -113,10 +108,11 @@ std::vector<LeaseRow> SilentLeases(SilenceJudge& judge, const std::vector<LeaseR
 }  // namespace
 
 Result<SweepSummary> SweepOnce(Store& store, const SweepOptions& options, SilenceJudge& judge,
-                               const Clock& clock, const std::vector<WorkerLiveness>& live) {
+                               Env& env, const std::vector<WorkerLiveness>& live) {
+  const Clock& clock = env.clock();
   SweepSummary report;
   if (options.prove_deaths) {
-    WARDEN_ASSIGN_OR_RETURN(report, DeclareProvenDead(store, live));
+    WARDEN_ASSIGN_OR_RETURN(report, DeclareProvenDead(store, env, live));
   }
   const auto silent_workers = SilentWorkers(judge, live, options.keepalive_threshold);
   WARDEN_ASSIGN_OR_RETURN(auto leases, store.JobLeases());

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "core/silence.h"
+#include "env/env.h"
 #include "store/store.h"
 #include "warden/client.h"  // SweepSummary: what a pass did
 
@@ -34,22 +35,19 @@ struct SweepOptions {
 // rebooted: assumes host names are unique per machine) or, in our pid
 // namespace, the exact process gone. A worker in another container (another
 // pid namespace) is never proven dead from here.
-struct HostIdentity {
-  std::string node, boot_id, pid_ns;
-  static const HostIdentity& Self();
-};
-std::string ProofOfDeath(const WorkerLiveness& w, const HostIdentity& self);
+// `env`: this host (Env::Host) and its processes.
+std::string ProofOfDeath(const WorkerLiveness& w, Env& env);
 // The converse, for operators about to declare a worker dead by hand: why
 // it is certainly alive ("process 123 on box-1 is running"), or empty when
 // that cannot be shown from here (another host, another boot or container,
 // or the process gone).
-std::string ProofOfLife(const WorkerLiveness& w, const HostIdentity& self);
+std::string ProofOfLife(const WorkerLiveness& w, Env& env);
 
 // One pass. `judge` has begun this pass (SilenceJudge::BeginPass, after
-// `live` was read: WorkerListLive("")) and is ended by the caller; `clock`
-// stamps the leases this pass reads when they arrive.
+// `live` was read: WorkerListLive("")) and is ended by the caller; `env`'s
+// clock stamps the leases this pass reads when they arrive.
 Result<SweepSummary> SweepOnce(Store& store, const SweepOptions& options, SilenceJudge& judge,
-                               const Clock& clock, const std::vector<WorkerLiveness>& live);
+                               Env& env, const std::vector<WorkerLiveness>& live);
 
 // The live workers whose heartbeats `judge` has seen unchanged for
 // `keepalive`. Every worker watches them each pass, leader or not, so a
@@ -65,7 +63,8 @@ std::vector<WorkerLiveness> SilentWorkers(SilenceJudge& judge,
 // an operator's `workers release`. The sweeper does not wait: its next
 // pass tries again.
 inline constexpr Millis kDeclareDeadPatience{5'000};
-Result<RescueReport> DeclareDeadPatiently(Store& store, WorkerId id, const std::string& reason,
+Result<RescueReport> DeclareDeadPatiently(Store& store, const Clock& clock, WorkerId id,
+                                          const std::string& reason,
                                           Millis patience = kDeclareDeadPatience);
 
 // A lost database session (PostgreSQL: the worker's session lock is gone)
@@ -78,13 +77,14 @@ Result<RescueReport> DeclareDeadPatiently(Store& store, WorkerId id, const std::
 inline constexpr Millis kSessionLossConfirm{250};
 inline constexpr const char* kSessionLostProof =
     "its database session ended (process gone, or its host cut off past its lease)";
-Result<std::vector<WorkerId>> ConfirmSessionsLost(Store& store,
+Result<std::vector<WorkerId>> ConfirmSessionsLost(Store& store, const Clock& clock,
                                                   const std::vector<WorkerLiveness>& suspects,
                                                   const std::string& name);
 
 // Declares dead every worker of `live` (live-registered workers) that is
 // on this host and whose process is gone, or whose database session was
 // lost (confirmed, see above).
-Result<SweepSummary> DeclareProvenDead(Store& store, const std::vector<WorkerLiveness>& live);
+Result<SweepSummary> DeclareProvenDead(Store& store, Env& env,
+                                       const std::vector<WorkerLiveness>& live);
 
 }  // namespace warden

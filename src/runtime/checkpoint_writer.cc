@@ -4,8 +4,8 @@
 
 namespace warden {
 
-CheckpointWriter::CheckpointWriter(SaveFn save, std::function<void()> on_fenced)
-    : save_(std::move(save)), on_fenced_(std::move(on_fenced)) {}
+CheckpointWriter::CheckpointWriter(Env& env, SaveFn save, std::function<void()> on_fenced)
+    : env_(env), save_(std::move(save)), on_fenced_(std::move(on_fenced)) {}
 
 CheckpointWriter::~CheckpointWriter() { Finish(); }
 
@@ -14,10 +14,10 @@ void CheckpointWriter::Submit(Json checkpoint) {
   if (done_) return;
   pending_ = std::move(checkpoint);
   ++submitted_;
-  if (!thread_.joinable()) {
-    thread_ = std::thread([this] { Loop(); });
+  if (!thread_) {
+    thread_ = env_.StartThread([this] { Loop(); });
   } else {
-    cv_.notify_one();
+    cv_.NotifyOne();
   }
 }
 
@@ -30,7 +30,7 @@ Status CheckpointWriter::SaveAndWait(Json checkpoint, const std::function<bool()
     if (give_up()) {
       return FailedPrecondition("this attempt must stop; its checkpoint may or may not be saved");
     }
-    lock.WaitFor(cv_, Millis(10));
+    cv_.WaitFor(lock, Millis(10));
   }
   return last_;
 }
@@ -40,8 +40,8 @@ std::string CheckpointWriter::Finish() {
     MutexLock lock(mu_);
     done_ = true;
   }
-  cv_.notify_one();
-  if (thread_.joinable()) thread_.join();
+  cv_.NotifyOne();
+  if (thread_) thread_->Join();
   MutexLock lock(mu_);
   return errors_;
 }
@@ -49,7 +49,7 @@ std::string CheckpointWriter::Finish() {
 void CheckpointWriter::Loop() {
   UniqueMutexLock lock(mu_);
   while (true) {
-    lock.Wait(cv_, [&]() REQUIRES(mu_) { return done_ || pending_.has_value(); });
+    cv_.Wait(lock, [&]() REQUIRES(mu_) { return done_ || pending_.has_value(); });
     if (!pending_) return;  // done, and nothing left to write
     Json checkpoint = std::move(*pending_);
     pending_.reset();
@@ -69,7 +69,7 @@ void CheckpointWriter::Loop() {
     } else {
       last_ = Status::Ok();
     }
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
 }
 

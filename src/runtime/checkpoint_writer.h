@@ -8,13 +8,13 @@
 // checkpoint over and waits for it only as long as the job may go on.
 #pragma once
 
-#include <condition_variable>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "core/mutex.h"
+#include "env/env.h"
 #include "warden/job.h"
 #include "warden/status.h"
 
@@ -24,7 +24,7 @@ class CheckpointWriter {
  public:
   // Returns false when the store refused the write: the attempt was fenced.
   using SaveFn = std::function<Result<bool>(const Json&)>;
-  CheckpointWriter(SaveFn save, std::function<void()> on_fenced);
+  CheckpointWriter(Env& env, SaveFn save, std::function<void()> on_fenced);
   ~CheckpointWriter();
   CheckpointWriter(const CheckpointWriter&) = delete;
   CheckpointWriter& operator=(const CheckpointWriter&) = delete;
@@ -45,10 +45,11 @@ class CheckpointWriter {
  private:
   void Loop();
 
+  Env& env_;
   SaveFn save_;
   std::function<void()> on_fenced_;
   Mutex mu_;
-  std::condition_variable cv_;
+  CondVar cv_{env_.clock()};
   std::optional<Json> pending_ GUARDED_BY(mu_);
   int64_t submitted_ GUARDED_BY(mu_) = 0;  // checkpoints queued so far
   int64_t settled_ GUARDED_BY(mu_) = 0;    // the last one written or failed
@@ -57,7 +58,7 @@ class CheckpointWriter {
   std::string errors_ GUARDED_BY(mu_);
   // Started by the first Submit, with mu_ held and before done_; Finish reads
   // it unlocked, but only after setting done_, when no Submit starts it.
-  std::thread thread_;
+  std::unique_ptr<Thread> thread_;
 };
 
 }  // namespace warden

@@ -10,9 +10,9 @@ namespace {
 constexpr size_t kMaxBatch = 512;
 }
 
-Completer::Completer(Store& store, const Clock& clock, Millis window, Callbacks callbacks)
-    : store_(store), clock_(clock), window_(window), cb_(std::move(callbacks)) {
-  thread_ = std::thread([this] { Loop(); });
+Completer::Completer(Store& store, Env& env, Millis window, Callbacks callbacks)
+    : store_(store), env_(env), clock_(env.clock()), window_(window), cb_(std::move(callbacks)) {
+  thread_ = env_.StartThread([this] { Loop(); });
 }
 
 Completer::~Completer() { Stop(); }
@@ -29,7 +29,7 @@ void Completer::Add(JobOutcome outcome, Millis give_up_after, bool keyed) {
     // Waking it on every Add cost a futex wake per job, 512 per batch.
     wake = pending_.size() == 1 || pending_.size() == kMaxBatch;
   }
-  if (wake) cv_.notify_all();
+  if (wake) cv_.NotifyAll();
 }
 
 void Completer::CollectUnsettled(std::unordered_set<JobId>& ids) {
@@ -46,8 +46,8 @@ void Completer::SettleLocked(const Item& item) {
 void Completer::Flush() {
   UniqueMutexLock lock(mu_);
   const int64_t target = added_;
-  cv_.notify_all();
-  lock.Wait(cv_, [&]() REQUIRES(mu_) { return settled_ >= target; });
+  cv_.NotifyAll();
+  cv_.Wait(lock, [&]() REQUIRES(mu_) { return settled_ >= target; });
 }
 
 bool Completer::idle() {
@@ -56,13 +56,14 @@ bool Completer::idle() {
 }
 
 void Completer::Stop() {
+  if (joined_) return;
   {
     MutexLock lock(mu_);
-    if (stop_ && !thread_.joinable()) return;
     stop_ = true;
   }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  cv_.NotifyAll();
+  thread_->Join();
+  joined_ = true;
 }
 
 void Completer::Loop() {
@@ -73,15 +74,15 @@ void Completer::Loop() {
   int failed_tries = 0;
   UniqueMutexLock lock(mu_);
   while (true) {
-    lock.Wait(cv_, [&]() REQUIRES(mu_) { return stop_ || !pending_.empty(); });
+    cv_.Wait(lock, [&]() REQUIRES(mu_) { return stop_ || !pending_.empty(); });
     if (pending_.empty()) {
       if (stop_) return;
       continue;
     }
     // Let a batch gather, unless it is already large or we are stopping.
     if (!stop_ && pending_.size() < kMaxBatch && window_.count() > 0) {
-      lock.WaitFor(cv_, window_,
-                   [&]() REQUIRES(mu_) { return stop_ || pending_.size() >= kMaxBatch; });
+      cv_.WaitFor(lock, window_,
+                  [&]() REQUIRES(mu_) { return stop_ || pending_.size() >= kMaxBatch; });
     }
     const size_t n = std::min(pending_.size(), kMaxBatch);
     std::vector<Item> batch(std::make_move_iterator(pending_.begin()),
@@ -114,14 +115,14 @@ void Completer::Loop() {
       lock.Unlock();
       if (cb_.on_batch) cb_.on_batch(accepted, static_cast<int>(batch.size()) - accepted, keyed);
       lock.Lock();
-      cv_.notify_all();
+      cv_.NotifyAll();
       continue;
     }
     if (!r.error().transient()) {
       lock.Unlock();
       WriteOneByOne(std::move(batch), r.error());
       lock.Lock();
-      cv_.notify_all();
+      cv_.NotifyAll();
       continue;
     }
     // The write failed as a whole: keep what may still matter, in order.
@@ -147,10 +148,10 @@ void Completer::Loop() {
                              " (their leases will expire and the jobs be recovered)"
                        : "; retrying"));
     }
-    std::this_thread::sleep_for(backoff);
+    clock_.SleepFor(backoff);
     backoff = std::min(backoff * 2, Millis(1000));
     lock.Lock();
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
 }
 

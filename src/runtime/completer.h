@@ -12,15 +12,15 @@
 // Thread safety: Add/Flush/Stop from any thread; one writer thread inside.
 #pragma once
 
-#include <condition_variable>
 #include <deque>
 #include <functional>
-#include <thread>
+#include <memory>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 #include "core/mutex.h"
+#include "env/env.h"
 #include "store/store.h"
 
 namespace warden {
@@ -35,7 +35,7 @@ class Completer {
     std::function<void(int accepted, int fenced, bool freed_keys)> on_batch;
   };
 
-  Completer(Store& store, const Clock& clock, Millis window, Callbacks callbacks);
+  Completer(Store& store, Env& env, Millis window, Callbacks callbacks);
   ~Completer();
 
   // `give_up_after`: once stopping, how long (from now) to keep retrying a
@@ -60,17 +60,19 @@ class Completer {
   void SettleLocked(const Item& item) REQUIRES(mu_);
 
   Store& store_;
-  const Clock& clock_;
+  Env& env_;
+  const Clock& clock_;  // env_'s
   Millis window_;
   Callbacks cb_;
   Mutex mu_;
-  std::condition_variable cv_;
+  CondVar cv_{clock_};
   std::deque<Item> pending_ GUARDED_BY(mu_);
   int64_t added_ GUARDED_BY(mu_) = 0;
   int64_t settled_ GUARDED_BY(mu_) = 0;
   std::unordered_map<JobId, int> unsettled_ GUARDED_BY(mu_);
   bool stop_ GUARDED_BY(mu_) = false;
-  std::thread thread_;
+  bool joined_ = false;  // Stop's caller only
+  std::unique_ptr<Thread> thread_;
 };
 
 }  // namespace warden

@@ -62,7 +62,7 @@ JobOutcome Failure(const RunningJob& r, ErrorKind kind, std::string message) {
 
 class HandlerContext final : public JobContext {
  public:
-  HandlerContext(RunningJob& r, Store& store) : r_(r), store_(store) {}
+  HandlerContext(RunningJob& r, Store& store, Env& env) : r_(r), store_(store), env_(env) {}
   JobId id() const override { return r_.job.id; }
   const std::string& task() const override { return r_.job.task; }
   int attempt() const override { return r_.job.attempt; }
@@ -77,6 +77,7 @@ class HandlerContext final : public JobContext {
     // job should not pay for the writer.
     if (!checkpoints_) {
       checkpoints_.emplace(
+          env_,
           [this](const Json& c) {
             return store_.JobCheckpoint(JobRef{r_.job.id, r_.job.lease_token}, c);
           },
@@ -99,6 +100,7 @@ class HandlerContext final : public JobContext {
  private:
   RunningJob& r_;
   Store& store_;
+  Env& env_;
   std::optional<CheckpointWriter> checkpoints_;
   Json result_;
 };
@@ -207,7 +209,7 @@ JobOutcome Worker::Impl::ExecuteCommand(RunningJob& r,
   };
 
   CheckpointWriter checkpoints(
-      [this, ref = JobRef{r.job.id, r.job.lease_token}](const Json& checkpoint) {
+      env_, [this, ref = JobRef{r.job.id, r.job.lease_token}](const Json& checkpoint) {
         return claim_store_->JobCheckpoint(ref, checkpoint);
       },
       [&r] { r.stop.Request(StopReason::kFence); });
@@ -241,7 +243,7 @@ JobOutcome Worker::Impl::ExecuteCommand(RunningJob& r,
     }
     checkpoints.Submit(std::move(value));
   };
-  SubprocessResult res = RunSubprocess(spec, r.stop, on_line);
+  SubprocessResult res = env_.RunSubprocess(spec, r.stop, on_line);
   note(checkpoints.Finish());
   // Kept with the attempt however it ends (in its stderr tail, or its note
   // when it succeeds), and said now.
@@ -326,7 +328,7 @@ void Worker::Impl::LogOutcome(const RunningJob& r, const JobOutcome& o) {
 }
 
 JobOutcome Worker::Impl::ExecuteHandler(RunningJob& r, const Handler& handler) {
-  HandlerContext ctx(r, *claim_store_);
+  HandlerContext ctx(r, *claim_store_, env_);
   // The last moment before the handler's code runs.
   if (auto refused = RefuseUnproven(r)) return *std::move(refused);
   Status s;

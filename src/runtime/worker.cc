@@ -1,21 +1,15 @@
 // Worker: registration, the claim loop, slots and shutdown.
 // The background loops are in worker_loops.cc, job execution in executor.cc.
-#include <poll.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <chrono>
 
 #include "core/claim_ahead.h"
 #include "warden/duration.h"
 #include "warden/text.h"
 #include "warden/plural.h"
 #include "core/lease.h"
-#include "env/process.h"
-#include "env/system_clock.h"
 #include "maintenance/sweeper.h"
 #include "runtime/worker_impl.h"
+#include "runtime/worker_seams.h"
 
 #ifndef WARDEN_VERSION
 #define WARDEN_VERSION "dev"
@@ -23,8 +17,20 @@
 
 namespace warden {
 
+struct WorkerFactory {
+  static std::unique_ptr<Worker> Make(std::unique_ptr<Worker::Impl> impl) {
+    return std::unique_ptr<Worker>(new Worker(std::move(impl)));
+  }
+};
+
 Result<std::unique_ptr<Worker>> Worker::Create(const std::string& db_url,
                                                WorkerOptions options) {
+  return CreateWorker(db_url, std::move(options), WorkerSeams{});
+}
+
+Result<std::unique_ptr<Worker>> CreateWorker(const std::string& db_url, WorkerOptions options,
+                                             WorkerSeams seams) {
+  Env& env = seams.env ? *seams.env : DefaultEnv();
   if (options.concurrency < 1) return InvalidArgument("concurrency must be at least 1");
   if (options.queues.empty()) return InvalidArgument("a worker needs at least one queue");
   // Self-fencing stops a job at SelfFenceAfter(lease): with fewer than three
@@ -49,16 +55,18 @@ Result<std::unique_ptr<Worker>> Worker::Create(const std::string& db_url,
     return InvalidArgument("poll interval must be at least 10ms (it is the fallback when no "
                            "wake-up arrives; below that the worker busy-polls)");
   }
-  if (options.name.empty()) options.name = HostName() + "-" + std::to_string(getpid());
+  if (options.name.empty()) {
+    options.name = env.Host().node + "-" + std::to_string(env.Host().pid);
+  }
   // Four connections: claims, heartbeats, sweeps and completions never wait
   // for each other inside this process.
   std::vector<std::unique_ptr<Store>> stores;
   for (int i = 0; i < 4; ++i) {
-    WARDEN_ASSIGN_OR_RETURN(auto s, OpenStore(db_url));
+    WARDEN_ASSIGN_OR_RETURN(auto s, seams.open_store ? seams.open_store() : OpenStore(db_url));
     stores.push_back(std::move(s));
   }
-  auto impl = std::make_unique<Impl>(db_url, std::move(options), std::move(stores));
-  return std::unique_ptr<Worker>(new Worker(std::move(impl)));
+  return WorkerFactory::Make(
+      std::make_unique<Worker::Impl>(db_url, std::move(options), env, std::move(stores)));
 }
 
 Worker::Worker(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -73,34 +81,36 @@ WorkerId Worker::id() const { return impl_->id_.load(); }
 const std::string& Worker::name() const { return impl_->opt_.name; }
 const WorkerCounters& Worker::counters() const { return impl_->counters_; }
 
-Worker::Impl::Impl(std::string url, WorkerOptions options,
+Worker::Impl::Impl(std::string url, WorkerOptions options, Env& env,
                    std::vector<std::unique_ptr<Store>> stores)
     : url_(std::move(url)),
       opt_(std::move(options)),
-      clock_(SystemClock::Get()),
+      env_(env),
+      clock_(env.clock()),
       claim_store_(std::move(stores[0])),
       heartbeat_store_(std::move(stores[1])),
       sweep_store_(std::move(stores[2])),
       finish_store_(std::move(stores[3])) {
   log_ = opt_.log ? opt_.log : StderrLog("worker " + opt_.name);
-  node_ = HostName();
-  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  stop_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  longer_lease_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  // Without them (-1) the loops still run, woken by their poll timeouts.
+  wake_fd_ = env_.NewWakeFd();
+  stop_fd_ = env_.NewWakeFd();
+  longer_lease_fd_ = env_.NewWakeFd();
 }
 
 Worker::Impl::~Impl() {
-  if (wake_fd_ >= 0) close(wake_fd_);
-  if (stop_fd_ >= 0) close(stop_fd_);
-  if (longer_lease_fd_ >= 0) close(longer_lease_fd_);
+  env_.CloseFd(wake_fd_);
+  env_.CloseFd(stop_fd_);
+  env_.CloseFd(longer_lease_fd_);
 }
 
 Status Worker::Impl::RecoverPreviousIncarnation() {
   WARDEN_ASSIGN_OR_RETURN(auto same_name, claim_store_->WorkerListLive(opt_.name));
   for (const WorkerLiveness& w : same_name) {
-    std::string proof = ProofOfDeath(w, HostIdentity::Self());
+    std::string proof = ProofOfDeath(w, env_);
     if (proof.empty() && w.session_lost) {
-      WARDEN_ASSIGN_OR_RETURN(auto lost, ConfirmSessionsLost(*claim_store_, {w}, opt_.name));
+      WARDEN_ASSIGN_OR_RETURN(auto lost,
+                              ConfirmSessionsLost(*claim_store_, clock_, {w}, opt_.name));
       if (!lost.empty()) proof = kSessionLostProof;
     }
     if (proof.empty()) {
@@ -111,7 +121,7 @@ Status Worker::Impl::RecoverPreviousIncarnation() {
     }
     WARDEN_ASSIGN_OR_RETURN(
         RescueReport r,
-        DeclareDeadPatiently(*claim_store_, w.id, "unexpected shutdown: " + proof));
+        DeclareDeadPatiently(*claim_store_, clock_, w.id, "unexpected shutdown: " + proof));
     Log(LogLevel::kWarn, "unexpected shutdown of the previous '" + opt_.name + "' (worker " +
          std::to_string(w.id) + ", " + proof + "); recovered " + std::to_string(r.rescued) +
          " of its jobs");
@@ -143,11 +153,12 @@ std::string Worker::Impl::Serves() const {
 Status Worker::Impl::Register() {
   WorkerRegistration reg;
   reg.name = opt_.name;
-  reg.node = node_;
-  reg.boot_id = HostIdentity::Self().boot_id;
-  reg.pid_ns = HostIdentity::Self().pid_ns;
-  reg.pid = getpid();
-  reg.pid_start = ProcessStartTime(reg.pid);
+  const HostFacts& host = env_.Host();
+  reg.node = host.node;
+  reg.boot_id = host.boot_id;
+  reg.pid_ns = host.pid_ns;
+  reg.pid = host.pid;
+  reg.pid_start = host.pid_start;
   reg.version = WARDEN_VERSION;
   reg.queues = opt_.queues;
   reg.tasks = Tasks();
@@ -177,13 +188,15 @@ Status Worker::Impl::Run() {
     (void)accepted;
     if (freed_keys) finish_store_->NotifyWorkers();
   };
-  completer_ = std::make_unique<Completer>(*finish_store_, clock_, opt_.flush_window, cb);
+  completer_ = std::make_unique<Completer>(*finish_store_, env_, opt_.flush_window, cb);
 
-  for (int i = 0; i < opt_.concurrency; ++i) threads_.emplace_back([this] { SlotLoop(); });
-  threads_.emplace_back([this] { HeartbeatLoop(); });
-  threads_.emplace_back([this] { WatchdogLoop(); });
-  threads_.emplace_back([this] { SweeperLoop(); });
-  threads_.emplace_back([this] { SessionLoop(); });
+  for (int i = 0; i < opt_.concurrency; ++i) {
+    threads_.push_back(env_.StartThread([this] { SlotLoop(); }));
+  }
+  threads_.push_back(env_.StartThread([this] { HeartbeatLoop(); }));
+  threads_.push_back(env_.StartThread([this] { WatchdogLoop(); }));
+  threads_.push_back(env_.StartThread([this] { SweeperLoop(); }));
+  threads_.push_back(env_.StartThread([this] { SessionLoop(); }));
 
   ClaimLoop();
   Shutdown();
@@ -195,14 +208,11 @@ size_t Worker::Impl::Inflight() {
   return running_.size();
 }
 
-void Worker::Impl::WakeClaimLoop() {
-  const uint64_t one = 1;
-  (void)!write(wake_fd_, &one, sizeof one);
-}
+void Worker::Impl::WakeClaimLoop() { env_.SignalWakeFd(wake_fd_); }
 
 void Worker::Impl::SleepFor(Millis d) {
   UniqueMutexLock lock(mu_);
-  lock.WaitFor(sleep_cv_, d, [&] { return threads_done_.load(); });
+  sleep_cv_.WaitFor(lock, d, [&] { return threads_done_.load(); });
 }
 
 bool Worker::Impl::Retrying(const Status& s, int64_t deadline_mono, Millis* backoff) {
@@ -238,7 +248,7 @@ void Worker::Impl::ClaimLoop() {
     if (free > 0 && free * 2 < opt_.concurrency && ahead == 0 && !gathered) {
       gathered = true;
       UniqueMutexLock lock(mu_);
-      lock.WaitFor(sleep_cv_, opt_.flush_window);
+      sleep_cv_.WaitFor(lock, opt_.flush_window);
       continue;
     }
     gathered = false;
@@ -252,12 +262,9 @@ void Worker::Impl::ClaimLoop() {
         MutexLock lock(mu_);
         claim_sent_mono_ = start;
       }
-      // Steady time, not clock_: these only size the next claim.
-      const auto sent = std::chrono::steady_clock::now();
+      const int64_t sent_us = clock_.MonotonicUs();
       auto claimed = claim_store_->JobClaim(params);
-      const double claim_us =
-          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - sent)
-              .count();
+      const double claim_us = static_cast<double>(clock_.MonotonicUs() - sent_us);
       if (!claimed.has_value()) {
         {
           MutexLock lock(mu_);
@@ -277,7 +284,7 @@ void Worker::Impl::ClaimLoop() {
         reported_error = true;
         {
           UniqueMutexLock lock(mu_);
-          lock.WaitFor(sleep_cv_, backoff, [&] { return stopping_.load(); });
+          sleep_cv_.WaitFor(lock, backoff, [&] { return stopping_.load(); });
         }
         backoff = std::min(backoff * 2, Millis(2000));
         continue;
@@ -304,11 +311,8 @@ void Worker::Impl::ClaimLoop() {
           queue_.push_back(std::move(r));
         }
       }
-      if (shorter_lease) heartbeat_cv_.notify_all();
-      if (longer_lease) {
-        const uint64_t one = 1;
-        (void)!write(longer_lease_fd_, &one, sizeof one);
-      }
+      if (shorter_lease) heartbeat_cv_.NotifyAll();
+      if (longer_lease) env_.SignalWakeFd(longer_lease_fd_);
       if (got > 0) {
         MutexLock lock(mu_);
         WakeSlotsLocked();
@@ -334,10 +338,9 @@ void Worker::Impl::ClaimLoop() {
     }
     // Woken by a freed slot, stop, or the session loop (new jobs).
     pollfd fd{wake_fd_, POLLIN, 0};
-    poll(&fd, 1, static_cast<int>(wait.count()));
+    env_.Poll(std::span(&fd, 1), clock_.MonotonicMs() + wait.count());
     claim_loop_asleep_ = false;
-    uint64_t drained;
-    (void)!read(wake_fd_, &drained, sizeof drained);
+    env_.DrainWakeFd(wake_fd_);
   }
 }
 
@@ -396,7 +399,7 @@ void Worker::Impl::WakeSlotsLocked() {
   while (slot_wakes_ < kWakingAtOnce && slot_wakes_ < idle_slots_ &&
          static_cast<size_t>(slot_wakes_) < queue_.size()) {
     ++slot_wakes_;
-    slot_cv_.notify_one();
+    slot_cv_.NotifyOne();
   }
 }
 
@@ -407,7 +410,7 @@ void Worker::Impl::SlotLoop() {
       UniqueMutexLock lock(mu_);
       if (queue_.empty()) {
         ++idle_slots_;
-        lock.Wait(slot_cv_, [&]() REQUIRES(mu_) { return slots_exit_ || slot_wakes_ > 0; });
+        slot_cv_.Wait(lock, [&]() REQUIRES(mu_) { return slots_exit_ || slot_wakes_ > 0; });
         --idle_slots_;
         if (slot_wakes_ > 0) --slot_wakes_;
       }
@@ -421,11 +424,9 @@ void Worker::Impl::SlotLoop() {
     }
     // A job claimed but not started when shutdown began goes straight back.
     if (stopping_) r->stop.Request(StopReason::kShutdown);
-    const auto taken = std::chrono::steady_clock::now();
+    const int64_t taken_us = clock_.MonotonicUs();
     JobOutcome outcome = Execute(*r);
-    const double job_us =
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - taken)
-            .count();
+    const double job_us = static_cast<double>(clock_.MonotonicUs() - taken_us);
     if (r->started_mono != 0) LogOutcome(*r, outcome);
     r->finished = true;
     (outcome.success ? counters_.succeeded : counters_.failed)++;
@@ -455,7 +456,7 @@ void Worker::Impl::StopAll(StopReason why, const std::string& log_line) {
 
 void Worker::Impl::Stop(bool release_now) {
   if (stopping_.exchange(true) || release_now) release_now_ = true;
-  sleep_cv_.notify_all();
+  sleep_cv_.NotifyAll();
   WakeClaimLoop();
 }
 
@@ -472,30 +473,29 @@ void Worker::Impl::Shutdown() {
   const int64_t deadline = clock_.MonotonicMs() + opt_.shutdown_timeout.count();
   while (Inflight() > 0 && !release_now_ && clock_.MonotonicMs() < deadline) {
     UniqueMutexLock lock(mu_);
-    lock.WaitFor(sleep_cv_, Millis(20));
+    sleep_cv_.WaitFor(lock, Millis(20));
   }
   StopAll(StopReason::kShutdown, "releasing the jobs still running");
   {
     UniqueMutexLock lock(mu_);
     slots_exit_ = true;
   }
-  slot_cv_.notify_all();
+  slot_cv_.NotifyAll();
   // Slots end once the queue is empty and their jobs are stopped.
   while (Inflight() > 0) {
     StopAll(StopReason::kShutdown, "");
     UniqueMutexLock lock(mu_);
-    lock.WaitFor(sleep_cv_, Millis(20));
+    sleep_cv_.WaitFor(lock, Millis(20));
   }
   completer_->Stop();
   {
     MutexLock lock(mu_);  // so no SleepFor misses the wake-up
     threads_done_ = true;
   }
-  sleep_cv_.notify_all();
-  heartbeat_cv_.notify_all();
-  const uint64_t one = 1;
-  (void)!write(stop_fd_, &one, sizeof one);
-  for (auto& t : threads_) t.join();
+  sleep_cv_.NotifyAll();
+  heartbeat_cv_.NotifyAll();
+  env_.SignalWakeFd(stop_fd_);
+  for (auto& t : threads_) t->Join();
   threads_.clear();
   if (Status s = heartbeat_store_->WorkerStop(id_); !s.ok()) {
     Log(LogLevel::kWarn, "could not record the stop: " + s.ToString());

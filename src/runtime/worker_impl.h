@@ -22,12 +22,11 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
-#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -36,7 +35,6 @@
 #include "core/mutex.h"
 #include "runtime/completer.h"
 #include "runtime/log.h"
-#include "runtime/subprocess.h"
 #include "store/store.h"
 #include "warden/worker.h"
 
@@ -65,7 +63,8 @@ struct RunningJob {
 
 class Worker::Impl {
  public:
-  Impl(std::string url, WorkerOptions options, std::vector<std::unique_ptr<Store>> stores);
+  Impl(std::string url, WorkerOptions options, Env& env,
+       std::vector<std::unique_ptr<Store>> stores);
   ~Impl();
 
   Status Run();
@@ -159,7 +158,8 @@ class Worker::Impl {
   bool said_commands_skipped_ = false;   // claim loop only
   int64_t next_commands_check_mono_ = 0;  // claim loop only
 
-  const Clock& clock_;
+  Env& env_;
+  const Clock& clock_;  // env_'s
   LogFn log_;
   std::unique_ptr<Store> claim_store_;      // claims, marks, checkpoints
   std::unique_ptr<Store> heartbeat_store_;
@@ -174,15 +174,14 @@ class Worker::Impl {
   std::atomic<int64_t> session_back_mono_{0};
   bool session_held_once_ = false;  // session loop only
   void NoteSessionHolds(bool holds);  // session loop only
-  std::string node_;
-  int wake_fd_ = -1;  // eventfd: a slot freed, or stop
-  int stop_fd_ = -1;  // eventfd: the background loops must end
-  int longer_lease_fd_ = -1;  // eventfd: a job with a longer lease was claimed
+  int wake_fd_ = -1;  // env_'s wake-up: a slot freed, or stop
+  int stop_fd_ = -1;  // wake-up: the background loops must end
+  int longer_lease_fd_ = -1;  // wake-up: a job with a longer lease was claimed
 
   Mutex mu_;
-  std::condition_variable slot_cv_;
-  std::condition_variable sleep_cv_;
-  std::condition_variable heartbeat_cv_;  // a job with a shorter lease came in
+  CondVar slot_cv_{clock_};
+  CondVar sleep_cv_{clock_};
+  CondVar heartbeat_cv_{clock_};  // a job with a shorter lease came in
   std::map<JobId, std::shared_ptr<RunningJob>> running_ GUARDED_BY(mu_);
   std::deque<std::shared_ptr<RunningJob>> queue_ GUARDED_BY(mu_);
   // Slots waiting for a job, and those of them woken to take one and not
@@ -205,7 +204,7 @@ class Worker::Impl {
   Status fatal_;  // why the claim loop stopped the worker (ClaimLoop's thread only)
   std::atomic<bool> release_now_{false};
   std::atomic<bool> threads_done_{false};
-  std::vector<std::thread> threads_;
+  std::vector<std::unique_ptr<Thread>> threads_;
 };
 
 }  // namespace warden

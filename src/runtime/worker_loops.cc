@@ -1,7 +1,4 @@
 // Worker background loops: heartbeat, watchdog (self-fencing) and sweeper.
-#include <poll.h>
-#include <unistd.h>
-
 #include <set>
 #include <unordered_map>
 
@@ -114,7 +111,7 @@ void Worker::Impl::SleepUntilNextHeartbeat(int64_t start) {
     for (const auto& [id, r] : running_) interval = HeartbeatFor(r->lease, interval);
     const int64_t left = start + interval.count() - clock_.MonotonicMs();
     if (left <= 0) return;
-    lock.WaitFor(heartbeat_cv_, Millis(left));
+    heartbeat_cv_.WaitFor(lock, Millis(left));
   }
 }
 
@@ -147,13 +144,13 @@ void Worker::Impl::WatchdogLoop() {
 }
 
 void Worker::Impl::SweeperLoop() {
-  DeathWatch watch;
+  DeathWatch watch(env_);
   MaintainerOptions mo;
   mo.sweep_interval = opt_.sweep_interval;
   mo.lease = opt_.lease;
   mo.keepalive_threshold = opt_.keepalive_threshold;
   mo.retention = opt_.retention;
-  Maintainer maintainer(*sweep_store_, clock_, mo);
+  Maintainer maintainer(*sweep_store_, env_, mo);
   bool reported_error = false;
   while (!threads_done_) {
     const MaintenancePass pass = maintainer.Pass(id_);
@@ -191,7 +188,7 @@ void Worker::Impl::SweeperLoop() {
       continue;
     }
     reported_error = false;
-    watch.Set(pass.live, node_, HostIdentity::Self().pid_ns);
+    watch.Set(pass.live);
     if (watch.Wait(opt_.sweep_interval, stop_fd_)) {
       SleepFor(Millis(5));  // let a dying process finish closing its files
     }
@@ -244,11 +241,11 @@ void Worker::Impl::SessionLoop() {
       // connection paces its own backoff), well within the others' 250 ms
       // confirmation of a lost lock.
       const bool settled = connected && session->Holds();
-      poll(fds, connected ? 3 : 2, settled ? static_cast<int>(opt_.poll_interval.count()) : 20);
+      env_.Poll(std::span(fds, connected ? 3 : 2),
+                clock_.MonotonicMs() + (settled ? opt_.poll_interval.count() : 20));
       if (threads_done_) return Status::Ok();
       if (fds[1].revents) {
-        uint64_t drained;
-        (void)!read(longer_lease_fd_, &drained, sizeof drained);
+        env_.DrainWakeFd(longer_lease_fd_);
         return Status::Ok();  // applied at the top of the next pass
       }
       WARDEN_ASSIGN_OR_RETURN(bool woken, session->Drain());

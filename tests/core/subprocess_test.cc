@@ -1,4 +1,4 @@
-#include "runtime/subprocess.h"
+#include "env/subprocess.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

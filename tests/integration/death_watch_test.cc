@@ -24,8 +24,8 @@ class DeathWatchTest : public testing::Test {
   WorkerLiveness Child(pid_t pid) {
     WorkerLiveness w;
     w.id = 7;
-    w.node = HostIdentity::Self().node;
-    w.pid_ns = HostIdentity::Self().pid_ns;
+    w.node = DefaultEnv().Host().node;
+    w.pid_ns = DefaultEnv().Host().pid_ns;
     w.pid = pid;
     w.pid_start = ProcessStartTime(pid);
     return w;
@@ -41,9 +41,8 @@ TEST_F(DeathWatchTest, SeesAWatchedProcessExitAtOnce) {
     _exit(0);
   }
   ASSERT_GT(child, 0);
-  DeathWatch watch;
-  const HostIdentity& self = HostIdentity::Self();
-  watch.Set({Child(child)}, self.node, self.pid_ns);
+  DeathWatch watch(DefaultEnv());
+  watch.Set({Child(child)});
   EXPECT_FALSE(watch.Wait(Millis(50), wake_)) << "alive: nothing to see";
   kill(child, SIGKILL);
   const auto start = std::chrono::steady_clock::now();
@@ -58,8 +57,8 @@ TEST_F(DeathWatchTest, AGoneProcessIsReportedAtOnce) {
   ASSERT_GT(child, 0);
   WorkerLiveness w = Child(child);
   waitpid(child, nullptr, 0);
-  DeathWatch watch;
-  watch.Set({w}, HostIdentity::Self().node, HostIdentity::Self().pid_ns);
+  DeathWatch watch(DefaultEnv());
+  watch.Set({w});
   EXPECT_TRUE(watch.Wait(Millis(10'000), wake_));
 }
 
@@ -72,8 +71,8 @@ TEST_F(DeathWatchTest, IgnoresAWorkerInAnotherPidNamespace) {
   WorkerLiveness w = Child(child);
   waitpid(child, nullptr, 0);
   w.pid_ns = "pid:[1]";
-  DeathWatch watch;
-  watch.Set({w}, HostIdentity::Self().node, HostIdentity::Self().pid_ns);
+  DeathWatch watch(DefaultEnv());
+  watch.Set({w});
   EXPECT_FALSE(watch.Wait(Millis(100), wake_));
   EXPECT_FALSE(watch.Wait(Millis(100), wake_));
 }

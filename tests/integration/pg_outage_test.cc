@@ -802,7 +802,7 @@ TEST_P(PgOutageTwoHostsTest, KilledWorkerOnAnotherHostIsProvenDeadByItsSessionLo
 
   // A is registered on another node: the pid proof cannot apply to it.
   const Json arow = WorkerRow(aid), brow = WorkerRow(bid);
-  const std::string here = warden::HostIdentity::Self().node;
+  const std::string here = warden::DefaultEnv().Host().node;
   EXPECT_EQ(arow["node"], kOtherHost) << arow.dump();
   EXPECT_EQ(brow["node"], here) << brow.dump();
   ASSERT_NE(here, kOtherHost);
@@ -826,14 +826,14 @@ TEST_P(PgOutageTwoHostsTest, KilledWorkerOnAnotherHostIsProvenDeadByItsSessionLo
   as_registered.id = aid;
   as_registered.name = "a";
   as_registered.node = arow["node"].get<std::string>();
-  as_registered.boot_id = warden::HostIdentity::Self().boot_id;
-  as_registered.pid_ns = warden::HostIdentity::Self().pid_ns;
+  as_registered.boot_id = warden::DefaultEnv().Host().boot_id;
+  as_registered.pid_ns = warden::DefaultEnv().Host().pid_ns;
   as_registered.pid = a.pid();
   as_registered.pid_start = 1;  // any: the pid is gone (reaped)
-  EXPECT_EQ(warden::ProofOfDeath(as_registered, warden::HostIdentity::Self()), "");
+  EXPECT_EQ(warden::ProofOfDeath(as_registered, warden::DefaultEnv()), "");
   warden::WorkerLiveness if_here = as_registered;
   if_here.node = here;
-  EXPECT_NE(warden::ProofOfDeath(if_here, warden::HostIdentity::Self()), "");
+  EXPECT_NE(warden::ProofOfDeath(if_here, warden::DefaultEnv()), "");
 
   const Json dead = WorkerRow(aid);
   EXPECT_EQ(dead["state"], "dead") << dead.dump();

@@ -36,7 +36,7 @@
 
 namespace warden::sim {
 
-// runtime/stop_signal.h's StopReason: why a job is being stopped.
+// env/stop_signal.h's StopReason: why a job is being stopped.
 enum class Stop { kNone, kCancel, kFence, kShutdown };
 
 // runtime/worker_impl.h's RunningJob, plus the job's process.

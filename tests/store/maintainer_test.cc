@@ -37,6 +37,7 @@ class MaintainerTest : public StoreTest {
     return WorkerState::kStopped;
   }
   MaintainerOptions options_m_;
+  ClockEnv env_{DefaultEnv(), clock_};  // this host's processes, the test's clock
 };
 
 TEST_P(MaintainerTest, WallClockStepsNeverMakeAHeartbeatingWorkerSilent) {
@@ -44,7 +45,7 @@ TEST_P(MaintainerTest, WallClockStepsNeverMakeAHeartbeatingWorkerSilent) {
   const WorkerId busy = RegisterWorker("busy");
   ASSERT_EQ(Claim(busy, 1).size(), 1u);
   const WorkerId self = RegisterWorker("maintainer");
-  Maintainer m(*store_, clock_, options_m_);
+  Maintainer m(*store_, env_, options_m_);
   ASSERT_TRUE(Pass(m, self).now_leader.value_or(false));
   // A minute of passes, a heartbeat a second, the wall clock stepped by
   // hours forward and back between them.
@@ -70,7 +71,7 @@ TEST_P(MaintainerTest, ASilentWorkerIsJudgedAfterItsLeaseWhateverTheClockDid) {
     const WorkerId frozen = RegisterWorker("frozen" + std::to_string(step.count()));
     ASSERT_EQ(Claim(frozen, 1).size(), 1u);
     const WorkerId self = RegisterWorker("maintainer" + std::to_string(step.count()));
-    Maintainer m(*store_, clock_, options_m_);
+    Maintainer m(*store_, env_, options_m_);
     ASSERT_TRUE(store_->WorkerHeartbeat(frozen).value().alive);  // its last
     Pass(m, self);
     StepWall(step);
@@ -95,7 +96,7 @@ TEST_P(MaintainerTest, ANewLeaderJudgesFromTheHeartbeatsItWatchedAsAFollower) {
   ASSERT_EQ(Claim(frozen, 1).size(), 1u);
   const WorkerId a = RegisterWorker("leader");
   const WorkerId b = RegisterWorker("follower");
-  Maintainer leader(*store_, clock_, options_m_), follower(*store_, clock_, options_m_);
+  Maintainer leader(*store_, env_, options_m_), follower(*store_, env_, options_m_);
   ASSERT_TRUE(store_->WorkerHeartbeat(frozen).value().alive);  // renews its lease too
   ASSERT_TRUE(Pass(leader, a).now_leader.value_or(false));
   EXPECT_FALSE(Pass(follower, b).swept.has_value());
@@ -121,7 +122,7 @@ TEST_P(MaintainerTest, ANewLeaderJudgesALeaseRenewedByAClaimFromWhenItFirstSawIt
   const WorkerId frozen = RegisterWorker("frozen");
   const WorkerId a = RegisterWorker("leader");
   const WorkerId b = RegisterWorker("follower");
-  Maintainer leader(*store_, clock_, options_m_), follower(*store_, clock_, options_m_);
+  Maintainer leader(*store_, env_, options_m_), follower(*store_, env_, options_m_);
   ASSERT_TRUE(Pass(leader, a).now_leader.value_or(false));
   Pass(follower, b);
   // Claimed after the worker's last heartbeat: its lease was written by the

@@ -475,7 +475,7 @@ TEST_F(PostgresTest, APatientDeclarationWaitsOutAClaimInFlight) {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     EXPECT_TRUE(claiming->ExecScript("COMMIT").ok());
   });
-  auto patient = DeclareDeadPatiently(*operator_store, w, "released by an operator");
+  auto patient = DeclareDeadPatiently(*operator_store, DefaultEnv().clock(), w, "released by an operator");
   commit.join();
   ASSERT_TRUE(patient.has_value()) << patient.error().ToString();
   EXPECT_EQ(patient->rescued, 1);

@@ -49,7 +49,9 @@ std::shared_ptr<WriterLock> WritersOf(sqlite3* db) {
 
 bool WriterLock::try_lock_for(std::chrono::milliseconds timeout) {
   UniqueMutexLock lock(mu_);
-  if (!lock.WaitFor(freed_, timeout, [&]() REQUIRES(mu_) { return !held_; })) return false;
+  if (!freed_.WaitFor(lock, Millis(timeout.count()), [&]() REQUIRES(mu_) { return !held_; })) {
+    return false;
+  }
   held_ = true;
   return true;
 }
@@ -59,7 +61,7 @@ void WriterLock::unlock() {
     MutexLock lock(mu_);
     held_ = false;
   }
-  freed_.notify_one();
+  freed_.NotifyOne();
 }
 
 Status StatusFromCode(int rc, sqlite3* db, const std::string& context) {

@@ -9,7 +9,6 @@
 #include <sqlite3.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -19,6 +18,7 @@
 #include <unordered_map>
 
 #include "core/mutex.h"
+#include "env/system_clock.h"
 #include "warden/status.h"
 
 namespace warden::sqlite {
@@ -42,7 +42,7 @@ class WriterLock {
 
  private:
   Mutex mu_;
-  std::condition_variable freed_;
+  CondVar freed_{SystemClock::Get()};  // the busy timeout is real time
   bool held_ GUARDED_BY(mu_) = false;
 };
 

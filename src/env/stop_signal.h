@@ -1,6 +1,6 @@
 // StopSignal: how a worker asks one running job to stop (a cancel, a
 // self-fence, a shutdown), and why. The subprocess supervisor waits on it
-// in poll() beside the job's pipes (runtime/subprocess.h); in-process
+// in poll() beside the job's pipes (env/subprocess.h); in-process
 // handlers read it through their JobContext.
 //
 // Thread safety: every method may be called from any thread.

@@ -1,6 +1,6 @@
 // StopSignal's eventfd: made on first wait, signalled by every request
 // after the reason is set, so a waiter never misses one (see fd()).
-#include "runtime/stop_signal.h"
+#include "env/stop_signal.h"
 
 #include <sys/eventfd.h>
 #include <unistd.h>

@@ -1,8 +1,8 @@
 // The worker's side of a subprocess job: RunSubprocess and the Supervisor
-// that spawns the shim (runtime/shim.h), hands the job its stdin as a file,
+// that spawns the shim (env/shim.h), hands the job its stdin as a file,
 // then reads the job's output and control lines and stops it on a timeout
 // or a StopSignal, until the shim reports the job reaped.
-#include "runtime/subprocess.h"
+#include "env/subprocess.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -20,7 +20,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "runtime/shim.h"
+#include "env/shim.h"
 
 extern char** environ;
 

@@ -1,7 +1,7 @@
 // The shim's code and the job's own, from fork to execve or _exit
-// (runtime/shim.h says what the shim is for). Both run in children of a
+// (env/shim.h says what the shim is for). Both run in children of a
 // multithreaded worker: async-signal-safe calls only.
-#include "runtime/shim.h"
+#include "env/shim.h"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -1,6 +1,6 @@
 // The shim: the small process between a worker and one subprocess job
-// (runtime/subprocess.h draws the tree), and the messages it exchanges with
-// the worker's Supervisor (runtime/subprocess.cc).
+// (env/subprocess.h draws the tree), and the messages it exchanges with
+// the worker's Supervisor (env/subprocess.cc).
 //
 // Why a process of its own: it outlives a killed worker. It is a fork of the
 // worker that never execs, in a process group of its own, ignoring

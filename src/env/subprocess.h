@@ -31,7 +31,7 @@
 //
 // Where the code lives: the worker's side (RunSubprocess, its Supervisor)
 // in subprocess.cc; the shim's and the job's own pre-exec code in shim.cc
-// (runtime/shim.h); the stop request in stop_signal.h.
+// (env/shim.h); the stop request in stop_signal.h.
 //
 // Thread safety: RunSubprocess may run on many threads at once; every fd it
 // creates is close-on-exec and the shim closes all fds it does not need.
@@ -46,7 +46,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/stop_signal.h"
+#include "env/stop_signal.h"
 #include "warden/job.h"
 
 namespace warden {
