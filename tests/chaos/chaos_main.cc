@@ -31,6 +31,7 @@
 #include "injector.h"
 #include "ledger.h"
 #include "options.h"
+#include "poll_until.h"
 #include "report.h"
 #include "warden/client.h"
 #include "workload.h"

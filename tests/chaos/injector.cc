@@ -8,6 +8,7 @@
 
 #include "warden/duration.h"
 #include "ledger.h"
+#include "poll_until.h"
 
 namespace chaos {
 

@@ -119,7 +119,9 @@ class ClockStepTest : public IntegrationTest {
     if (cluster_started_) {
       const warden::testing::CmdResult r =
           warden::testing::RunPgCluster("stop", run_dir_ + "/pg", run_dir_ + "/stop");
-      if (r.exit_code != 0) std::cerr << "[ clock    ] pg-cluster.sh stop: " << r.Describe() << "\n";
+      if (r.exit_code != 0) {
+        std::cerr << "[ clock    ] pg-cluster.sh stop: " << r.Describe() << "\n";
+      }
     }
     warden::testing::RemoveOwner(run_dir_);
     RemoveStaleFaketimeFiles();

@@ -379,9 +379,8 @@ WorkerProc& PartitionTest::StartWorker(Network::Side side, const std::string& na
                           .die_with_parent = true});
   WorkerProc& ref = *w;
   workers_.push_back(std::move(w));
-  const bool up =
-      warden::testing::PollUntil([&] { return ref.LogHas("started as worker") || ref.proc->Exited(); },
-                                 kDeadline);
+  const bool up = warden::testing::PollUntil(
+      [&] { return ref.LogHas("started as worker") || ref.proc->Exited(); }, kDeadline);
   EXPECT_TRUE(up && !ref.proc->Exited())
       << "worker " << name << " did not start (exit " << ref.proc->ExitCode() << "); log:\n"
       << ref.Log();

@@ -127,8 +127,8 @@ void Network::Destroy() {
 
 std::string Network::SetPortState(Side side, const char* state, const char* expect) {
   const std::string port = side == kA ? "vA" : "vB";
-  CmdResult r = RunInDir({bridge_, "-n", db_ns_, "link", "set", "dev", port, "state", state}, scratch_,
-                    Millis(10'000));
+  CmdResult r = RunInDir({bridge_, "-n", db_ns_, "link", "set", "dev", port, "state", state},
+                         scratch_, Millis(10'000));
   if (r.exit_code != 0)
     return "bridge link set dev " + port + " state " + state + ": " + r.Describe();
   // The kernel may accept a state and then override it (a "blocking" port
@@ -149,8 +149,8 @@ Cluster::~Cluster() { Stop(); }
 
 std::string Cluster::Start(const std::string& ip, const std::string& netns,
                            const std::string& listen) {
-  CmdResult r = RunInDir({ip, "netns", "exec", netns, script_, "start", dir_}, scratch_, Millis(120'000),
-                    {"PG_CLUSTER_LISTEN_EXTRA=" + listen});
+  CmdResult r = RunInDir({ip, "netns", "exec", netns, script_, "start", dir_}, scratch_,
+                         Millis(120'000), {"PG_CLUSTER_LISTEN_EXTRA=" + listen});
   started_ = true;  // stop even a half-started server
   if (r.exit_code != 0) return "pg-cluster.sh start failed: " + r.Describe();
   port_ = std::atoi(proc::ReadFile(dir_ + "/port").c_str());
