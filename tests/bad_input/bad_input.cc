@@ -112,7 +112,7 @@ void Mount::Unmount() {
   for (int i = 0; i < 50; ++i) {
     if (umount2(target_.c_str(), 0) == 0) return;
     if (errno != EBUSY) break;
-    std::this_thread::sleep_for(Millis(20));
+    std::this_thread::sleep_for(Millis(20));  // a retry's back-off, not a wait for a state
   }
   if (umount2(target_.c_str(), MNT_DETACH) != 0) {
     std::cerr << "[ bad-input] could not unmount " << target_ << ": " << std::strerror(errno)

@@ -183,16 +183,22 @@ TEST_P(DiskFullTest, WorkerThatCannotRecordACompletionKeepsTheJobSafe) {
     EXPECT_TRUE(OneLineError(late, "is full)")) << late.err;
   }
   // Meanwhile the job is not done, and not gone.
-  for (int i = 0; i < 10; ++i) {
-    auto reader = warden::Client::Open(path);
-    if (!reader.has_value()) continue;  // a read may need room for the -shm: try again
-    auto job = (*reader)->GetJob(id);
-    ASSERT_TRUE(job.has_value()) << job.error().ToString();
-    EXPECT_TRUE(job->state == JobState::kRunning || job->state == JobState::kAvailable ||
-                job->state == JobState::kRetryable)
-        << warden::JobStateName(job->state);
-    std::this_thread::sleep_for(Millis(100));
-  }
+  std::string seen;
+  EXPECT_TRUE(wt::StaysTrueFor(
+      [&] {
+        auto reader = warden::Client::Open(path);
+        if (!reader.has_value()) return true;  // a read may need room for the -shm: try again
+        auto job = (*reader)->GetJob(id);
+        if (!job.has_value()) {
+          seen = job.error().ToString();
+          return false;
+        }
+        seen = warden::JobStateName(job->state);
+        return job->state == JobState::kRunning || job->state == JobState::kAvailable ||
+               job->state == JobState::kRetryable;
+      },
+      Millis(1000), Millis(100)))
+      << "while the disk was full the job became: " << seen;
 
   std::filesystem::remove(filler);
   auto done = [&] {

@@ -19,6 +19,7 @@
 
 #include "bad_input.h"
 #include "pg_test_db.h"
+#include "run_dir.h"
 
 namespace bi {
 namespace {
@@ -127,21 +128,15 @@ TEST_P(VanishTest, FileSystemUnmountedUnderARunningWorker) {
 
 // ---- PostgreSQL ----
 
-std::string ClusterScript() {
-  if (const char* s = std::getenv("WARDEN_PG_CLUSTER_SCRIPT"); s && *s) return s;
-  return std::string(WARDEN_SOURCE_DIR) + "/scripts/pg-cluster.sh";
-}
-
 // A private cluster: stopping it disturbs no other test.
 class PgServerGoneTest : public BadInputTest {
  protected:
   void SetUp() override {
     WARDEN_REQUIRE_PG();  // says whether PostgreSQL is expected here at all
-    const char* tmp = std::getenv("TMPDIR");
-    std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/warden-bad-pg-XXXXXX";
-    ASSERT_NE(mkdtemp(templ.data()), nullptr) << std::strerror(errno);
-    root_ = templ;
-    ASSERT_EQ(chmod(root_.c_str(), 0755), 0);  // the server runs as postgres under root
+    (void)warden::testing::SweepOrphanedRuns("warden-bad-pg");  // clusters of killed runs
+    std::string error;
+    root_ = warden::testing::MakeRunDir("warden-bad-pg", &error);  // 0755: for postgres
+    ASSERT_FALSE(root_.empty()) << error;
     cluster_ = root_ + "/c";
     std::string out;
     if (!Script("start", &out)) {
@@ -163,12 +158,10 @@ class PgServerGoneTest : public BadInputTest {
   }
   bool Script(const std::string& action, std::string* out = nullptr) {
     const std::string base = root_ + "/script-" + std::to_string(++seq_);
-    auto child = wt::Child::Spawn({ClusterScript(), action, cluster_}, base + ".out",
-                                  base + ".err");
-    if (!child->WaitExit(Millis(120'000))) child->Kill();
-    if (out) *out = child->Stdout();
-    if (child->ExitCode() != 0) std::cerr << child->Stderr();
-    return child->ExitCode() == 0;
+    const warden::testing::CmdResult r = warden::testing::RunPgCluster(action, cluster_, base);
+    if (out) *out = r.out;
+    if (r.exit_code != 0) std::cerr << r.Describe() << "\n";
+    return r.exit_code == 0;
   }
 
  private:

@@ -8,6 +8,11 @@
 
 namespace chaos {
 
+using warden::testing::CmdResult;
+using warden::testing::FindTool;
+using warden::testing::Host;
+using warden::testing::RunInDir;
+
 BackendSetup::~BackendSetup() { Teardown(); }
 
 std::string BackendSetup::name() const {
@@ -44,8 +49,8 @@ std::string BackendSetup::SetupPostgres(const Options& o,
                                         const std::string& dir, int slots) {
   std::string server_url = o.db;
   if (o.partition) {
-    auto ip = pt::FindTool("ip");
-    auto bridge = pt::FindTool("bridge");
+    auto ip = FindTool("ip");
+    auto bridge = FindTool("bridge");
     if (!ip || !bridge)
       return "--partition needs the `ip` and `bridge` tools (iproute2)";
     target_.ip_tool = *ip;
@@ -68,13 +73,13 @@ std::string BackendSetup::SetupPostgres(const Options& o,
       const int side = s % 2;
       target_.side_of_slot.push_back(side);
       hosts_.push_back(
-          pt::Host{network_->ns(side == 0 ? pt::Network::kA : pt::Network::kB),
-                   side == 0 ? "chaos-host-a" : "chaos-host-b"});
+          Host{network_->ns(side == 0 ? pt::Network::kA : pt::Network::kB),
+               side == 0 ? "chaos-host-a" : "chaos-host-b"});
     }
   } else if (o.pg_private) {
     private_dir_ = dir + "/pg";
-    pt::CmdResult r =
-        pt::Run({script_, "start", private_dir_}, dir, Millis(180'000));
+    CmdResult r =
+        RunInDir({script_, "start", private_dir_}, dir, Millis(180'000));
     if (r.exit_code != 0) return "pg-cluster.sh start failed: " + r.Describe();
     server_url = r.out.substr(0, r.out.find('\n'));
     target_.cluster_script = script_;
@@ -104,7 +109,7 @@ void BackendSetup::Teardown(bool keep) {
   if (created_db_ && !keep) DropDatabase(admin_url_, db_name_);
   created_db_ = created_db_ && keep;
   if (!private_dir_.empty()) {
-    (void)pt::Run({script_, "stop", private_dir_}, scratch_, Millis(120'000));
+    (void)RunInDir({script_, "stop", private_dir_}, scratch_, Millis(120'000));
     private_dir_.clear();
   }
   cluster_.reset();

@@ -35,7 +35,9 @@ class BackendSetup {
   const std::string& runner_url() const { return runner_url_; }
   const std::string& worker_url() const { return worker_url_; }
   const StoreTarget& target() const { return target_; }
-  const std::vector<std::optional<pt::Host>>& hosts() const { return hosts_; }
+  const std::vector<std::optional<warden::testing::Host>>& hosts() const {
+    return hosts_;
+  }
   std::string kept_database() const;  // for the report after a kept run
 
  private:
@@ -52,7 +54,7 @@ class BackendSetup {
   std::string script_, scratch_;
   std::unique_ptr<pt::Network> network_;
   std::unique_ptr<pt::Cluster> cluster_;
-  std::vector<std::optional<pt::Host>> hosts_;
+  std::vector<std::optional<warden::testing::Host>> hosts_;
 };
 
 }  // namespace chaos

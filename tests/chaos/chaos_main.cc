@@ -31,11 +31,15 @@
 #include "injector.h"
 #include "ledger.h"
 #include "options.h"
+#include "poll_until.h"
 #include "report.h"
 #include "warden/client.h"
 #include "workload.h"
 
 namespace chaos {
+
+using warden::testing::PollUntil;
+using warden::testing::ReapChildren;
 namespace {
 
 std::atomic<bool> g_interrupted{false};
@@ -221,7 +225,7 @@ bool ChaosRun::Setup() {
   fc.hosts = backend_.hosts();
   fleet_ = std::make_unique<Fleet>(fc);
   fleet_->StartAll();
-  const bool registered = pt::WaitFor(
+  const bool registered = PollUntil(
       [&] {
         auto ws = client_->ListWorkers();
         return ws.has_value() &&
@@ -237,7 +241,7 @@ bool ChaosRun::Setup() {
 
 void ChaosRun::PollFleet() {
   for (const ProcRecord& r : fleet_->Poll()) {
-    const std::string log = pt::ReadFile(r.log_path + ".err");
+    const std::string log = proc::ReadFile(r.log_path + ".err");
     const std::string what =
         fmt::format("{} (pid {}) exited on its own with status {}; log {}",
                     r.name, r.pid, r.exit_code, r.log_path + ".err");
@@ -318,13 +322,13 @@ void ChaosRun::StopEverything(CheckInput* in) {
   in->late_stoppers = fleet_->StopAll(Millis(15'000));
   // A stopped worker stops its jobs, and the supervisor of a killed one
   // kills them: nothing of ours should still run a moment later.
-  pt::WaitFor([&] { return LeftoverProcesses().empty(); }, Millis(2000),
-              Millis(50));
+  PollUntil([&] { return LeftoverProcesses().empty(); }, Millis(2000),
+            Millis(50));
   for (const auto& [pid, what] : LeftoverProcesses()) {
     in->leftovers.push_back(what);
     kill(pid, SIGKILL);
   }
-  pt::ReapChildren();
+  ReapChildren();
   in->unexpected_exits = unexpected_;
   in->procs = fleet_->records();
 }

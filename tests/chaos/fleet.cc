@@ -8,9 +8,14 @@
 
 #include "warden/duration.h"
 #include "ledger.h"
+#include "poll_until.h"
 #include "proc.h"
 
 namespace chaos {
+
+using warden::testing::Child;
+using warden::testing::PollUntil;
+using warden::testing::ReapChildren;
 namespace {
 
 using proc::EnvOf;
@@ -154,7 +159,8 @@ void Fleet::Spawn(int slot, bool new_name) {
                          : cfg_.hosts.at(static_cast<size_t>(slot));
   if (host) r.host = host->hostname;
   r.spawn_ms = WallMs();
-  s.proc = pt::Child::Spawn(argv, r.log_path, r.log_path + ".err", host);
+  s.proc = Child::Spawn(argv, r.log_path, r.log_path + ".err",
+                        {.host = host, .die_with_parent = true});
   s.frozen = false;
   s.frozen_under.clear();
   r.pid = s.proc->pid();
@@ -196,8 +202,9 @@ int64_t Fleet::Freeze(int slot, bool host,
   for (int attempt = 0; attempt < 20 && at < 0; ++attempt) {
     kill(pid, SIGSTOP);
     const int64_t sent = WallMs();
-    if (!pt::WaitFor([&] { return proc::AllThreadsStopped(pid) || s.proc->Exited(); },
-                     Millis(5000), Millis(2)) ||
+    if (!PollUntil(
+            [&] { return proc::AllThreadsStopped(pid) || s.proc->Exited(); },
+            Millis(5000), Millis(2)) ||
         s.proc->Exited()) {
       kill(pid, SIGCONT);
       return -1;
@@ -207,6 +214,7 @@ int64_t Fleet::Freeze(int slot, bool host,
       break;
     }
     kill(pid, SIGCONT);
+    // Back off, to let it commit: not a wait for a state.
     std::this_thread::sleep_for(Millis(20 + 10 * attempt));
   }
   if (at < 0) return -1;
@@ -277,7 +285,7 @@ std::vector<JobProcess> Fleet::JobProcesses() const {
 }
 
 std::vector<ProcRecord> Fleet::Poll() {
-  pt::ReapChildren();
+  ReapChildren();
   std::vector<ProcRecord> out;
   for (int i = 0; i < slots(); ++i) {
     Slot& s = slots_[static_cast<size_t>(i)];
@@ -292,12 +300,12 @@ std::vector<ProcRecord> Fleet::Poll() {
 std::vector<std::string> Fleet::StopAll(Millis timeout) {
   // A worker respawned a moment ago may not have blocked SIGTERM yet (it
   // would die of it, which says nothing about warden): wait until it runs.
-  pt::WaitFor(
+  PollUntil(
       [&] {
         for (int i = 0; i < slots(); ++i) {
           const ProcRecord& r = records_[slots_[static_cast<size_t>(i)].record];
           if (Up(i) &&
-              pt::ReadFile(r.log_path + ".err").find("started as worker") ==
+              proc::ReadFile(r.log_path + ".err").find("started as worker") ==
                   std::string::npos) {
             return false;
           }
@@ -311,9 +319,9 @@ std::vector<std::string> Fleet::StopAll(Millis timeout) {
     records_[slots_[static_cast<size_t>(i)].record].stopped_by_us = true;
     kill(Pid(i), SIGTERM);
   }
-  pt::WaitFor(
+  PollUntil(
       [&] {
-        pt::ReapChildren();
+        ReapChildren();
         for (int i = 0; i < slots(); ++i) {
           Slot& s = slots_[static_cast<size_t>(i)];
           if (Up(i) && s.proc->Exited()) Finish(s, WallMs());

@@ -48,7 +48,8 @@ struct FleetConfig {
   std::string db_url;  // what the workers get as --db
   int command_workers = 1, inproc_workers = 1, concurrency = 8;
   Millis heartbeat{250}, lease{3000}, sweep{250};
-  std::vector<std::optional<pt::Host>> hosts;  // per slot (partition mode)
+  std::vector<std::optional<warden::testing::Host>>
+      hosts;  // per slot (partition mode)
 };
 
 class Fleet {
@@ -94,7 +95,7 @@ class Fleet {
     std::string base, name;
     int generation = 1;
     bool command = false;
-    std::unique_ptr<pt::Child> proc;
+    std::unique_ptr<warden::testing::Child> proc;
     size_t record = 0;  // index into records_
     bool frozen = false;
     std::vector<pid_t> frozen_under;  // host freezes

@@ -8,8 +8,11 @@
 
 #include "warden/duration.h"
 #include "ledger.h"
+#include "poll_until.h"
 
 namespace chaos {
+
+using warden::testing::PollUntil;
 
 Injector::Injector(const Options& o, Fleet& fleet, StoreTarget store,
                    std::vector<PlannedFault> plan, std::string dir, SayFn say)
@@ -287,7 +290,7 @@ void Injector::CloseWindow() {
   // not outlast the lease); none starts any more.
   next_ = plan_.size();
   deferred_.clear();
-  pt::WaitFor(
+  PollUntil(
       [&] {
         Tick(0);
         return !helper_ && thaws_.empty() && respawns_.empty() && !heal_;

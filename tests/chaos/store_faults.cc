@@ -7,11 +7,13 @@
 
 namespace chaos {
 
+using warden::testing::Child;
+
 AsyncCommand::AsyncCommand(const std::vector<std::string>& argv,
                            const std::string& dir, const std::string& name) {
   started_ms_ = WallMs();
-  child_ = pt::Child::Spawn(argv, dir + "/" + name + ".out",
-                            dir + "/" + name + ".err");
+  child_ = Child::Spawn(argv, dir + "/" + name + ".out",
+                        dir + "/" + name + ".err", {.die_with_parent = true});
 }
 
 bool AsyncCommand::Done() {

@@ -33,7 +33,7 @@ class AsyncCommand {
   void Kill() { child_->Kill(); }
 
  private:
-  std::unique_ptr<pt::Child> child_;
+  std::unique_ptr<warden::testing::Child> child_;
   int64_t started_ms_ = 0, ended_ms_ = -1;
   int exit_code_ = -1;
 };

@@ -39,6 +39,7 @@
 
 #include "env/process.h"
 #include "harness.h"
+#include "run_dir.h"
 #include "store/postgres/pg_conn.h"
 
 namespace wt {
@@ -56,6 +57,9 @@ constexpr Millis kSweep{50};
 constexpr Millis kQuietWindow = 2 * kLease + 2 * kSweep + Millis(300);
 constexpr Millis kFrozenBound = kLease + 2 * kSweep + Millis(2000);  // README's, + margin
 constexpr Millis kKilledBound = kSweep + Millis(2000);
+// How often a quiet window checks that nothing was disturbed (each check
+// runs the CLI once per worker and job).
+constexpr Millis kDisturbedEvery{100};
 
 // The thread-safe build: a worker reads its clock from many threads, and the
 // plain one parses the clock file into shared state unlocked.
@@ -70,12 +74,6 @@ std::optional<std::string> FaketimeLibrary() {
     if (found) return found;
   }
   return std::nullopt;
-}
-
-std::string ClusterScript() {
-  const char* s = std::getenv("WARDEN_PG_CLUSTER_SCRIPT");
-  if (s && *s) return s;
-  return std::string(WARDEN_SOURCE_DIR) + "/scripts/pg-cluster.sh";
 }
 
 int64_t RealNowMs() {
@@ -102,17 +100,14 @@ class ClockStepTest : public IntegrationTest {
       if (warden::testing::InCi()) FAIL() << msg << "; CI=true: this test must run";
       GTEST_SKIP() << msg;
     }
-    const char* tmp = std::getenv("TMPDIR");
-    const std::string tmp_root = tmp && *tmp ? tmp : "/tmp";
-    SweepStaleRuns(tmp_root);
-    std::string templ = tmp_root + "/warden-clock-XXXXXX";
-    ASSERT_NE(mkdtemp(templ.data()), nullptr) << std::strerror(errno);
-    run_dir_ = templ;
-    // The PostgreSQL server (the postgres user, when we are root) reads the
-    // clock file too.
-    ASSERT_EQ(chmod(run_dir_.c_str(), 0755), 0) << std::strerror(errno);
-    std::ofstream(run_dir_ + "/owner") << getpid() << " " << warden::ProcessStartTime(getpid())
-                                       << "\n";
+    for (const std::string& dir : warden::testing::SweepOrphanedRuns("warden-clock")) {
+      std::cout << "[ clock    ] cleaned up after a run that was killed: " << dir << "\n";
+    }
+    // Readable by the PostgreSQL server (the postgres user, when we are
+    // root): it reads the clock file too.
+    std::string error;
+    run_dir_ = warden::testing::MakeRunDir("warden-clock", &error);
+    ASSERT_FALSE(run_dir_.empty()) << error;
     clock_file_ = run_dir_ + "/clock";
     WriteOffset("+0");
   }
@@ -122,11 +117,13 @@ class ClockStepTest : public IntegrationTest {
     IntegrationTest::TearDown();
     if (run_dir_.empty()) return;
     if (cluster_started_) {
-      CliResult r = RunToExit({ClusterScript(), "stop", run_dir_ + "/pg"}, run_dir_ + "/stop",
-                              Millis(120'000));
-      if (r.exit_code != 0) std::cerr << "[ clock    ] pg-cluster.sh stop: " << r.err << "\n";
+      const warden::testing::CmdResult r =
+          warden::testing::RunPgCluster("stop", run_dir_ + "/pg", run_dir_ + "/stop");
+      if (r.exit_code != 0) {
+        std::cerr << "[ clock    ] pg-cluster.sh stop: " << r.Describe() << "\n";
+      }
     }
-    std::remove((run_dir_ + "/owner").c_str());
+    warden::testing::RemoveOwner(run_dir_);
     RemoveStaleFaketimeFiles();
     if (HasFailure()) {
       std::cerr << "[ clock    ] kept " << run_dir_ << " (clock file, PostgreSQL log)\n";
@@ -152,11 +149,10 @@ class ClockStepTest : public IntegrationTest {
   void StartSteppingServer() {
     WARDEN_REQUIRE_PG();  // skip or fail as every PostgreSQL test does
     prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
-    std::vector<std::string> argv = OnSteppingHost();
-    argv.insert(argv.end(), {ClusterScript(), "start", run_dir_ + "/pg"});
     cluster_started_ = true;  // stop even a half-started server
-    CliResult r = RunToExit(argv, run_dir_ + "/start", Millis(120'000));
-    ASSERT_EQ(r.exit_code, 0) << "pg-cluster.sh start: " << r.err;
+    const warden::testing::CmdResult r = warden::testing::RunPgCluster(
+        "start", run_dir_ + "/pg", run_dir_ + "/start", OnSteppingHost());
+    ASSERT_EQ(r.exit_code, 0) << "pg-cluster.sh start: " << r.Describe();
     std::string url = r.out.substr(0, r.out.find('\n'));
     auto conn = warden::pg::Conn::Connect(url);
     ASSERT_TRUE(conn.has_value()) << conn.error().ToString();
@@ -280,13 +276,15 @@ class ClockStepTest : public IntegrationTest {
     for (const auto& [offset, seconds] :
          std::vector<std::pair<std::string, int64_t>>{{"+2h", 7200}, {"+0", 0}, {"-2h", -7200}}) {
       ASSERT_NO_FATAL_FAILURE(StepClock(offset, seconds));
-      // Time passes: any judgement of silence made on the stepped clock
-      // would have acted by now.
-      std::this_thread::sleep_for(kQuietWindow);
-      const std::string disturbed = Disturbed(workers, jobs);
-      ASSERT_TRUE(disturbed.empty()) << "after the wall clock stepped to " << offset
-                                     << ", live workers or their jobs were disturbed:\n"
-                                     << disturbed;
+      // Watched long enough for any judgement of silence made on the
+      // stepped clock to act.
+      std::string disturbed;
+      ASSERT_TRUE(StaysTrueFor(
+          [&] { return (disturbed = Disturbed(workers, jobs)).empty(); }, kQuietWindow,
+          kDisturbedEvery))
+          << "after the wall clock stepped to " << offset
+          << ", live workers or their jobs were disturbed:\n"
+          << disturbed;
     }
 
     { std::ofstream(release) << ""; }
@@ -329,19 +327,24 @@ class ClockStepTest : public IntegrationTest {
     ASSERT_TRUE(FreezeBetweenTransactions(*d));
     const SteadyTime d_frozen = std::chrono::steady_clock::now();
     ASSERT_NO_FATAL_FAILURE(StepClock(offset, offset_s));
-    // Heartbeats and sweeps run on the stepped clock for a while.
-    std::this_thread::sleep_for(Millis(500));
+    // Heartbeats and sweeps run on the stepped clock for a while; the live
+    // workers ride it out.
     std::map<Worker*, int64_t> live = {{a, a_job.worker.value_or(-1)},
                                        {b, b_job.worker.value_or(-1)}};
-    const std::string disturbed = Disturbed(live, {{a_job.id, a_job}, {b_job.id, b_job}});
-    ASSERT_TRUE(disturbed.empty()) << "after the wall clock stepped to " << offset
-                                   << ", live workers or their jobs were disturbed:\n"
-                                   << disturbed;
+    std::string disturbed;
+    ASSERT_TRUE(StaysTrueFor(
+        [&] {
+          return (disturbed = Disturbed(live, {{a_job.id, a_job}, {b_job.id, b_job}})).empty();
+        },
+        Millis(500), kDisturbedEvery))
+        << "after the wall clock stepped to " << offset
+        << ", live workers or their jobs were disturbed:\n"
+        << disturbed;
 
     ASSERT_TRUE(FreezeBetweenTransactions(*a));
     const SteadyTime a_frozen = std::chrono::steady_clock::now();
     std::optional<int64_t> d_ms, a_ms;
-    WaitFor(
+    PollUntil(
         [&] {
           if (!d_ms && Recovered(d_job)) d_ms = MillisSince(d_frozen);
           if (!a_ms && Recovered(a_job)) a_ms = MillisSince(a_frozen);
@@ -361,7 +364,7 @@ class ClockStepTest : public IntegrationTest {
     const SteadyTime b_killed = std::chrono::steady_clock::now();
     b->proc->Kill();
     std::optional<int64_t> b_ms;
-    if (WaitFor([&] { return Recovered(b_job); }, kKilledBound)) b_ms = MillisSince(b_killed);
+    if (PollUntil([&] { return Recovered(b_job); }, kKilledBound)) b_ms = MillisSince(b_killed);
     EXPECT_TRUE(b_ms) << "the job of worker b, killed after the step to " << offset
                       << ", was not recovered within " << kKilledBound.count()
                       << " ms: " << Show(b_job.id).dump();
@@ -380,34 +383,6 @@ class ClockStepTest : public IntegrationTest {
     { std::ofstream(tmp) << offset << "\n"; }
     ASSERT_EQ(chmod(tmp.c_str(), 0644), 0) << std::strerror(errno);
     ASSERT_EQ(std::rename(tmp.c_str(), clock_file_.c_str()), 0) << std::strerror(errno);
-  }
-
-  // Stops the PostgreSQL servers of runs killed outright and removes their
-  // directories.
-  static void SweepStaleRuns(const std::string& tmp_root) {
-    glob_t g{};
-    if (glob((tmp_root + "/warden-clock-*/owner").c_str(), 0, nullptr, &g) != 0) {
-      globfree(&g);
-      return;
-    }
-    std::vector<std::string> owners(g.gl_pathv, g.gl_pathv + g.gl_pathc);
-    globfree(&g);
-    for (const std::string& owner : owners) {
-      std::istringstream in(ReadFile(owner));
-      long pid = 0;
-      long long start = -1;
-      if (!(in >> pid >> start) || pid <= 0 || pid == getpid() ||
-          !warden::ProcessProvablyGone(static_cast<int>(pid), start)) {
-        continue;
-      }
-      const std::string dir = owner.substr(0, owner.rfind('/'));
-      if (access((dir + "/pg/bindir").c_str(), F_OK) == 0) {
-        (void)RunToExit({ClusterScript(), "stop", dir + "/pg"}, dir + "/stop", Millis(120'000));
-      }
-      std::error_code ec;
-      std::filesystem::remove_all(dir, ec);
-      std::cout << "[ clock    ] cleaned up after a run that was killed: " << dir << "\n";
-    }
   }
 
   // libfaketime shares a semaphore and a shared-memory object, named by the

@@ -11,6 +11,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using ClaimAheadTest = inproc::InProcessTest;
+using inproc::IsOk;
 
 TEST_P(ClaimAheadTest, ShortJobsAreClaimedAheadAndEachRunsOnce) {
   constexpr int kJobs = 3000;
@@ -25,7 +26,7 @@ TEST_P(ClaimAheadTest, ShortJobsAreClaimedAheadAndEachRunsOnce) {
     return warden::Status::Ok();
   });
   warden::Status s = worker->Run();
-  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_THAT(s, IsOk());
 
   // Each claim round trip (a durable commit) outlasts a no-op job many
   // times over, so the worker claims beyond its two slots.
@@ -43,11 +44,11 @@ TEST_P(ClaimAheadTest, LongJobsAreNeverClaimedAhead) {
   auto worker = MakeWorker(2);
   ASSERT_NE(worker, nullptr);
   worker->Handle("slow", [](warden::JobContext&) {
-    std::this_thread::sleep_for(500ms);
+    std::this_thread::sleep_for(500ms);  // the job's work: long
     return warden::Status::Ok();
   });
   warden::Status s = worker->Run();
-  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_THAT(s, IsOk());
   // Every claim asked for the free slots only. (The store may show more
   // than two running for a moment: an outcome is written after its slot
   // has freed.)

@@ -7,12 +7,14 @@
 #include <iostream>
 
 #include "harness.h"
+#include "status_matchers.h"
 #include "store/store.h"
 
 namespace wt {
 namespace {
 
 using warden::JobState;
+using warden::testing::IsOk;
 
 class FencingTest : public IntegrationTest {};
 
@@ -178,14 +180,14 @@ TEST_P(FencingTest, JobsOfAClaimWhoseReplyWasLostAreHandedBackUnrun) {
   const int64_t id = Add(Job("log ran"), {"--queue", "elsewhere"});
   ASSERT_GT(id, 0);
   auto store = warden::OpenStore(db());
-  ASSERT_TRUE(store.has_value()) << store.error().ToString();
+  ASSERT_THAT(store, IsOk());
   warden::ClaimParams params;
   params.worker = worker;
   params.queues = {"elsewhere"};
   params.allow_commands = true;
   params.default_lease = Millis(1000);
   auto claimed = (*store)->JobClaim(params);
-  ASSERT_TRUE(claimed.has_value()) << claimed.error().ToString();
+  ASSERT_THAT(claimed, IsOk());
   ASSERT_EQ(claimed->size(), 1u);
   // Well past the 1 s lease: without the hand-back the job stays `running`.
   ASSERT_TRUE(WaitFor([&] { return !JobInState(id, JobState::kRunning); }))

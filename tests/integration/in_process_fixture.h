@@ -14,10 +14,13 @@
 #include <vector>
 
 #include "pg_test_db.h"
+#include "status_matchers.h"
 #include "warden/client.h"
 #include "warden/worker.h"
 
 namespace inproc {
+
+using warden::testing::IsOk;
 
 enum class Backend { kSqlite, kPostgres };
 inline const char* Name(Backend b) { return b == Backend::kSqlite ? "sqlite" : "postgres"; }
@@ -29,7 +32,7 @@ class InProcessTest : public ::testing::TestWithParam<Backend> {
     if (GetParam() == Backend::kPostgres) {
       WARDEN_REQUIRE_PG();
       auto db = warden::testing::PgTestDb::Create();
-      ASSERT_TRUE(db.has_value()) << db.error().ToString();
+      ASSERT_THAT(db, IsOk());
       pg_ = std::move(*db);
       url_ = pg_->url();
     } else {
@@ -39,7 +42,7 @@ class InProcessTest : public ::testing::TestWithParam<Backend> {
       url_ = dir_ + "/jobs.db";
     }
     auto client = warden::Client::Open(url_);
-    ASSERT_TRUE(client.has_value()) << client.error().ToString();
+    ASSERT_THAT(client, IsOk());
     client_ = std::move(*client);
   }
   void TearDown() override {
@@ -50,7 +53,7 @@ class InProcessTest : public ::testing::TestWithParam<Backend> {
     std::vector<warden::JobSpec> specs(static_cast<size_t>(n));
     for (auto& s : specs) s.task = task;
     auto r = client_->EnqueueMany(specs);
-    ASSERT_TRUE(r.has_value()) << r.error().ToString();
+    ASSERT_THAT(r, IsOk());
   }
 
   std::unique_ptr<warden::Worker> MakeWorker(int concurrency,
@@ -58,13 +61,13 @@ class InProcessTest : public ::testing::TestWithParam<Backend> {
     o.concurrency = concurrency;
     o.exit_when_idle = true;
     auto w = warden::Worker::Create(url_, o);
-    EXPECT_TRUE(w.has_value()) << w.error().ToString();
+    EXPECT_THAT(w, IsOk());
     return w.has_value() ? std::move(*w) : nullptr;
   }
 
   int64_t Count(const std::string& state) {
     auto stats = client_->GetStats();
-    EXPECT_TRUE(stats.has_value()) << stats.error().ToString();
+    EXPECT_THAT(stats, IsOk());
     if (!stats.has_value()) return -1;
     for (const auto& [s, n] : stats->jobs) {
       if (s == state) return n;

@@ -10,15 +10,17 @@
 #include <optional>
 #include <thread>
 
-#include "child_process.h"
 #include "database_lock.h"
 #include "in_process_fixture.h"
+#include "wait_for.h"
 
 namespace {
 
 using namespace std::chrono_literals;
 using InProcessWorkerTest = inproc::InProcessTest;
 using Clock = std::chrono::steady_clock;
+using inproc::IsOk;
+using warden::testing::WaitFor;
 
 TEST_P(InProcessWorkerTest, ABurstOfLongJobsRunsOnEverySlotAtOnce) {
   constexpr int kSlots = 16;
@@ -40,7 +42,7 @@ TEST_P(InProcessWorkerTest, ABurstOfLongJobsRunsOnEverySlotAtOnce) {
     return warden::Status::Ok();
   });
   warden::Status s = worker->Run();
-  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_THAT(s, IsOk());
   EXPECT_EQ(most, kSlots);
   EXPECT_EQ(Count("succeeded"), kSlots);
 }
@@ -69,14 +71,14 @@ TEST_P(InProcessWorkerTest, AHandlerSavingACheckpointIntoALockedDatabaseSeesItsS
         if (s.code() != warden::StatusCode::kFailedPrecondition) ++store_errors;
         if (ctx.stop_requested()) break;
       }
-      std::this_thread::sleep_for(10ms);
+      std::this_thread::sleep_for(10ms);  // the job's work between checkpoints
     }
     returned_ns = Clock::now().time_since_epoch().count();
     return warden::Status::Ok();
   });
   std::thread run([&] {
     warden::Status s = worker->Run();
-    EXPECT_TRUE(s.ok()) << s.ToString();
+    EXPECT_THAT(s, IsOk());
   });
   // A failed ASSERT below must not leave the worker's thread running.
   struct StopAndJoin {
@@ -88,12 +90,12 @@ TEST_P(InProcessWorkerTest, AHandlerSavingACheckpointIntoALockedDatabaseSeesItsS
       t.join();
     }
   } stop_and_join{*worker, run};
-  ASSERT_TRUE(wt::WaitFor([&] { return saving.load(); }));
+  ASSERT_TRUE(WaitFor([&] { return saving.load(); }));
   std::optional<wt::DatabaseLock> lock;
   lock.emplace(GetParam() == inproc::Backend::kPostgres, url_, 8s);
   ASSERT_TRUE(lock->WaitHeld());
   const int64_t locked_ns = Clock::now().time_since_epoch().count();
-  ASSERT_TRUE(wt::WaitFor([&] { return returned_ns.load() != 0; }, 30s));
+  ASSERT_TRUE(WaitFor([&] { return returned_ns.load() != 0; }, 30s));
   const auto after_lock = std::chrono::nanoseconds(returned_ns - locked_ns);
   std::cout << "[ measure  ] the handler returned "
             << std::chrono::duration_cast<std::chrono::milliseconds>(after_lock).count()

@@ -45,6 +45,7 @@
 #include <thread>
 
 #include "harness.h"
+#include "run_dir.h"
 #include "maintenance/sweeper.h"
 #include "store/postgres/pg_conn.h"
 #include "store/postgres/pg_schema.h"
@@ -65,23 +66,9 @@ std::string Env(const char* name) {
   return v ? v : "";
 }
 
-// A program's path on $PATH ("" if none): Child::Spawn execs a path.
+// A program's path ("" if none): Child::Spawn execs a path.
 std::string FindProgram(const std::string& name) {
-  std::istringstream path(Env("PATH").empty() ? "/usr/bin:/bin" : Env("PATH"));
-  std::string dir;
-  while (std::getline(path, dir, ':')) {
-    const std::string p = (dir.empty() ? "." : dir) + "/" + name;
-    if (access(p.c_str(), X_OK) == 0) return p;
-  }
-  return "";
-}
-
-// scripts/pg-cluster.sh: as exported by `pg-cluster.sh run`, else the one of
-// this source tree.
-std::string ClusterScript() {
-  if (std::string s = Env("WARDEN_PG_CLUSTER_SCRIPT"); !s.empty()) return s;
-  const auto root = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
-  return (root / "scripts" / "pg-cluster.sh").string();
+  return warden::testing::FindTool(name).value_or("");
 }
 
 // "2026-11-21T10:00:00.123Z warden[...] ..." -> ms since the epoch (-1 if the
@@ -218,7 +205,7 @@ class PgOutageTest : public IntegrationTest {
     }
     const std::string pids = r->Text(0, 0);  // {1,2,3}
     const int n = pids == "{}" ? 0 : CountOf(pids, ",") + 1;
-    const bool gone = WaitFor(
+    const bool gone = PollUntil(
         [&] {
           auto left =
               Admin().Exec("SELECT count(*) FROM pg_stat_activity WHERE pid = ANY($1::int[])",
@@ -280,17 +267,17 @@ class PgOutageClusterTest : public PgOutageTest {
  protected:
   void SetUp() override {
     WARDEN_REQUIRE_PG();
-    script_ = ClusterScript();
-    if (access(script_.c_str(), X_OK) != 0) {
-      if (warden::testing::InCi()) FAIL() << "no cluster script at " << script_;
-      GTEST_SKIP() << "no scripts/pg-cluster.sh at " << script_;
+    const std::string script = warden::testing::PgClusterScript();
+    if (access(script.c_str(), X_OK) != 0) {
+      if (warden::testing::InCi()) FAIL() << "no cluster script at " << script;
+      GTEST_SKIP() << "no scripts/pg-cluster.sh at " << script;
     }
-    const std::string tmp = Env("TMPDIR").empty() ? "/tmp" : Env("TMPDIR");
-    std::string templ = tmp + "/warden-pgo-XXXXXX";
-    ASSERT_NE(mkdtemp(templ.data()), nullptr) << std::strerror(errno);
-    root_ = templ;
-    // As root the server runs as `postgres`, which must get into root_/c.
-    ASSERT_EQ(chmod(root_.c_str(), 0755), 0) << std::strerror(errno);
+    // As root the server runs as `postgres`, which must get into root_/c:
+    // MakeRunDir makes it 0755.
+    (void)warden::testing::SweepOrphanedRuns("warden-pgo");  // clusters of killed runs
+    std::string error;
+    root_ = warden::testing::MakeRunDir("warden-pgo", &error);
+    ASSERT_FALSE(root_.empty()) << error;
     cluster_ = root_ + "/c";
     std::string out;
     if (!Script("start", &out)) {
@@ -324,27 +311,22 @@ class PgOutageClusterTest : public PgOutageTest {
     }
   }
 
-  // `pg-cluster.sh ACTION DIR`; its stdout in *out. Every action takes well
-  // under a minute (start waits at most 30 s for the server).
+  // `pg-cluster.sh ACTION DIR`; its stdout in *out.
   bool Script(const std::string& action, std::string* out = nullptr) {
     const std::string base = root_ + "/script-" + std::to_string(++script_seq_);
-    auto child = Child::Spawn({script_, action, cluster_}, base + ".out", base + ".err");
-    if (!child->WaitExit(Millis(120'000))) {
-      child->Kill();
-      ADD_FAILURE() << "pg-cluster.sh " << action << " did not finish in 120 s";
-    }
-    if (out) *out = child->Stdout();
-    if (child->ExitCode() != 0) {
-      std::cerr << "[ pg-outage] pg-cluster.sh " << action << " exited " << child->ExitCode()
-                << ":\n"
-                << child->Stderr();
+    const warden::testing::CmdResult r = warden::testing::RunPgCluster(action, cluster_, base);
+    EXPECT_FALSE(r.timed_out) << "pg-cluster.sh " << action << " did not finish in 120 s";
+    if (out) *out = r.out;
+    if (r.exit_code != 0) {
+      std::cerr << "[ pg-outage] pg-cluster.sh " << action << " exited " << r.exit_code << ":\n"
+                << r.err;
       return false;
     }
     return true;
   }
 
  private:
-  std::string script_, root_, cluster_;
+  std::string root_, cluster_;
   int script_seq_ = 0;
 };
 
@@ -386,7 +368,7 @@ TEST_P(PgOutageTest, TerminatedConnectionsMidJobReconnectWithoutRescue) {
     // find some not reopened yet (each loop reconnects when it next needs
     // its connection).
     EXPECT_GE(n, round == 0 ? 5 : 1) << "round " << round;
-    const bool back = WaitFor(
+    const bool back = PollUntil(
         [&] {
           const int h = LockHolder(wid);
           return h > 0 && h != old_holder;
@@ -395,7 +377,7 @@ TEST_P(PgOutageTest, TerminatedConnectionsMidJobReconnectWithoutRescue) {
     relock_ms.push_back(back ? MillisSince(cut) : -1);
     EXPECT_TRUE(back) << "round " << round << ": the session lock did not come back";
     const int64_t spent = MillisSince(t0);
-    if (spent < 300) std::this_thread::sleep_for(Millis(300 - spent));
+    if (spent < 300) std::this_thread::sleep_for(Millis(300 - spent));  // cuts 300 ms apart
   }
   std::cout << "[ measure  ] " << relock_ms.size()
             << " cuts of every session, 300 ms apart: session lock back after " << Join(relock_ms)
@@ -472,8 +454,8 @@ TEST_P(PgOutageTest, AJobWaitsWhileItsWorkersSessionLockIsLost) {
   ASSERT_TRUE(WaitFor([&] { return Show(id)["state"] == "running"; })) << w.Log();
   // Time passing proves the job does not start: 1.5 s, far past a claim's
   // usual start (milliseconds).
-  std::this_thread::sleep_for(Millis(1500));
-  EXPECT_TRUE(LedgerFor(id, "start").empty()) << "started while its worker's lock was lost";
+  EXPECT_TRUE(StaysTrueFor([&] { return LedgerFor(id, "start").empty(); }, Millis(1500)))
+      << "started while its worker's lock was lost";
   const SteadyTime released = std::chrono::steady_clock::now();
   ASSERT_TRUE((*thief)->Exec("SELECT pg_advisory_unlock($1::int, $2::int)", key).has_value());
   ASSERT_TRUE(WaitFor([&] { return Show(id)["state"] == "succeeded"; })) << w.Log();
@@ -509,6 +491,8 @@ TEST_P(PgOutageClusterTest, CompletionsDuringARestartAreRetriedAndLandOnce) {
   }
   ASSERT_GT(ids.back(), 0);
   ASSERT_TRUE(WaitFor([&] { return LedgerCount(ids, "start") == ids.size(); }));
+  // The scenario, not a wait for a state: the server goes down a second
+  // into the jobs.
   std::this_thread::sleep_for(Millis(1000));
 
   for (int64_t id : ids) ASSERT_TRUE(JobInState(id, JobState::kRunning));  // opens client()
@@ -521,7 +505,8 @@ TEST_P(PgOutageClusterTest, CompletionsDuringARestartAreRetriedAndLandOnce) {
   // Their outcomes could not be recorded (the completer says so).
   ASSERT_TRUE(WaitFor([&] { return w.LogHas("outcomes failed"); })) << w.Log();
   // Down for ~3 s in all (a few more retries), well inside the 7.5 s the
-  // lease allows before the worker would fence itself.
+  // lease allows before the worker would fence itself. (The outage's
+  // length: the scenario, not a wait for a state.)
   const int64_t spent = MillisSince(down);
   if (spent < 3000) std::this_thread::sleep_for(Millis(3000 - spent));
 
@@ -594,7 +579,7 @@ TEST_P(PgOutageClusterTest, RestartWhileJobsRunChangesNothing) {
   ASSERT_GT(ids.back(), 0);
   ASSERT_TRUE(WaitFor([&] { return LedgerCount(ids, "start") == ids.size(); }));
   const SteadyTime t0 = std::chrono::steady_clock::now();
-  std::this_thread::sleep_for(Millis(1500));
+  std::this_thread::sleep_for(Millis(1500));  // the scenario: restart 1.5 s into the jobs
   ASSERT_TRUE(Script("restart"));
   const int64_t restart_ms = MillisSince(t0) - 1500;
   const SteadyTime up = std::chrono::steady_clock::now();
@@ -659,10 +644,15 @@ TEST_P(PgOutageClusterTest, OutagePastTheLeaseSelfFencesThenRecoversOnce) {
   // lease 1s: 750 ms after the last heartbeat's start, plus the watchdog's
   // 50 ms tick and the kill; the stop itself is part of the window.
   EXPECT_LT(fenced_ms, stop_ms + 1000 + 1000 * kSlow);
-  // Down for ~3 s in all: three leases.
+  // Down for ~3 s in all: three leases, and nothing runs again meanwhile.
   const int64_t spent = MillisSince(down);
-  if (spent < 3000) std::this_thread::sleep_for(Millis(3000 - spent));
-  for (int64_t id : ids) EXPECT_FALSE(LedgerHas(id, 2, "start"));
+  EXPECT_TRUE(StaysTrueFor(
+      [&] {
+        return std::none_of(ids.begin(), ids.end(),
+                            [&](int64_t id) { return LedgerHas(id, 2, "start"); });
+      },
+      Millis(std::max<int64_t>(0, 3000 - spent))))
+      << "a job ran again while the server was down";
 
   const SteadyTime restart = std::chrono::steady_clock::now();
   ASSERT_TRUE(Script("restart"));  // starts the stopped server, same port
@@ -906,7 +896,7 @@ void PgOutageTwoHostsTest::CutLiveWorkersSessions(int cuts) {
     const int n = Terminate("client_port = ANY('{" + ports + "}'::int[])");
     EXPECT_GE(n, round == 0 ? 5 : 1)
         << "round " << round << ": A's connections (ports " << ports << ")";
-    const bool back = WaitFor(
+    const bool back = PollUntil(
         [&] {
           const int h = LockHolder(aid);
           return h > 0 && h != old_holder;
@@ -915,21 +905,27 @@ void PgOutageTwoHostsTest::CutLiveWorkersSessions(int cuts) {
     relock_ms.push_back(back ? MillisSince(cut) : -1);
     EXPECT_TRUE(back) << "round " << round << ": A's session lock did not come back";
     const int64_t spent = MillisSince(t0);
-    if (round + 1 < cuts && spent < 300) std::this_thread::sleep_for(Millis(300 - spent));
+    if (round + 1 < cuts && spent < 300) {
+      std::this_thread::sleep_for(Millis(300 - spent));  // cuts 300 ms apart
+    }
   }
   std::cout << "[ measure  ] A's sessions cut " << cuts << " time(s): its lock back after "
             << Join(relock_ms) << " ms (confirmation 250 ms)\n";
   EXPECT_EQ(LockHolder(bid), b_holder) << "B's session was touched";
 
   ASSERT_TRUE(WaitFor([&] { return JobInState(id, JobState::kSucceeded); })) << a.Log();
-  // Give every sweeper time to act on a stale suspicion: several sweeps
-  // (100 ms) plus the confirmation.
-  std::this_thread::sleep_for(Millis(1000));
+  // Long enough for every sweeper to act on a stale suspicion: several
+  // sweeps (100 ms) plus the confirmation.
+  Json arow;
+  EXPECT_TRUE(StaysTrueFor(
+      [&] {
+        arow = WorkerRow(aid);
+        return arow["state"] == "active" && arow["death_reason"].is_null();
+      },
+      Millis(1000), Millis(100)))
+      << "A was declared dead: " << arow.dump();
   EXPECT_TRUE(LedgerFor(id, "OVERLAP").empty()) << "two runs of the job at once";
   ExpectSucceededOnceOnFirstAttempt(id, aid);
-  const Json arow = WorkerRow(aid);
-  EXPECT_EQ(arow["state"], "active") << arow.dump();
-  EXPECT_TRUE(arow["death_reason"].is_null()) << arow.dump();
   EXPECT_EQ(Stats()["recovery"]["rescued_attempts"], 0);
   EXPECT_FALSE(b.LogHas(" dead; recovered ")) << b.Log();
   EXPECT_FALSE(a.LogHas(" dead; recovered ")) << a.Log();

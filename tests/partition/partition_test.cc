@@ -48,16 +48,24 @@
 #include <sstream>
 #include <thread>
 
+#include "child_process.h"
 #include "core/lease.h"
 #include "pg_test_db.h"
+#include "run_dir.h"
 #include "sandbox.h"
 #include "store/postgres/pg_conn.h"
+#include "text.h"
+#include "wait_for.h"
 
 namespace {
 
 using Json = nlohmann::json;
-using pt::Millis;
 using pt::Network;
+using warden::testing::Child;
+using warden::testing::CmdResult;
+using warden::testing::Millis;
+using warden::testing::Tail;
+using warden::testing::WaitFor;
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 constexpr int kSlow = 2;  // sanitized workers are slower
@@ -78,12 +86,6 @@ const Millis kMargin{1500 * kSlow};
 const Millis kDeadline{60'000};
 
 const std::string kWardenBin = WARDEN_BIN;
-
-std::string ClusterScript() {
-  const char* s = std::getenv("WARDEN_PG_CLUSTER_SCRIPT");
-  if (s && *s) return s;
-  return std::string(WARDEN_SOURCE_DIR) + "/scripts/pg-cluster.sh";
-}
 
 bool HavePostgresServer() {
   glob_t g{};
@@ -107,17 +109,6 @@ std::string Signed(int64_t ms) {
   return out;
 }
 
-// The last `lines` lines of `text` (all of it if shorter).
-std::string Tail(const std::string& text, size_t lines) {
-  size_t pos = text.size();
-  for (size_t n = 0; n <= lines; ++n) {
-    if (pos == 0) return text;
-    pos = text.rfind('\n', pos - 1);
-    if (pos == std::string::npos) return text;
-  }
-  return text.substr(pos + 1);
-}
-
 // One line a job appended: JOB ATTEMPT TOKEN WORKER TIME_MS EVENT [ARGS...]
 struct LedgerLine {
   int64_t job = 0;
@@ -132,7 +123,7 @@ struct LedgerLine {
 // A `warden worker` on one of the hosts.
 struct WorkerProc {
   std::string name;
-  std::unique_ptr<pt::Child> proc;
+  std::unique_ptr<Child> proc;
   std::string Log() const { return proc->Stderr(); }
   bool LogHas(const std::string& s) const { return Log().find(s) != std::string::npos; }
   // Every match of `re` in the log: the whole match, then its groups.
@@ -192,7 +183,7 @@ class GroupWatch {
       {
         std::lock_guard lock(mu_);
         for (auto& [job, g] : groups_) {
-          if (g.gone_at == 0 && !pt::GroupAlive(g.pgid)) g.gone_at = pt::NowMs();
+          if (g.gone_at == 0 && !warden::testing::GroupAlive(g.pgid)) g.gone_at = pt::NowMs();
         }
       }
       const auto before = std::chrono::steady_clock::now();
@@ -234,7 +225,7 @@ class PartitionTest : public ::testing::Test {
   // ---- processes and the database ----
   WorkerProc& StartWorker(Network::Side side, const std::string& name, const std::string& queues,
                           int concurrency);
-  pt::CmdResult Cli(const std::vector<std::string>& args);
+  CmdResult Cli(const std::vector<std::string>& args);
   int64_t Add(const std::string& body, const std::string& queue = "default");
   Json Show(int64_t id);
   warden::pg::Rows Sql(const std::string& sql, const warden::pg::Params& p = {});
@@ -273,21 +264,19 @@ void PartitionTest::SetUp() {
   if (geteuid() != 0) {
     GTEST_SKIP() << "needs root to create network namespaces (ip netns); CI runs it as root";
   }
-  const auto ip = pt::FindTool("ip");
-  const auto bridge = pt::FindTool("bridge");
+  const auto ip = warden::testing::FindTool("ip");
+  const auto bridge = warden::testing::FindTool("bridge");
   if (!ip || !bridge) CANNOT_RUN_HERE("iproute2's `ip` and `bridge` are not installed");
   if (!HavePostgresServer()) {
     CANNOT_RUN_HERE("no PostgreSQL server under /usr/lib/postgresql/*/bin (scripts/deps.sh)");
   }
-  const char* tmp = std::getenv("TMPDIR");
-  const std::string tmp_root = tmp && *tmp ? tmp : "/tmp";
-  std::string templ = tmp_root + "/warden-pt-XXXXXX";
-  ASSERT_NE(mkdtemp(templ.data()), nullptr) << std::strerror(errno);
-  dir_ = templ;
-  // The cluster directory inside must be reachable by the postgres user.
-  ASSERT_EQ(chmod(dir_.c_str(), 0755), 0) << std::strerror(errno);
-  pt::WriteOwner(dir_);
-  for (const std::string& stale : pt::SweepStaleRuns(tmp_root, *ip, ClusterScript(), dir_)) {
+  std::string error;
+  dir_ = warden::testing::MakeRunDir("warden-pt", &error);
+  ASSERT_FALSE(dir_.empty()) << error;
+  const auto namespaces = [&](const std::string&, pid_t owner) {
+    pt::DeleteNamespacesOf(*ip, owner, dir_);
+  };
+  for (const std::string& stale : warden::testing::SweepOrphanedRuns("warden-pt", namespaces)) {
     std::cout << "[ partition] cleaned up after a run that was killed: " << stale << "\n";
   }
   ledger_ = dir_ + "/ledger";
@@ -301,7 +290,7 @@ void PartitionTest::SetUp() {
   // The server must not become our child (we are about to be a subreaper
   // and kill every descendant at the end): start it as an orphan of init.
   prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
-  cluster_ = std::make_unique<pt::Cluster>(ClusterScript(), dir_ + "/pg", dir_);
+  cluster_ = std::make_unique<pt::Cluster>(warden::testing::PgClusterScript(), dir_ + "/pg", dir_);
   const std::string started =
       cluster_->Start(net_->ip(), net_->db_ns(), std::string(Network::kDbAddr) + "/24");
   ASSERT_TRUE(started.empty()) << started;
@@ -312,7 +301,7 @@ void PartitionTest::SetUp() {
   auto conn = warden::pg::Conn::Connect(cluster_->LocalUrl());
   ASSERT_TRUE(conn.has_value()) << conn.error().ToString();
   db_ = std::move(*conn);
-  pt::CmdResult init = Cli({"init"});
+  CmdResult init = Cli({"init"});
   ASSERT_EQ(init.exit_code, 0) << init.Describe();
   watch_ = std::make_unique<GroupWatch>();
 }
@@ -325,23 +314,27 @@ void PartitionTest::TearDown() {
       std::cerr << "----- worker " << w->name << " (pid " << w->proc->pid() << ") log tail:\n"
                 << Tail(w->Log(), 60);
     }
-    if (!ledger_.empty()) std::cerr << "----- ledger:\n" << Tail(pt::ReadFile(ledger_), 60);
+    if (!ledger_.empty()) std::cerr << "----- ledger:\n" << Tail(proc::ReadFile(ledger_), 60);
     if (cluster_) {
       std::cerr << "----- PostgreSQL log tail:\n"
-                << Tail(pt::ReadFile(cluster_->dir() + "/log"), 30);
+                << Tail(proc::ReadFile(cluster_->dir() + "/log"), 30);
     }
     std::cerr << "-----\n";
   }
   for (auto& w : workers_) w->proc->Kill();
-  pt::KillAllDescendants();
+  const auto kill_all = [] {
+    EXPECT_TRUE(warden::testing::KillAllDescendants())
+        << "could not kill every process the test started";
+  };
+  kill_all();
   workers_.clear();
   db_.reset();
   if (cluster_) cluster_->Stop();
-  pt::KillAllDescendants();
+  kill_all();
   if (net_) net_->Destroy();
   if (dir_.empty()) return;
+  warden::testing::RemoveOwner(dir_);  // nothing of ours runs any more
   std::error_code ec;
-  std::filesystem::remove(dir_ + "/owner", ec);             // nothing of ours runs any more
   const char* keep = std::getenv("WARDEN_PARTITION_KEEP");  // for a look at the logs
   if (!failed && !(keep && *keep)) {
     std::filesystem::remove_all(dir_, ec);
@@ -381,22 +374,23 @@ WorkerProc& PartitionTest::StartWorker(Network::Side side, const std::string& na
   auto w = std::make_unique<WorkerProc>();
   w->name = name;
   const std::string base = dir_ + "/worker-" + name;
-  w->proc = pt::Child::Spawn(argv, base + ".out", base + ".log",
-                             pt::Host{net_->ns(side), "host-" + name});
+  w->proc = Child::Spawn(argv, base + ".out", base + ".log",
+                         {.host = warden::testing::Host{net_->ns(side), "host-" + name},
+                          .die_with_parent = true});
   WorkerProc& ref = *w;
   workers_.push_back(std::move(w));
-  const bool up =
-      pt::WaitFor([&] { return ref.LogHas("started as worker") || ref.proc->Exited(); }, kDeadline);
+  const bool up = warden::testing::PollUntil(
+      [&] { return ref.LogHas("started as worker") || ref.proc->Exited(); }, kDeadline);
   EXPECT_TRUE(up && !ref.proc->Exited())
       << "worker " << name << " did not start (exit " << ref.proc->ExitCode() << "); log:\n"
       << ref.Log();
   return ref;
 }
 
-pt::CmdResult PartitionTest::Cli(const std::vector<std::string>& args) {
+CmdResult PartitionTest::Cli(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {kWardenBin, "--db", cluster_->LocalUrl(), "--json"};
   argv.insert(argv.end(), args.begin(), args.end());
-  return pt::Run(argv, dir_, kDeadline);
+  return warden::testing::RunInDir(argv, dir_, kDeadline);
 }
 
 std::string PartitionTest::JobCommand(const std::string& body) const {
@@ -409,7 +403,7 @@ std::string PartitionTest::JobCommand(const std::string& body) const {
 }
 
 int64_t PartitionTest::Add(const std::string& body, const std::string& queue) {
-  pt::CmdResult r = Cli({"add", "--queue", queue, "--cmd", JobCommand(body)});
+  CmdResult r = Cli({"add", "--queue", queue, "--cmd", JobCommand(body)});
   const Json j = Json::parse(r.out, nullptr, false);
   if (r.exit_code != 0 || !j.is_object() || !j.contains("id")) {
     ADD_FAILURE() << "add failed: " << r.Describe();
@@ -419,7 +413,7 @@ int64_t PartitionTest::Add(const std::string& body, const std::string& queue) {
 }
 
 Json PartitionTest::Show(int64_t id) {
-  pt::CmdResult r = Cli({"jobs", "show", std::to_string(id)});
+  CmdResult r = Cli({"jobs", "show", std::to_string(id)});
   Json j = Json::parse(r.out, nullptr, false);
   EXPECT_TRUE(r.exit_code == 0 && j.is_object()) << r.Describe();
   return j.is_object() ? j : Json::object();
@@ -441,13 +435,8 @@ int64_t PartitionTest::SqlInt(const std::string& sql, const warden::pg::Params& 
 
 std::vector<LedgerLine> PartitionTest::Ledger() const {
   std::vector<LedgerLine> out;
-  const std::string text = pt::ReadFile(ledger_);
-  size_t start = 0;
-  while (true) {
-    const size_t nl = text.find('\n', start);
-    if (nl == std::string::npos) break;  // an unfinished last line is skipped
-    std::istringstream line(text.substr(start, nl - start));
-    start = nl + 1;
+  for (const std::string& text : warden::testing::CompleteLines(proc::ReadFile(ledger_))) {
+    std::istringstream line(text);
     LedgerLine l;
     if (!(line >> l.job >> l.attempt >> l.token >> l.worker >> l.at >> l.event)) continue;
     for (std::string arg; line >> arg;) l.args.push_back(arg);
@@ -478,7 +467,9 @@ int64_t PartitionTest::CutA(bool must_be_outside_transactions) {
     cut_done_ = pt::NowMs();
     EXPECT_TRUE(e.empty()) << e;
     if (!must_be_outside_transactions) return t;
-    // Whatever reached the server before the cut has run by now.
+    // Whatever reached the server before the cut has run by now. (A settle
+    // time for a decision, not a wait for an asserted state: either answer
+    // below is possible, and decides whether to cut again.)
     std::this_thread::sleep_for(Millis(300));
     if (ABackendsInTransaction() == 0) return t;
     // The cut caught one of A's transactions: the server would keep its row
@@ -490,14 +481,14 @@ int64_t PartitionTest::CutA(bool must_be_outside_transactions) {
               << attempt << ")\n";
     EXPECT_TRUE(net_->Heal(Network::kA).empty());
     const int64_t healed = pt::NowMs();
-    EXPECT_TRUE(pt::WaitFor(
+    EXPECT_TRUE(WaitFor(
         [&] {
           return ABackendsInTransaction() == 0 &&
                  SqlInt("SELECT max(last_heartbeat) FROM warden.workers WHERE name = 'A'") > healed;
         },
         Millis(5000)))
         << "A did not heartbeat again after a short cut";
-    std::this_thread::sleep_for(Millis(150 + 100 * attempt));
+    std::this_thread::sleep_for(Millis(150 + 100 * attempt));  // back off before the next cut
   }
   ADD_FAILURE() << "every cut landed inside one of A's transactions";
   return 0;
@@ -536,7 +527,7 @@ void PartitionTest::RunScenario(const Scenario& s) {
   a_jobs = longs;
   if (s.late_job) a_jobs.push_back(late);
   ASSERT_FALSE(HasFailure());
-  ASSERT_TRUE(pt::WaitFor(
+  ASSERT_TRUE(WaitFor(
       [&] {
         for (int64_t j : a_jobs) {
           if (!LedgerFind(j, 1, "start")) return false;
@@ -561,7 +552,8 @@ void PartitionTest::RunScenario(const Scenario& s) {
   auto b_started = b.Matches(started_re);
   ASSERT_EQ(b_started.size(), 1u);
   const int64_t b_id = std::stoll(b_started[0][1]);
-  // Both heartbeat for a while: the steady state the cut interrupts.
+  // Both heartbeat for a while: the steady state the cut interrupts (the
+  // scenario, not a wait for a state).
   std::this_thread::sleep_for(Millis(600));
   // Still so? (On a machine that starves A for seconds it is not: A then
   // fences itself and loses its jobs before any partition.)
@@ -600,7 +592,7 @@ void PartitionTest::RunScenario(const Scenario& s) {
                            warden::pg::Params().Add(late))
                     .has_value());
     std::ofstream(release_).put('\n');
-    ASSERT_TRUE(pt::WaitFor(
+    ASSERT_TRUE(WaitFor(
         [&] {
           return SqlInt(
                      "SELECT count(*) FROM pg_stat_activity WHERE client_addr = $1::inet "
@@ -611,7 +603,7 @@ void PartitionTest::RunScenario(const Scenario& s) {
         << "A's completion of its late job never waited for our row lock";
     cut = CutA(false);
     ASSERT_TRUE((*holder)->ExecScript("ROLLBACK").ok());
-    ASSERT_TRUE(pt::WaitFor(
+    ASSERT_TRUE(WaitFor(
         [&] {
           return SqlInt(
                      "SELECT count(*) FROM pg_stat_activity WHERE client_addr = $1::inet "
@@ -628,7 +620,7 @@ void PartitionTest::RunScenario(const Scenario& s) {
     if (s.late_job) std::ofstream(release_).put('\n');
   }
   if (s.late_job) {
-    ASSERT_TRUE(pt::WaitFor([&] { return LedgerFind(late, 1, "end").has_value(); }, kDeadline))
+    ASSERT_TRUE(WaitFor([&] { return LedgerFind(late, 1, "end").has_value(); }, kDeadline))
         << "A's late job did not finish";
   }
   // The rest of the fleet carries on: new jobs run on B meanwhile.
@@ -657,9 +649,9 @@ void PartitionTest::RunScenario(const Scenario& s) {
                "'dead'",
                warden::pg::Params().Add(a_id)) == 1;
   };
-  ASSERT_TRUE(pt::WaitFor(all_done_by_b, kDeadline + kDeadline))
+  ASSERT_TRUE(WaitFor(all_done_by_b, kDeadline + kDeadline))
       << "B did not finish A's jobs (or A was not presumed dead) while A was cut off";
-  ASSERT_TRUE(pt::WaitFor([&] { return pt::NowMs() - cut >= s.min_partition.count(); },
+  ASSERT_TRUE(WaitFor([&] { return pt::NowMs() - cut >= s.min_partition.count(); },
                           s.min_partition + Millis(1000)));
   const int64_t partition_ms = pt::NowMs() - cut;
   ASSERT_GT(partition_ms, kKeepalive.count()) << "the partition must outlast the keepalive";
@@ -674,13 +666,13 @@ void PartitionTest::RunScenario(const Scenario& s) {
   // late writes reach the database and are refused.
   const int64_t a_only = Add("true", "a-only");
   const std::regex again_re("registered again as worker (\\d+) \\(was (\\d+)\\)");
-  ASSERT_TRUE(pt::WaitFor([&] { return !a.Matches(again_re).empty(); }, kDeadline))
+  ASSERT_TRUE(WaitFor([&] { return !a.Matches(again_re).empty(); }, kDeadline))
       << "A did not register again after the heal";
   auto again = a.Matches(again_re);
   const int64_t a_new_id = std::stoll(again[0][1]);
   EXPECT_EQ(std::stoll(again[0][2]), a_id);
   const size_t expected_fenced = a_jobs.size();
-  ASSERT_TRUE(pt::WaitFor(
+  ASSERT_TRUE(WaitFor(
       [&] {
         return SqlInt(
                    "SELECT count(*) FROM warden.fenced_writes WHERE job_id = "
@@ -689,7 +681,7 @@ void PartitionTest::RunScenario(const Scenario& s) {
       },
       kDeadline))
       << "A's late writes never reached the database";
-  ASSERT_TRUE(pt::WaitFor(
+  ASSERT_TRUE(WaitFor(
       [&] {
         return SqlInt(
                    "SELECT count(*) FROM warden.jobs WHERE id = $1::bigint AND state = "
@@ -872,7 +864,7 @@ void PartitionTest::RunScenario(const Scenario& s) {
 
   // `warden stats --json` counts the fenced writes; the worker list shows A's
   // old incarnation dead (presumed: no heartbeat), on a host of its own.
-  pt::CmdResult stats = Cli({"stats"});
+  CmdResult stats = Cli({"stats"});
   const Json st = Json::parse(stats.out, nullptr, false);
   ASSERT_TRUE(st.is_object()) << stats.Describe();
   EXPECT_EQ(st["recovery"]["fenced_writes"], Json(expected_fenced));
@@ -882,7 +874,7 @@ void PartitionTest::RunScenario(const Scenario& s) {
     EXPECT_EQ(n, state == "succeeded" ? Json(a_jobs.size() + quick.size() + 1) : Json(0))
         << state;
   }
-  pt::CmdResult workers = Cli({"workers", "--all"});
+  CmdResult workers = Cli({"workers", "--all"});
   const Json ws = Json::parse(workers.out, nullptr, false);
   ASSERT_TRUE(ws.is_array()) << workers.Describe();
   std::set<std::string> nodes;

@@ -1,99 +1,30 @@
-// Building blocks of the partition test: child processes (optionally inside
-// a network namespace, with a host name of their own), a private network of
-// namespaces whose links the test can cut, and a private PostgreSQL cluster
-// that lives on that network.
+// Building blocks of the partition test (and of the chaos runner's
+// partitions): a private network of namespaces whose links the test can
+// cut, and a private PostgreSQL cluster that lives on that network. Child
+// processes (inside a namespace or not) come from the support library
+// (tests/support/child_process.h).
 //
 // Everything here cleans up after itself (destructors), so a test that fails
-// an assertion half-way still leaves no namespace, cluster or process behind.
+// an assertion half-way still leaves no namespace or cluster behind.
 //
-// Thread safety: none, except GroupAlive and NowMs (any thread).
+// Thread safety: none, except NowMs (any thread).
 #pragma once
 
-#include <sys/types.h>
-
-#include <chrono>
 #include <cstdint>
-#include <functional>
-#include <map>
-#include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
-#include "proc.h"
+#include "child_process.h"
 
 namespace pt {
 
-using Millis = std::chrono::milliseconds;
+using warden::testing::Millis;
 
 // Wall-clock milliseconds since the epoch: the clock of the ledger (`date`),
 // of warden's log lines and of the database on this one machine.
 int64_t NowMs();
 // "2026-11-22T01:02:46.299Z" (warden's log and JSON times) -> epoch ms, or -1.
 int64_t ParseTime(const std::string& rfc3339);
-
-bool WaitFor(const std::function<bool()>& cond, Millis timeout, Millis every = Millis(20));
-using proc::ReadFile;
-// An executable by name: PATH first, then the sbin directories (ctest may run
-// without them in PATH).
-std::optional<std::string> FindTool(const std::string& name);
-
-struct CmdResult {
-  int exit_code = -1;  // 128+signal if killed; -1 if it could not run
-  std::string out, err;
-  std::string Describe() const;  // exit code and both outputs, for messages
-};
-
-// Runs argv to completion (SIGKILL after `timeout`), with stdout and stderr
-// captured through files in `scratch_dir`, stdin from /dev/null and `env`
-// ("K=V") added to ours.
-CmdResult Run(const std::vector<std::string>& argv, const std::string& scratch_dir, Millis timeout,
-              const std::vector<std::string>& env = {});
-
-// Where a child runs: a network namespace (/run/netns/NAME, as `ip netns
-// exec` enters it) and a UTS namespace of its own with this host name, so
-// two children on one machine look like two hosts to warden (which proves a
-// peer dead by pid only on the peer's own host).
-struct Host {
-  std::string netns;
-  std::string hostname;
-};
-
-// A long-running child with stdout/stderr in files. It is SIGKILLed if this
-// process dies (PR_SET_PDEATHSIG), so a test killed outright leaves no worker
-// running.
-class Child {
- public:
-  static std::unique_ptr<Child> Spawn(const std::vector<std::string>& argv,
-                                      const std::string& out_path, const std::string& err_path,
-                                      const std::optional<Host>& host = std::nullopt);
-  ~Child();  // SIGKILL and reap if still running
-  pid_t pid() const { return pid_; }
-  bool Signal(int sig);
-  void Kill();
-  bool Exited();
-  bool WaitExit(Millis timeout);
-  int ExitCode() const;  // exit status, 128+signal, -1 if unknown
-  std::string Stdout() const { return ReadFile(out_path_); }
-  std::string Stderr() const { return ReadFile(err_path_); }
-
- private:
-  Child() = default;
-  pid_t pid_ = -1;
-  bool reaped_ = false;
-  int status_ = 0;
-  std::string out_path_, err_path_;
-};
-
-// Reaps every exited child of this process (we are a child subreaper, so
-// orphaned job processes come to us) and keeps the statuses of those a Child
-// will ask about.
-void ReapChildren();
-// SIGKILLs every descendant of this process until none runs.
-void KillAllDescendants();
-// Whether any process of process group `pgid` is still running (zombies do
-// not count). Safe from any thread.
-bool GroupAlive(pid_t pgid);
 
 // Three network namespaces joined by a bridge:
 //
@@ -163,14 +94,8 @@ class Cluster {
   bool started_ = false;
 };
 
-// A run's directory is `<tmp>/warden-pt-XXXXXX`; while the run lives it holds
-// `owner` ("PID START_TIME" of the test process), removed by a normal
-// teardown. A run killed outright (ctest's timeout SIGKILLs) leaves it, its
-// PostgreSQL server and its namespaces behind: this stops and deletes those
-// of runs whose owner is gone. Returns the directories cleaned.
-void WriteOwner(const std::string& dir);
-std::vector<std::string> SweepStaleRuns(const std::string& tmp_root, const std::string& ip,
-                                        const std::string& cluster_script,
-                                        const std::string& scratch_dir);
+// Deletes the namespaces a Network(..., id = the pid of `owner`) made: for
+// the leftovers of a run killed outright (warden::testing::SweepOrphanedRuns).
+void DeleteNamespacesOf(const std::string& ip, pid_t owner, const std::string& scratch_dir);
 
 }  // namespace pt

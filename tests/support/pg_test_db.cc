@@ -45,6 +45,17 @@ int PgClusterAction(const std::string& action) {
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
+std::string PgClusterScript() {
+  return Env("WARDEN_PG_CLUSTER_SCRIPT").value_or(WARDEN_SOURCE_DIR "/scripts/pg-cluster.sh");
+}
+
+CmdResult RunPgCluster(const std::string& action, const std::string& cluster_dir,
+                       const std::string& base, const std::vector<std::string>& prefix) {
+  std::vector<std::string> argv = prefix;
+  argv.insert(argv.end(), {PgClusterScript(), action, cluster_dir});
+  return RunToExit(argv, base, Millis(120'000));
+}
+
 Result<std::unique_ptr<PgTestDb>> PgTestDb::Create() {
   auto admin = PgTestUrl();
   if (!admin) return FailedPrecondition("WARDEN_TEST_PG_URL is not set");

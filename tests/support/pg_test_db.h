@@ -18,7 +18,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "child_process.h"
 #include "warden/status.h"
 
 namespace warden::testing {
@@ -32,6 +34,18 @@ bool InCi();
 // "$WARDEN_PG_CLUSTER_SCRIPT ACTION $WARDEN_TEST_PG_CLUSTER": restart,
 // kill-backends. Returns the exit status (-1: no cluster to act on).
 int PgClusterAction(const std::string& action);
+// scripts/pg-cluster.sh: as `pg-cluster.sh run` exports it
+// (WARDEN_PG_CLUSTER_SCRIPT), else this source tree's; for tests that start
+// a private cluster of their own (one they may stop, restart or step the
+// clock of without disturbing the tests that share the server above).
+std::string PgClusterScript();
+// `pg-cluster.sh ACTION CLUSTER_DIR` (start prints the cluster's URL as the
+// first line of stdout; stop, restart, kill-backends), with its output
+// through `base`.out and `base`.err. `prefix` is a command that execs the
+// rest (`env LD_PRELOAD=...`, `ip netns exec NS`). Every action takes well
+// under the 2 minutes it is given (start waits at most 30 s for the server).
+CmdResult RunPgCluster(const std::string& action, const std::string& cluster_dir,
+                       const std::string& base, const std::vector<std::string>& prefix = {});
 
 class PgTestDb {
  public:

@@ -4,7 +4,7 @@
 
 #include <iostream>
 
-#include "child_process.h"
+#include "poll_until.h"
 #include "store/postgres/pg_conn.h"
 
 namespace wt {
@@ -21,7 +21,9 @@ DatabaseLock::DatabaseLock(bool postgres, const std::string& db, warden::Millis 
 }
 
 bool DatabaseLock::WaitHeld() {
-  return WaitFor([&] { return held_.load() || failed_.load(); }) && held_;
+  return warden::testing::PollUntil([&] { return held_.load() || failed_.load(); },
+                                    warden::testing::kDeadline) &&
+         held_;
 }
 
 void DatabaseLock::HoldSqlite(const std::string& db, warden::Millis hold) {
@@ -53,7 +55,7 @@ void DatabaseLock::HoldPostgres(const std::string& url, warden::Millis hold) {
   }
   if (s.ok()) {
     held_ = true;
-    std::this_thread::sleep_for(hold);
+    std::this_thread::sleep_for(hold);  // the scenario: a lock held this long
     s = (*conn)->ExecScript("COMMIT");
     if (!s.ok()) std::cerr << "[ lock     ] COMMIT failed: " << s.ToString() << "\n";
   } else {

@@ -52,11 +52,26 @@
 
 #include "child_process.h"
 #include "pg_test_db.h"
+#include "wait_for.h"
 #include "warden/client.h"
 
 namespace wt {
 
 using Json = nlohmann::json;
+// The support library's names, as the integration tests spell them.
+using proc::AllThreadsStopped;
+using proc::ReadFile;
+using warden::testing::Child;
+using warden::testing::Gone;
+using warden::testing::Identify;
+using warden::testing::kDeadline;
+using warden::testing::Millis;
+using warden::testing::MillisSince;
+using warden::testing::PollUntil;
+using warden::testing::ProcId;
+using warden::testing::StaysTrueFor;
+using warden::testing::SteadyTime;
+using warden::testing::WaitFor;
 
 enum class Backend { kSqlite, kPostgres };
 std::vector<Backend> AllBackends();
@@ -71,14 +86,18 @@ struct CliResult {
   Json json;  // parsed stdout (discarded value if not JSON)
 };
 
-// One line a job appended to the ledger:
-//   JOB_ID ATTEMPT LEASE_TOKEN EVENT [ARGS...]
 // Runs `argv` until it exits (killed, and a test failure, after `timeout`),
 // with its stdout and stderr through the files `base`.out and `base`.err,
 // removed after; stdout is parsed as JSON where it is JSON.
 CliResult RunToExit(const std::vector<std::string>& argv, const std::string& base,
                     Millis timeout);
+// SIGKILLs every descendant of this process (with the subreaper flag set,
+// that is every process a test started, directly or not) until none runs,
+// and reaps them; a test failure if some would not die.
+void KillAllDescendants();
 
+// One line a job appended to the ledger:
+//   JOB_ID ATTEMPT LEASE_TOKEN EVENT [ARGS...]
 struct LedgerLine {
   int64_t job = 0;
   int attempt = 0;

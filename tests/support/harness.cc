@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "store/postgres/pg_conn.h"
+#include "text.h"
 
 namespace wt {
 
@@ -80,20 +81,12 @@ void IntegrationTest::TearDown() {
 }
 
 void IntegrationTest::DumpDiagnostics() {
-  auto tail = [](const std::string& text, size_t lines) {
-    size_t pos = text.size();
-    for (size_t n = 0; n <= lines; ++n) {
-      if (pos == 0) return text;  // also: empty
-      pos = text.rfind('\n', pos - 1);
-      if (pos == std::string::npos) return text;
-    }
-    return text.substr(pos + 1);
-  };
+  using warden::testing::Tail;
   for (const auto& w : workers_) {
     std::cerr << "----- worker " << w->name << " (pid " << w->pid() << ") stderr tail:\n"
-              << tail(w->Log(), 60);
+              << Tail(w->Log(), 60);
   }
-  std::cerr << "----- ledger tail:\n" << tail(ReadFile(ledger_), 40) << "-----\n";
+  std::cerr << "----- ledger tail:\n" << Tail(ReadFile(ledger_), 40) << "-----\n";
   std::cerr << "[ harness  ] backend " << ToString(backend()) << ", --db " << db_ << "\n";
 }
 
@@ -145,7 +138,8 @@ Worker& IntegrationTest::StartWorkerProcess(const std::string& name,
   Worker& ref = *w;
   workers_.push_back(std::move(w));
   if (wait_started) {
-    const bool up = WaitFor([&] { return ref.LogHas("started as worker") || ref.proc->Exited(); });
+    const bool up =
+        PollUntil([&] { return ref.LogHas("started as worker") || ref.proc->Exited(); }, kDeadline);
     EXPECT_TRUE(up && !ref.proc->Exited()) << "worker " << name << " did not start; stderr:\n"
                                            << ref.Log();
   }
@@ -161,21 +155,24 @@ Worker* IntegrationTest::WorkerByPid(pid_t pid) {
 
 CliResult RunToExit(const std::vector<std::string>& argv, const std::string& base,
                     Millis timeout) {
-  auto child = Child::Spawn(argv, base + ".out", base + ".err");
-  CliResult r;
-  if (!child->WaitExit(timeout)) {
-    child->Kill();
+  warden::testing::CmdResult ran = warden::testing::RunToExit(argv, base, timeout);
+  if (ran.timed_out) {
     std::string command;
     for (const std::string& a : argv) command += (command.empty() ? "" : " ") + a;
     ADD_FAILURE() << "`" << command << "` did not finish in " << timeout.count() << " ms";
   }
-  r.exit_code = child->ExitCode();
-  r.out = child->Stdout();
-  r.err = child->Stderr();
+  CliResult r;
+  r.exit_code = ran.exit_code;
+  r.out = std::move(ran.out);
+  r.err = std::move(ran.err);
   r.json = Json::parse(r.out, nullptr, /*allow_exceptions=*/false);
-  std::remove((base + ".out").c_str());
-  std::remove((base + ".err").c_str());
   return r;
+}
+
+void KillAllDescendants() {
+  if (!warden::testing::KillAllDescendants()) {
+    ADD_FAILURE() << "could not kill every process the test started";
+  }
 }
 
 CliResult IntegrationTest::Cli(const std::vector<std::string>& args, bool json, Millis timeout) {
@@ -297,14 +294,16 @@ bool IntegrationTest::FreezeBetweenTransactions(Worker& w) {
   const Millis check(300);
   for (int attempt = 0; attempt < 50; ++attempt) {
     if (!w.proc->Signal(SIGSTOP)) return false;
-    if (!WaitFor([&] { return AllThreadsStopped(w.pid()); }, Millis(5000), Millis(2))) {
+    if (!PollUntil([&] { return AllThreadsStopped(w.pid()); }, Millis(5000), Millis(2))) {
       return false;
     }
     if (postgres() || DatabaseWritable(check)) return true;
     std::cout << "[ harness  ] worker " << w.name << " was frozen inside a write transaction "
               << "(holding the database lock); letting it run and retrying\n";
     w.proc->Signal(SIGCONT);
-    std::this_thread::sleep_for(Millis(20 + 10 * attempt));  // back off: let it commit
+    // Not a wait for a state: a back-off that lets it commit before the
+    // next try.
+    std::this_thread::sleep_for(Millis(20 + 10 * attempt));
   }
   return false;
 }
@@ -318,13 +317,8 @@ std::string IntegrationTest::Job(const std::string& body) const {
 
 std::vector<LedgerLine> IntegrationTest::Ledger() const {
   std::vector<LedgerLine> out;
-  const std::string text = ReadFile(ledger_);
-  size_t start = 0;
-  while (true) {
-    const size_t nl = text.find('\n', start);
-    if (nl == std::string::npos) break;  // an unfinished last line is skipped
-    std::istringstream line(text.substr(start, nl - start));
-    start = nl + 1;
+  for (const std::string& text : warden::testing::CompleteLines(ReadFile(ledger_))) {
+    std::istringstream line(text);
     LedgerLine l;
     if (!(line >> l.job >> l.attempt >> l.token >> l.event)) continue;
     std::string arg;

@@ -17,7 +17,9 @@
 #include <thread>
 #include <vector>
 
+#include "child_process.h"
 #include "env/process.h"
+#include "wait_for.h"
 
 namespace warden {
 namespace {
@@ -25,17 +27,13 @@ namespace {
 using std::chrono::steady_clock;
 
 // Generous: the suite must pass on a loaded 2-core machine.
-constexpr Millis kBound{20000};
+constexpr Millis kBound = testing::kDeadline;
 
-// Polls `pred` until it holds or `bound` passes; returns its last value.
-bool WaitFor(const std::function<bool()>& pred, Millis bound = kBound) {
-  auto deadline = steady_clock::now() + bound;
-  while (!pred()) {
-    if (steady_clock::now() >= deadline) return pred();
-    std::this_thread::sleep_for(Millis(10));
-  }
-  return true;
-}
+using testing::Gone;
+using testing::Identify;
+using testing::WaitFor;
+// A process named by (pid, start time), so pid reuse cannot fool a check.
+using Proc = testing::ProcId;
 
 SubprocessResult RunCommand(const std::string& command,
                             SubprocessSpec spec = {},
@@ -46,15 +44,6 @@ SubprocessResult RunCommand(const std::string& command,
     if (lines != nullptr) lines->push_back(line);
   });
 }
-
-// A process named by (pid, start time), so pid reuse cannot fool a check.
-struct Proc {
-  int pid = -1;
-  int64_t start = -1;
-  bool alive() const { return ProcessAlive(pid, start); }
-};
-
-Proc Identify(int pid) { return {pid, ProcessStartTime(pid)}; }
 
 std::vector<int> ParseInts(const std::string& line) {
   std::istringstream in(line);
@@ -297,12 +286,12 @@ TEST(SubprocessTest, StopKillsTheWholeGroup) {
   Proc sleeper;
   SubprocessResult r = RunSubprocess(spec, stop, [&](const std::string& l) {
     sleeper = Identify(std::stoi(l));
-    EXPECT_TRUE(sleeper.alive());
+    EXPECT_FALSE(Gone(sleeper));
     stop.Request(StopReason::kFence);
   });
   EXPECT_EQ(r.stopped, StopReason::kFence);
   ASSERT_GT(sleeper.pid, 0);
-  EXPECT_TRUE(WaitFor([&] { return !sleeper.alive(); }));
+  EXPECT_TRUE(WaitFor([&] { return Gone(sleeper); }));
 }
 
 TEST(SubprocessTest, LeftoversKilledWhenJobExits) {
@@ -313,7 +302,7 @@ TEST(SubprocessTest, LeftoversKilledWhenJobExits) {
   ASSERT_EQ(lines.size(), 1u);
   // Identified after the fact; a dead or reused pid reads as not alive.
   Proc sleeper = Identify(std::stoi(lines[0]));
-  EXPECT_TRUE(WaitFor([&] { return !sleeper.alive(); }));
+  EXPECT_TRUE(WaitFor([&] { return Gone(sleeper); }));
 }
 
 TEST(SubprocessTest, ControlLinesInOrder) {
@@ -407,7 +396,7 @@ TEST(SubprocessTest, ShimDeathKillsJobAndIsReported) {
   EXPECT_NE(r.spawn_error.find("shim died"), std::string::npos)
       << r.spawn_error;
   ASSERT_GT(sleeper.pid, 0);
-  EXPECT_TRUE(WaitFor([&] { return !shell.alive() && !sleeper.alive(); }));
+  EXPECT_TRUE(WaitFor([&] { return Gone(shell) && Gone(sleeper); }));
 }
 
 // Reads one '\n'-terminated line from fd within `bound`; "" on timeout/EOF.
@@ -458,8 +447,8 @@ void ExpectWorkerDeathKillsJob(bool kill_worker_group) {
   }
   Proc shell = Identify(pids[0]);
   Proc sleeper = Identify(pids[1]);
-  EXPECT_TRUE(shell.alive());
-  EXPECT_TRUE(sleeper.alive());
+  EXPECT_FALSE(Gone(shell));
+  EXPECT_FALSE(Gone(sleeper));
 
   // The shim is in a process group of its own, so even a kill of the
   // worker's whole group leaves it to clean up.
@@ -467,7 +456,7 @@ void ExpectWorkerDeathKillsJob(bool kill_worker_group) {
   int status = 0;
   ASSERT_EQ(waitpid(worker, &status, 0), worker);
   EXPECT_TRUE(WIFSIGNALED(status));
-  EXPECT_TRUE(WaitFor([&] { return !shell.alive() && !sleeper.alive(); },
+  EXPECT_TRUE(WaitFor([&] { return Gone(shell) && Gone(sleeper); },
                       Millis(10000)));
 }
 
