@@ -1,0 +1,245 @@
+// warden's real worker runtime (src/runtime, src/maintenance) under the
+// Scheduler: real Worker objects, their real threads taking turns in
+// virtual time, on a real store whose clock is virtual too. A run is a
+// function of its seed; jobs far longer than a lease keep it by the real
+// heartbeat loop; a frozen worker's jobs are recovered by the real sweeper
+// of another, and its late outcomes are fenced.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include "runtime/worker_seams.h"
+#include "scheduler.h"
+#include "sim_env.h"
+#include "store/store.h"
+
+namespace warden::sim {
+namespace {
+
+constexpr TimeMs kEpoch = 1'800'000'000'000;
+constexpr VirtUs kSecond = 1'000'000;
+
+// One simulated worker process and the thread that runs Worker::Run.
+struct SimWorkerProcess {
+  std::unique_ptr<SimEnv> env;
+  std::unique_ptr<Worker> worker;
+  SimThread* run = nullptr;
+  Status status;
+  std::string log;
+};
+
+class RuntimeSim {
+ public:
+  RuntimeSim(uint64_t seed, const std::string& dir) : sched_(seed), db_clock_(sched_, kEpoch) {
+    path_ = dir + "/jobs.db";
+    options_.clock = &db_clock_;
+    options_.durable = false;
+    auto admin = OpenStore(path_, options_);
+    EXPECT_TRUE(admin.has_value()) << admin.error().ToString();
+    admin_ = std::move(*admin);
+    sched_.set_trace(true);
+  }
+
+  ~RuntimeSim() {
+    for (auto& p : workers_) {
+      if (p->run != nullptr && !p->run->exited()) p->worker->Stop(true);
+    }
+    sched_.RunUntil(sched_.now() + 600 * kSecond);
+  }
+
+  // Jobs of task "work" that run `ms` of their worker's clock each.
+  void Enqueue(int n, int64_t ms) {
+    std::vector<JobSpec> specs(static_cast<size_t>(n));
+    for (JobSpec& s : specs) {
+      s.task = "work";
+      s.payload = Json{{"ms", ms}};
+    }
+    ASSERT_TRUE(admin_->JobInsertMany(specs).has_value());
+  }
+
+  SimWorkerProcess& StartWorker(int pid, WorkerOptions o) {
+    auto p = std::make_unique<SimWorkerProcess>();
+    SimWorkerProcess* raw = p.get();
+    p->env = std::make_unique<SimEnv>(sched_, host_, pid, pid, 1, kEpoch);
+    o.name = "w" + std::to_string(pid);
+    o.log = [raw, this](const std::string& line) {
+      raw->log += std::to_string(sched_.now() / 1000) + "ms " + line + "\n";
+    };
+    WorkerSeams seams;
+    seams.env = p->env.get();
+    seams.open_store = [this] { return OpenStore(path_, options_); };
+    auto w = CreateWorker(path_, o, seams);
+    EXPECT_TRUE(w.has_value()) << w.error().ToString();
+    p->worker = std::move(*w);
+    Env& env = *p->env;
+    p->worker->Handle("work", [&env, this](JobContext& ctx) {
+      const int64_t until = env.clock().MonotonicMs() + ctx.payload()["ms"].get<int64_t>();
+      while (env.clock().MonotonicMs() < until) {
+        if (ctx.stop_requested()) return FailedPrecondition("stopped");
+        env.clock().SleepFor(Millis(std::min<int64_t>(100, until - env.clock().MonotonicMs())));
+      }
+      ++ran_to_end_[ctx.id()];
+      ctx.SetResult(Json{{"attempt", ctx.attempt()}});
+      return Status::Ok();
+    });
+    p->run = sched_.Spawn("run" + std::to_string(pid), pid,
+                          [raw] { raw->status = raw->worker->Run(); });
+    workers_.push_back(std::move(p));
+    return *raw;
+  }
+
+  int64_t Count(JobState state) {
+    auto stats = admin_->GetStats();
+    if (!stats.has_value()) return -1;
+    for (const auto& [s, n] : stats->jobs) {
+      if (s == JobStateName(state)) return n;
+    }
+    return 0;
+  }
+
+  // Runs until every job of `total` succeeded or `limit` of virtual time.
+  bool RunUntilAllSucceed(int64_t total, VirtUs limit) {
+    for (VirtUs t = sched_.now(); t < limit; t += kSecond / 10) {
+      sched_.RunUntil(t);
+      if (Count(JobState::kSucceeded) == total) return true;
+    }
+    return false;
+  }
+
+  void StopAll() {
+    for (auto& p : workers_) p->worker->Stop();
+    sched_.RunUntil(sched_.now() + 120 * kSecond);
+    for (auto& p : workers_) {
+      EXPECT_TRUE(p->run->exited()) << p->log;
+      EXPECT_TRUE(p->status.ok()) << p->status.ToString();
+    }
+  }
+
+  Scheduler& sched() { return sched_; }
+  Store& admin() { return *admin_; }
+  const std::map<JobId, int>& ran_to_end() const { return ran_to_end_; }
+
+ private:
+  Scheduler sched_;
+  SimHost host_;
+  SimClock db_clock_;
+  std::string path_;
+  StoreOptions options_;
+  std::unique_ptr<Store> admin_;
+  std::vector<std::unique_ptr<SimWorkerProcess>> workers_;
+  std::map<JobId, int> ran_to_end_;
+};
+
+class RuntimeSimTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char dir[] = "/tmp/warden-runtime-sim-XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    dir_ = dir;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string NewDir() {
+    const std::string d = dir_ + "/" + std::to_string(++runs_);
+    std::filesystem::create_directory(d);
+    return d;
+  }
+  static WorkerOptions Options() {
+    WorkerOptions o;
+    o.concurrency = 4;
+    o.heartbeat = Millis(1000);
+    o.lease = Millis(5000);
+    o.keepalive_threshold = Millis(5000);
+    o.sweep_interval = Millis(1000);
+    o.poll_interval = Millis(1000);
+    return o;
+  }
+  std::string dir_;
+  int runs_ = 0;
+};
+
+struct Outcome {
+  std::string trace;
+  VirtUs finished_at = 0;
+};
+
+Outcome RunTwelveLongJobs(uint64_t seed, const std::string& dir, const WorkerOptions& o) {
+  RuntimeSim sim(seed, dir);
+  sim.Enqueue(12, 30'000);
+  SimWorkerProcess& w = sim.StartWorker(101, o);
+  Outcome out;
+  EXPECT_TRUE(sim.RunUntilAllSucceed(12, 600 * kSecond)) << w.log;
+  out.finished_at = sim.sched().now();
+  for (JobId id = 1; id <= 12; ++id) {
+    const auto job = sim.admin().JobGet(id);
+    EXPECT_TRUE(job.has_value());
+    if (job.has_value()) {
+      EXPECT_EQ(job->attempt, 1) << "job " << id << "\n" << w.log;
+    }
+  }
+  sim.StopAll();
+  out.trace = sim.sched().trace();
+  return out;
+}
+
+TEST_F(RuntimeSimTest, JobsLongerThanTheirLeaseRunOnceInVirtualTime) {
+  const Outcome a = RunTwelveLongJobs(7, NewDir(), Options());
+  // 12 jobs of 30 s on 4 slots: three rounds, each kept by heartbeats past
+  // its 5 s lease.
+  EXPECT_GE(a.finished_at, 90 * kSecond);
+  EXPECT_LT(a.finished_at, 100 * kSecond);
+}
+
+TEST_F(RuntimeSimTest, ARunIsAFunctionOfItsSeed) {
+  const Outcome a = RunTwelveLongJobs(11, NewDir(), Options());
+  const Outcome b = RunTwelveLongJobs(11, NewDir(), Options());
+  const Outcome c = RunTwelveLongJobs(12, NewDir(), Options());
+  EXPECT_GT(a.trace.size(), 1000u);
+  EXPECT_EQ(a.trace, b.trace);
+  EXPECT_NE(a.trace, c.trace);
+}
+
+// A worker frozen (SIGSTOP, a paused VM) with four jobs: the real sweeper of
+// another worker judges their leases silent and recovers them within lease
+// + 2 sweeps; thawed, the frozen worker stops its runs and its late
+// outcomes change nothing.
+TEST_F(RuntimeSimTest, AFrozenWorkersJobsAreRecoveredByAnotherAndItsLateOutcomesFenced) {
+  RuntimeSim sim(21, NewDir());
+  sim.Enqueue(4, 30'000);
+  SimWorkerProcess& frozen = sim.StartWorker(101, Options());
+  sim.sched().RunUntil(2 * kSecond);
+  ASSERT_EQ(sim.Count(JobState::kRunning), 4) << frozen.log;
+  SimWorkerProcess& other = sim.StartWorker(102, Options());
+  sim.sched().RunUntil(3 * kSecond);
+  const VirtUs froze_at = sim.sched().now();
+  sim.sched().Freeze(101);
+
+  // Lease 5 s, two sweeps of 1 s, a second of slack: then 30 s of work.
+  ASSERT_TRUE(sim.RunUntilAllSucceed(4, froze_at + 38 * kSecond)) << other.log;
+  for (JobId id = 1; id <= 4; ++id) {
+    const JobInfo job = sim.admin().JobGet(id).value();
+    ASSERT_EQ(job.attempts.size(), 2u) << "job " << id;
+    EXPECT_EQ(job.attempts[0].outcome, "lost");
+    EXPECT_EQ(job.attempts[1].outcome, "succeeded");
+    EXPECT_EQ(job.attempts[1].worker_name, "w102");
+    const VirtUs reclaimed = (job.attempts[1].claimed_at - kEpoch) * 1000;
+    EXPECT_LE(reclaimed, froze_at + 8 * kSecond) << "job " << id;
+  }
+
+  sim.sched().Thaw(101);
+  sim.sched().RunUntil(sim.sched().now() + 10 * kSecond);
+  for (JobId id = 1; id <= 4; ++id) {
+    const JobInfo job = sim.admin().JobGet(id).value();
+    EXPECT_EQ(job.state, JobState::kSucceeded);
+    EXPECT_EQ(job.attempts.size(), 2u) << "job " << id;
+  }
+  EXPECT_NE(frozen.log.find("registered again"), std::string::npos) << frozen.log;
+  sim.StopAll();
+  if (std::getenv("WARDEN_SIM_SHOW_LOGS")) std::cout << frozen.log << "----\n" << other.log;
+}
+
+}  // namespace
+}  // namespace warden::sim

@@ -1,0 +1,171 @@
+#include "sim_env.h"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "core/mutex.h"
+
+namespace warden::sim {
+namespace {
+
+[[noreturn]] void Die(const std::string& why) {
+  std::fprintf(stderr, "sim env: %s\n", why.c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+
+SimThread* Self(Scheduler& sched, const char* what) {
+  SimThread* self = sched.current();
+  if (self == nullptr) Die(std::string(what) + " on the driver: it must not wait");
+  return self;
+}
+
+class SimThreadHandle : public Thread {
+ public:
+  SimThreadHandle(Scheduler& sched, SimThread* t) : sched_(sched), t_(t) {}
+  ~SimThreadHandle() override {
+    if (!t_->exited()) Die("thread '" + t_->name() + "' dropped before it ended");
+  }
+  void Join() override { sched_.Join(t_); }
+
+ private:
+  Scheduler& sched_;
+  SimThread* t_;
+};
+
+}  // namespace
+
+VirtUs SimClock::WhenMonotonic(int64_t mono_ms) const {
+  if (mono_ms == kNoDeadline) return kNever;
+  const double at = std::ceil(static_cast<double>(mono_ms) * 1000.0 / rate_);
+  if (at >= static_cast<double>(kNever / 2)) return kNever;
+  return static_cast<VirtUs>(at);
+}
+
+void SimClock::Wait(CondVar& cv, UniqueMutexLock& lock, int64_t deadline_mono) const {
+  SimThread* self = Self(sched_, "a wait");
+  if (MonotonicMs() >= deadline_mono) return;
+  waiters_[&cv].push_back(self);
+  lock.native().unlock();
+  sched_.Park(WhenMonotonic(deadline_mono));
+  auto it = waiters_.find(&cv);
+  if (it != waiters_.end()) {
+    std::erase(it->second, self);
+    if (it->second.empty()) waiters_.erase(it);
+  }
+  // Only one thread runs at a time: a mutex still held is held by a parked
+  // thread, which would never let it go.
+  if (!lock.native().try_lock()) Die("'" + self->name() + "' woke to a mutex a parked thread holds");
+}
+
+void SimClock::Notify(CondVar& cv, bool all) const {
+  auto it = waiters_.find(&cv);
+  if (it == waiters_.end()) return;
+  std::deque<SimThread*>& q = it->second;
+  while (!q.empty()) {
+    SimThread* t = q.front();
+    q.pop_front();
+    sched_.Wake(t);
+    if (!all) break;
+  }
+  if (q.empty()) waiters_.erase(it);
+}
+
+SimEnv::SimEnv(Scheduler& sched, SimHost& host, int group, int pid, int64_t pid_start,
+               TimeMs wall_origin_ms, double clock_rate)
+    : sched_(sched), host_(host), group_(group), clock_(sched, wall_origin_ms, clock_rate) {
+  facts_.node = host.name;
+  facts_.boot_id = host.boot_id;
+  facts_.pid_ns = "pid:[sim]";
+  facts_.pid = pid;
+  facts_.pid_start = pid_start;
+  host_.live.insert({pid, pid_start});
+}
+
+std::unique_ptr<Thread> SimEnv::StartThread(std::function<void()> body) {
+  // Appended, not concatenated: GCC 12 warns (-Wrestrict) on "p" + ....
+  std::string name = "p";
+  name += std::to_string(facts_.pid);
+  name += '.';
+  name += std::to_string(++threads_started_);
+  return std::make_unique<SimThreadHandle>(sched_, sched_.Spawn(name, group_, std::move(body)));
+}
+
+int SimEnv::NewWakeFd() {
+  const int fd = next_fd_++;
+  wake_fds_[fd];
+  return fd;
+}
+
+void SimEnv::SignalWakeFd(int fd) {
+  auto it = wake_fds_.find(fd);
+  if (it == wake_fds_.end()) return;
+  it->second.signalled = true;
+  for (SimThread* t : it->second.waiters) sched_.Wake(t);
+}
+
+void SimEnv::DrainWakeFd(int fd) {
+  auto it = wake_fds_.find(fd);
+  if (it != wake_fds_.end()) it->second.signalled = false;
+}
+
+void SimEnv::CloseFd(int fd) {
+  if (fd >= kFirstFd) {
+    wake_fds_.erase(fd);
+  } else if (fd >= 0) {
+    close(fd);
+  }
+}
+
+int SimEnv::Poll(std::span<pollfd> fds, int64_t deadline_mono) {
+  SimThread* self = Self(sched_, "a poll");
+  while (true) {
+    int ready = 0;
+    for (pollfd& p : fds) {
+      p.revents = 0;
+      if (p.fd >= kFirstFd) {
+        auto it = wake_fds_.find(p.fd);
+        if (it != wake_fds_.end() && it->second.signalled) p.revents = POLLIN;
+      } else if (p.fd >= 0) {
+        // A real fd (a store's session socket): looked at, never waited on.
+        pollfd one{p.fd, p.events, 0};
+        if (poll(&one, 1, 0) > 0) p.revents = one.revents;
+      }
+      if (p.revents) ++ready;
+    }
+    if (ready > 0 || clock_.MonotonicMs() >= deadline_mono) return ready;
+    for (pollfd& p : fds) {
+      if (auto it = wake_fds_.find(p.fd); it != wake_fds_.end()) it->second.waiters.insert(self);
+    }
+    sched_.Park(clock_.WhenMonotonic(deadline_mono));
+    for (pollfd& p : fds) {
+      if (auto it = wake_fds_.find(p.fd); it != wake_fds_.end()) it->second.waiters.erase(self);
+    }
+  }
+}
+
+bool SimEnv::ProcessAlive(int pid, int64_t start_time) {
+  return host_.live.count({pid, start_time}) > 0;
+}
+
+bool SimEnv::ProcessProvablyGone(int pid, int64_t start_time) {
+  return !ProcessAlive(pid, start_time);
+}
+
+// No pidfds: deaths on the host are found by the periodic pass.
+int SimEnv::PidfdOpen(int) { return -1; }
+
+SubprocessResult SimEnv::RunSubprocess(const SubprocessSpec&, StopSignal&,
+                                       const std::function<void(const std::string&)>&) {
+  SubprocessResult r;
+  r.spawn_error = "the simulation runs no commands yet";
+  return r;
+}
+
+void SimEnv::Exit() { host_.live.erase({facts_.pid, facts_.pid_start}); }
+
+}  // namespace warden::sim

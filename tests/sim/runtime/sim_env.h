@@ -1,0 +1,102 @@
+// SimEnv: one simulated process's operating system (env/env.h), for running
+// warden's real worker runtime under the Scheduler. Its threads are
+// Scheduler threads of one group (frozen and thawed together); its clock
+// runs at its own rate from virtual time, and every wait on it (a CondVar,
+// a sleep, a poll, a join) parks the thread until virtual time reaches the
+// deadline or another thread notifies it. Wake-up fds are virtual. The host
+// and its processes are the World's (sim_env.h's SimHost).
+//
+// Thread safety: called by the thread holding the Scheduler's baton.
+#pragma once
+
+#include <deque>
+#include <map>
+#include <set>
+#include <string>
+
+#include "env/env.h"
+#include "scheduler.h"
+
+namespace warden::sim {
+
+// A simulated host: its name, boot, and which of its processes are alive.
+struct SimHost {
+  std::string name = "sim-host";
+  std::string boot_id = "sim-boot-1";
+  std::set<std::pair<int, int64_t>> live;  // (pid, start time)
+};
+
+// A clock that reads virtual time: wall time from `wall_origin_ms` (plus
+// any steps), monotonic time at `rate` times virtual time. Waits park.
+class SimClock : public Clock {
+ public:
+  SimClock(Scheduler& sched, TimeMs wall_origin_ms, double rate = 1.0)
+      : sched_(sched), wall_origin_ms_(wall_origin_ms), rate_(rate) {}
+
+  TimeMs NowMs() const override { return wall_origin_ms_ + step_ms_ + sched_.now() / 1000; }
+  int64_t MonotonicMs() const override { return MonotonicUs() / 1000; }
+  int64_t MonotonicUs() const override {
+    return static_cast<int64_t>(static_cast<double>(sched_.now()) * rate_);
+  }
+  void Wait(CondVar& cv, UniqueMutexLock& lock, int64_t deadline_mono) const override;
+  void Notify(CondVar& cv, bool all) const override;
+
+  // The wall clock steps (NTP, a VM resumed); monotonic time does not.
+  void StepWall(int64_t ms) { step_ms_ += ms; }
+  // The virtual time at which MonotonicMs() reaches `mono_ms`.
+  VirtUs WhenMonotonic(int64_t mono_ms) const;
+  Scheduler& scheduler() const { return sched_; }
+
+ private:
+  Scheduler& sched_;
+  TimeMs wall_origin_ms_;
+  int64_t step_ms_ = 0;
+  double rate_;
+  mutable std::map<const CondVar*, std::deque<SimThread*>> waiters_;
+};
+
+class SimEnv : public Env {
+ public:
+  // `group`: this process's Scheduler group; `pid` and `pid_start` name it
+  // on `host`, where it is alive until Exit.
+  SimEnv(Scheduler& sched, SimHost& host, int group, int pid, int64_t pid_start,
+         TimeMs wall_origin_ms, double clock_rate = 1.0);
+
+  const Clock& clock() override { return clock_; }
+  SimClock& sim_clock() { return clock_; }
+  std::unique_ptr<Thread> StartThread(std::function<void()> body) override;
+  int NewWakeFd() override;
+  void SignalWakeFd(int fd) override;
+  void DrainWakeFd(int fd) override;
+  void CloseFd(int fd) override;
+  int Poll(std::span<pollfd> fds, int64_t deadline_mono) override;
+  const HostFacts& Host() override { return facts_; }
+  bool ProcessAlive(int pid, int64_t start_time) override;
+  bool ProcessProvablyGone(int pid, int64_t start_time) override;
+  int PidfdOpen(int pid) override;
+  SubprocessResult RunSubprocess(
+      const SubprocessSpec& spec, StopSignal& stop,
+      const std::function<void(const std::string&)>& on_control_line) override;
+
+  // The process is gone from its host (its threads must have exited).
+  void Exit();
+  int group() const { return group_; }
+
+ private:
+  struct WakeFd {
+    bool signalled = false;
+    std::set<SimThread*> waiters;
+  };
+  static constexpr int kFirstFd = 1 << 20;  // beyond any real fd
+
+  Scheduler& sched_;
+  SimHost& host_;
+  int group_;
+  HostFacts facts_;
+  SimClock clock_;
+  std::map<int, WakeFd> wake_fds_;
+  int next_fd_ = kFirstFd;
+  int threads_started_ = 0;
+};
+
+}  // namespace warden::sim
