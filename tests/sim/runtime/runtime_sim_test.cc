@@ -15,6 +15,7 @@
 #include "runtime/worker_seams.h"
 #include "scheduler.h"
 #include "sim_env.h"
+#include "sim_store.h"
 #include "store/store.h"
 
 namespace warden::sim {
@@ -25,6 +26,7 @@ constexpr VirtUs kSecond = 1'000'000;
 
 // One simulated worker process and the thread that runs Worker::Run.
 struct SimWorkerProcess {
+  std::unique_ptr<SimLink> link;
   std::unique_ptr<SimEnv> env;
   std::unique_ptr<Worker> worker;
   SimThread* run = nullptr;
@@ -64,6 +66,7 @@ class RuntimeSim {
   SimWorkerProcess& StartWorker(int pid, WorkerOptions o) {
     auto p = std::make_unique<SimWorkerProcess>();
     SimWorkerProcess* raw = p.get();
+    p->link = std::make_unique<SimLink>(sched_, static_cast<uint64_t>(pid));
     p->env = std::make_unique<SimEnv>(sched_, host_, pid, pid, 1, kEpoch);
     o.name = "w" + std::to_string(pid);
     o.log = [raw, this](const std::string& line) {
@@ -71,15 +74,19 @@ class RuntimeSim {
     };
     WorkerSeams seams;
     seams.env = p->env.get();
-    seams.open_store = [this] { return OpenStore(path_, options_); };
+    seams.open_store = [this, raw]() -> Result<std::unique_ptr<Store>> {
+      WARDEN_ASSIGN_OR_RETURN(auto store, OpenStore(path_, options_));
+      return std::unique_ptr<Store>(std::make_unique<SimStore>(std::move(store), *raw->link));
+    };
     auto w = CreateWorker(path_, o, seams);
     EXPECT_TRUE(w.has_value()) << w.error().ToString();
     p->worker = std::move(*w);
-    Env& env = *p->env;
+    SimEnv& env = *p->env;
     p->worker->Handle("work", [&env, this](JobContext& ctx) {
       const int64_t until = env.clock().MonotonicMs() + ctx.payload()["ms"].get<int64_t>();
       while (env.clock().MonotonicMs() < until) {
-        if (ctx.stop_requested()) return FailedPrecondition("stopped");
+        // A killed process's code runs no more (its threads only unwind).
+        if (ctx.stop_requested() || env.killed()) return FailedPrecondition("stopped");
         env.clock().SleepFor(Millis(std::min<int64_t>(100, until - env.clock().MonotonicMs())));
       }
       ++ran_to_end_[ctx.id()];
@@ -110,12 +117,21 @@ class RuntimeSim {
     return false;
   }
 
+  // SIGKILL: gone from its host, cut from the store, its threads unwound.
+  void Kill(SimWorkerProcess& p) {
+    p.env->Kill();
+    p.link->killed = true;
+    p.worker->Stop(/*release_now=*/true);
+  }
+
   void StopAll() {
     for (auto& p : workers_) p->worker->Stop();
     sched_.RunUntil(sched_.now() + 120 * kSecond);
     for (auto& p : workers_) {
       EXPECT_TRUE(p->run->exited()) << p->log;
-      EXPECT_TRUE(p->status.ok()) << p->status.ToString();
+      if (!p->env->killed()) {
+        EXPECT_TRUE(p->status.ok()) << p->status.ToString();
+      }
     }
   }
 
@@ -239,6 +255,60 @@ TEST_F(RuntimeSimTest, AFrozenWorkersJobsAreRecoveredByAnotherAndItsLateOutcomes
   EXPECT_NE(frozen.log.find("registered again"), std::string::npos) << frozen.log;
   sim.StopAll();
   if (std::getenv("WARDEN_SIM_SHOW_LOGS")) std::cout << frozen.log << "----\n" << other.log;
+}
+
+// SIGKILL on the host of another worker: the next pass of that worker's
+// real sweeper proves the death (its process gone from the host) and
+// recovers the jobs at once, long before their leases would.
+TEST_F(RuntimeSimTest, AKilledWorkersJobsComeBackAtTheNextPassOfAnotherOnItsHost) {
+  RuntimeSim sim(31, NewDir());
+  sim.Enqueue(4, 30'000);
+  WorkerOptions slow_lease = Options();
+  slow_lease.lease = Millis(60'000);
+  slow_lease.keepalive_threshold = Millis(60'000);
+  SimWorkerProcess& victim = sim.StartWorker(101, slow_lease);
+  sim.sched().RunUntil(2 * kSecond);
+  ASSERT_EQ(sim.Count(JobState::kRunning), 4) << victim.log;
+  SimWorkerProcess& other = sim.StartWorker(102, slow_lease);
+  sim.sched().RunUntil(3 * kSecond);
+  const VirtUs killed_at = sim.sched().now();
+  sim.Kill(victim);
+  ASSERT_TRUE(sim.RunUntilAllSucceed(4, killed_at + 40 * kSecond)) << other.log;
+  EXPECT_TRUE(victim.run->exited());
+  for (JobId id = 1; id <= 4; ++id) {
+    const JobInfo job = sim.admin().JobGet(id).value();
+    ASSERT_EQ(job.attempts.size(), 2u) << "job " << id;
+    EXPECT_EQ(job.attempts[0].outcome, "lost");
+    EXPECT_EQ(job.attempts[1].worker_name, "w102");
+    const VirtUs reclaimed = (job.attempts[1].claimed_at - kEpoch) * 1000;
+    // One sweep interval (1 s), and the wake-up's way to the claim.
+    EXPECT_LE(reclaimed, killed_at + 1500 * 1000) << "job " << id << "\n" << other.log;
+    EXPECT_EQ(sim.ran_to_end().at(id), 1) << "job " << id;
+  }
+  sim.StopAll();
+}
+
+// The store gives a worker a job, and the reply never reaches it: the real
+// heartbeat's list of held jobs shows it, the worker hands it back unrun,
+// and it runs once.
+TEST_F(RuntimeSimTest, AJobWhoseClaimReplyIsLostIsHandedBackUnrunAndRunsOnce) {
+  RuntimeSim sim(41, NewDir());
+  sim.Enqueue(1, 2'000);
+  SimWorkerProcess& w = sim.StartWorker(101, Options());
+  bool lost_one = false;
+  w.link->lose_reply = [&](const std::string& method) {
+    if (method != "JobClaim" || lost_one || sim.Count(JobState::kRunning) == 0) return false;
+    return lost_one = true;
+  };
+  ASSERT_TRUE(sim.RunUntilAllSucceed(1, 60 * kSecond)) << w.log;
+  EXPECT_TRUE(lost_one);
+  const JobInfo job = sim.admin().JobGet(1).value();
+  ASSERT_EQ(job.attempts.size(), 2u) << w.log;
+  EXPECT_EQ(job.attempts[0].outcome, "lost");
+  EXPECT_EQ(job.attempts[1].outcome, "succeeded");
+  EXPECT_EQ(sim.ran_to_end().at(1), 1);
+  EXPECT_NE(w.log.find("its claim's reply never came"), std::string::npos) << w.log;
+  sim.StopAll();
 }
 
 }  // namespace

@@ -97,6 +97,12 @@ void Scheduler::Wake(SimThread* t) {
   Schedule(t, now_ + rng_.Range(1, kJitterUs));
 }
 
+void Scheduler::WakeGroup(int group) {
+  for (const auto& t : threads_) {
+    if (t->group_ == group) Wake(t.get());
+  }
+}
+
 void Scheduler::Join(SimThread* t) {
   SimThread* self = current_;
   if (self == nullptr) Die("Join called on the driver");

@@ -82,6 +82,9 @@ class Scheduler {
   // From the running thread (or the driver): a parked thread takes a turn
   // soon, unless its group is frozen (then when thawed).
   void Wake(SimThread* t);
+  // Wakes every parked thread of `group` (each wait allows a spurious
+  // wake-up).
+  void WakeGroup(int group);
   // From the running thread: until `t` has exited.
   void Join(SimThread* t);
 

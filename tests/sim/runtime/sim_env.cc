@@ -41,7 +41,7 @@ class SimThreadHandle : public Thread {
 
 VirtUs SimClock::WhenMonotonic(int64_t mono_ms) const {
   if (mono_ms == kNoDeadline) return kNever;
-  const double at = std::ceil(static_cast<double>(mono_ms) * 1000.0 / rate_);
+  const double at = std::ceil(static_cast<double>(mono_ms * 1000 - warp_us_) / rate_);
   if (at >= static_cast<double>(kNever / 2)) return kNever;
   return static_cast<VirtUs>(at);
 }
@@ -49,9 +49,15 @@ VirtUs SimClock::WhenMonotonic(int64_t mono_ms) const {
 void SimClock::Wait(CondVar& cv, UniqueMutexLock& lock, int64_t deadline_mono) const {
   SimThread* self = Self(sched_, "a wait");
   if (MonotonicMs() >= deadline_mono) return;
+  VirtUs until = WhenMonotonic(deadline_mono);
+  if (racing_ && deadline_mono != kNoDeadline) {
+    WarpTo(deadline_mono);
+    // A turn for the others (a µs on: threads woken meanwhile come first).
+    until = sched_.now() + 1;
+  }
   waiters_[&cv].push_back(self);
   lock.native().unlock();
-  sched_.Park(WhenMonotonic(deadline_mono));
+  sched_.Park(until);
   auto it = waiters_.find(&cv);
   if (it != waiters_.end()) {
     std::erase(it->second, self);
@@ -141,7 +147,11 @@ int SimEnv::Poll(std::span<pollfd> fds, int64_t deadline_mono) {
     for (pollfd& p : fds) {
       if (auto it = wake_fds_.find(p.fd); it != wake_fds_.end()) it->second.waiters.insert(self);
     }
-    sched_.Park(clock_.WhenMonotonic(deadline_mono));
+    if (killed_ && deadline_mono != kNoDeadline) {
+      RaceTo(deadline_mono);
+    } else {
+      sched_.Park(clock_.WhenMonotonic(deadline_mono));
+    }
     for (pollfd& p : fds) {
       if (auto it = wake_fds_.find(p.fd); it != wake_fds_.end()) it->second.waiters.erase(self);
     }
@@ -166,6 +176,18 @@ SubprocessResult SimEnv::RunSubprocess(const SubprocessSpec&, StopSignal&,
   return r;
 }
 
-void SimEnv::Exit() { host_.live.erase({facts_.pid, facts_.pid_start}); }
+void SimEnv::Kill() {
+  killed_ = true;
+  host_.live.erase({facts_.pid, facts_.pid_start});
+  clock_.Race();
+  sched_.Thaw(group_);
+  // Its waits with later deadlines race too, from now.
+  sched_.WakeGroup(group_);
+}
+
+void SimEnv::RaceTo(int64_t deadline_mono) {
+  clock_.WarpTo(deadline_mono);
+  sched_.Park(sched_.now() + 1);
+}
 
 }  // namespace warden::sim

@@ -33,16 +33,26 @@ class SimClock : public Clock {
   SimClock(Scheduler& sched, TimeMs wall_origin_ms, double rate = 1.0)
       : sched_(sched), wall_origin_ms_(wall_origin_ms), rate_(rate) {}
 
-  TimeMs NowMs() const override { return wall_origin_ms_ + step_ms_ + sched_.now() / 1000; }
+  TimeMs NowMs() const override {
+    return wall_origin_ms_ + step_ms_ + (sched_.now() + warp_us_) / 1000;
+  }
   int64_t MonotonicMs() const override { return MonotonicUs() / 1000; }
   int64_t MonotonicUs() const override {
-    return static_cast<int64_t>(static_cast<double>(sched_.now()) * rate_);
+    return static_cast<int64_t>(static_cast<double>(sched_.now()) * rate_) + warp_us_;
   }
   void Wait(CondVar& cv, UniqueMutexLock& lock, int64_t deadline_mono) const override;
   void Notify(CondVar& cv, bool all) const override;
 
   // The wall clock steps (NTP, a VM resumed); monotonic time does not.
   void StepWall(int64_t ms) { step_ms_ += ms; }
+  // Its process was killed: what is left of it winds down in no virtual
+  // time, each wait with a deadline jumping this clock to it.
+  void Race() { racing_ = true; }
+  bool racing() const { return racing_; }
+  // Jumps monotonic (and wall) time forward to `mono_ms`.
+  void WarpTo(int64_t mono_ms) const {
+    if (mono_ms > MonotonicMs()) warp_us_ += mono_ms * 1000 - MonotonicUs();
+  }
   // The virtual time at which MonotonicMs() reaches `mono_ms`.
   VirtUs WhenMonotonic(int64_t mono_ms) const;
   Scheduler& scheduler() const { return sched_; }
@@ -52,6 +62,8 @@ class SimClock : public Clock {
   TimeMs wall_origin_ms_;
   int64_t step_ms_ = 0;
   double rate_;
+  mutable int64_t warp_us_ = 0;
+  bool racing_ = false;
   mutable std::map<const CondVar*, std::deque<SimThread*>> waiters_;
 };
 
@@ -78,8 +90,14 @@ class SimEnv : public Env {
       const SubprocessSpec& spec, StopSignal& stop,
       const std::function<void(const std::string&)>& on_control_line) override;
 
-  // The process is gone from its host (its threads must have exited).
-  void Exit();
+  // SIGKILL: the process is gone from its host, and what is left of its
+  // threads (real threads cannot be killed) races to its end in no virtual
+  // time; the caller cuts its store link and stops its worker.
+  void Kill();
+  bool killed() const { return killed_; }
+  // Called by a wait with a deadline, once killed: jumps the clock there
+  // and yields.
+  void RaceTo(int64_t deadline_mono);
   int group() const { return group_; }
 
  private:
@@ -96,6 +114,7 @@ class SimEnv : public Env {
   SimClock clock_;
   std::map<int, WakeFd> wake_fds_;
   int next_fd_ = kFirstFd;
+  bool killed_ = false;
   int threads_started_ = 0;
 };
 

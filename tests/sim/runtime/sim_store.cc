@@ -1,0 +1,176 @@
+#include "sim_store.h"
+
+namespace warden::sim {
+
+void SimStore::Travel() {
+  link_.sched.Park(link_.sched.now() + link_.rng.Range(link_.min_delay, link_.max_delay));
+}
+
+template <typename R, typename F>
+R SimStore::Call(const char* method, F apply) {
+  ++link_.calls;
+  if (link_.killed) return R(Unavailable(std::string("sim: ") + method + ": process killed"));
+  Travel();
+  R result = apply();
+  Travel();
+  if (link_.killed || (link_.lose_reply && link_.lose_reply(method)) ||
+      link_.rng.Percent(link_.lose_reply_percent)) {
+    ++link_.replies_lost;
+    return R(Unavailable(std::string("sim: ") + method + ": reply lost"));
+  }
+  return result;
+}
+
+Status SimStore::Migrate() {
+  return Call<Status>("Migrate", [&] { return inner_->Migrate(); });
+}
+
+Result<int> SimStore::SchemaVersion() {
+  return Call<Result<int>>("SchemaVersion", [&] { return inner_->SchemaVersion(); });
+}
+
+Result<TimeMs> SimStore::Now() {
+  return Call<Result<TimeMs>>("Now", [&] { return inner_->Now(); });
+}
+
+Status SimStore::CheckWritable() {
+  return Call<Status>("CheckWritable", [&] { return inner_->CheckWritable(); });
+}
+
+Result<std::vector<EnqueueResult>> SimStore::JobInsertMany(std::span<const JobSpec> specs) {
+  return Call<Result<std::vector<EnqueueResult>>>("JobInsertMany",
+                                                  [&] { return inner_->JobInsertMany(specs); });
+}
+
+Result<std::vector<JobInfo>> SimStore::JobClaim(const ClaimParams& p) {
+  return Call<Result<std::vector<JobInfo>>>("JobClaim", [&] { return inner_->JobClaim(p); });
+}
+
+Result<bool> SimStore::JobMarkStarted(JobRef ref) {
+  return Call<Result<bool>>("JobMarkStarted", [&] { return inner_->JobMarkStarted(ref); });
+}
+
+Result<std::vector<bool>> SimStore::JobFinishMany(WorkerId worker,
+                                                  std::span<const JobOutcome> outcomes) {
+  return Call<Result<std::vector<bool>>>("JobFinishMany",
+                                         [&] { return inner_->JobFinishMany(worker, outcomes); });
+}
+
+Result<bool> SimStore::JobCheckpoint(JobRef ref, const Json& checkpoint) {
+  return Call<Result<bool>>("JobCheckpoint",
+                            [&] { return inner_->JobCheckpoint(ref, checkpoint); });
+}
+
+Result<JobInfo> SimStore::JobGet(JobId id) {
+  return Call<Result<JobInfo>>("JobGet", [&] { return inner_->JobGet(id); });
+}
+
+Result<std::vector<JobInfo>> SimStore::JobList(const JobFilter& f, int64_t* total) {
+  return Call<Result<std::vector<JobInfo>>>("JobList", [&] { return inner_->JobList(f, total); });
+}
+
+Status SimStore::JobRetry(JobId id) {
+  return Call<Status>("JobRetry", [&] { return inner_->JobRetry(id); });
+}
+
+Result<JobState> SimStore::JobCancel(JobId id) {
+  return Call<Result<JobState>>("JobCancel", [&] { return inner_->JobCancel(id); });
+}
+
+Result<int64_t> SimStore::JobCountUnfinished() {
+  return Call<Result<int64_t>>("JobCountUnfinished", [&] { return inner_->JobCountUnfinished(); });
+}
+
+Result<std::optional<Millis>> SimStore::JobNextDueIn() {
+  return Call<Result<std::optional<Millis>>>("JobNextDueIn",
+                                             [&] { return inner_->JobNextDueIn(); });
+}
+
+Result<std::vector<BacklogGroup>> SimStore::JobBacklog(const std::vector<std::string>& queues) {
+  return Call<Result<std::vector<BacklogGroup>>>("JobBacklog",
+                                                 [&] { return inner_->JobBacklog(queues); });
+}
+
+Result<WorkerId> SimStore::WorkerRegister(const WorkerRegistration& r) {
+  return Call<Result<WorkerId>>("WorkerRegister", [&] { return inner_->WorkerRegister(r); });
+}
+
+Result<HeartbeatReply> SimStore::WorkerHeartbeat(WorkerId id) {
+  return Call<Result<HeartbeatReply>>("WorkerHeartbeat",
+                                      [&] { return inner_->WorkerHeartbeat(id); });
+}
+
+Status SimStore::WorkerSetDraining(WorkerId id) {
+  return Call<Status>("WorkerSetDraining", [&] { return inner_->WorkerSetDraining(id); });
+}
+
+Status SimStore::WorkerStop(WorkerId id) {
+  return Call<Status>("WorkerStop", [&] { return inner_->WorkerStop(id); });
+}
+
+Result<std::vector<WorkerInfo>> SimStore::WorkerList(bool live_only) {
+  return Call<Result<std::vector<WorkerInfo>>>("WorkerList",
+                                               [&] { return inner_->WorkerList(live_only); });
+}
+
+Result<std::vector<WorkerLiveness>> SimStore::WorkerListLive(const std::string& name) {
+  return Call<Result<std::vector<WorkerLiveness>>>("WorkerListLive",
+                                                   [&] { return inner_->WorkerListLive(name); });
+}
+
+Result<RescueReport> SimStore::WorkerDeclareDead(WorkerId id, const std::string& reason) {
+  return Call<Result<RescueReport>>("WorkerDeclareDead",
+                                    [&] { return inner_->WorkerDeclareDead(id, reason); });
+}
+
+Result<std::unique_ptr<WorkerSession>> SimStore::OpenSession(WorkerId id, Millis lease) {
+  return Call<Result<std::unique_ptr<WorkerSession>>>(
+      "OpenSession", [&] { return inner_->OpenSession(id, lease); });
+}
+
+void SimStore::NotifyWorkers() {
+  if (!link_.killed) inner_->NotifyWorkers();
+}
+
+Result<int> SimStore::WorkerMarkSilent(std::span<const WorkerLiveness> silent, Millis silent_for) {
+  return Call<Result<int>>("WorkerMarkSilent",
+                           [&] { return inner_->WorkerMarkSilent(silent, silent_for); });
+}
+
+Result<bool> SimStore::LeaderTryAcquire(const std::string& name, WorkerId holder, Millis ttl,
+                                        const std::optional<LeaderRow>& silent) {
+  return Call<Result<bool>>("LeaderTryAcquire",
+                            [&] { return inner_->LeaderTryAcquire(name, holder, ttl, silent); });
+}
+
+Result<std::optional<LeaderRow>> SimStore::LeaderRead(const std::string& name) {
+  return Call<Result<std::optional<LeaderRow>>>("LeaderRead",
+                                                [&] { return inner_->LeaderRead(name); });
+}
+
+Result<std::vector<LeaseRow>> SimStore::JobLeases() {
+  return Call<Result<std::vector<LeaseRow>>>("JobLeases", [&] { return inner_->JobLeases(); });
+}
+
+Result<RescueReport> SimStore::JobRescueSilent(std::span<const LeaseRow> silent) {
+  return Call<Result<RescueReport>>("JobRescueSilent",
+                                    [&] { return inner_->JobRescueSilent(silent); });
+}
+
+Result<int> SimStore::JobExpire() {
+  return Call<Result<int>>("JobExpire", [&] { return inner_->JobExpire(); });
+}
+
+Result<int> SimStore::JobPromote() {
+  return Call<Result<int>>("JobPromote", [&] { return inner_->JobPromote(); });
+}
+
+Result<int> SimStore::Prune(Millis retention) {
+  return Call<Result<int>>("Prune", [&] { return inner_->Prune(retention); });
+}
+
+Result<Stats> SimStore::GetStats() {
+  return Call<Result<Stats>>("GetStats", [&] { return inner_->GetStats(); });
+}
+
+}  // namespace warden::sim

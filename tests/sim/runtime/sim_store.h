@@ -1,0 +1,87 @@
+// SimStore: a store as one simulated process reaches it (sim_env.h). Each
+// call travels to the store and its reply back, each way a delay of the
+// link's drawn in virtual time (the calling thread parks meanwhile, as a
+// real one blocks on its socket); a reply can be lost after the call took
+// effect (the caller sees a transient error, as at a timeout). Once its
+// process is killed, a call not yet sent has no effect and fails; one in
+// flight still lands, and its reply is lost.
+//
+// Thread safety: called by the thread holding the Scheduler's baton.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "prng.h"
+#include "scheduler.h"
+#include "store/store.h"
+
+namespace warden::sim {
+
+// One process's line to the store, shared by its connections.
+struct SimLink {
+  explicit SimLink(Scheduler& s, uint64_t seed) : sched(s), rng(seed) {}
+  Scheduler& sched;
+  Rng rng;
+  VirtUs min_delay = 50, max_delay = 500;  // each way, µs
+  bool killed = false;
+  int lose_reply_percent = 0;
+  // Asked after each call that took effect: true loses its reply.
+  std::function<bool(const std::string& method)> lose_reply;
+  int64_t calls = 0, replies_lost = 0;
+};
+
+class SimStore : public Store {
+ public:
+  SimStore(std::unique_ptr<Store> inner, SimLink& link) : inner_(std::move(inner)), link_(link) {}
+
+  Status Migrate() override;
+  Result<int> SchemaVersion() override;
+  Result<TimeMs> Now() override;
+  Status CheckWritable() override;
+  Result<std::vector<EnqueueResult>> JobInsertMany(std::span<const JobSpec> specs) override;
+  Result<std::vector<JobInfo>> JobClaim(const ClaimParams& p) override;
+  Result<bool> JobMarkStarted(JobRef ref) override;
+  Result<std::vector<bool>> JobFinishMany(WorkerId worker,
+                                          std::span<const JobOutcome> outcomes) override;
+  Result<bool> JobCheckpoint(JobRef ref, const Json& checkpoint) override;
+  Result<JobInfo> JobGet(JobId id) override;
+  Result<std::vector<JobInfo>> JobList(const JobFilter& f, int64_t* total) override;
+  Status JobRetry(JobId id) override;
+  Result<JobState> JobCancel(JobId id) override;
+  Result<int64_t> JobCountUnfinished() override;
+  Result<std::optional<Millis>> JobNextDueIn() override;
+  Result<std::vector<BacklogGroup>> JobBacklog(const std::vector<std::string>& queues) override;
+  Result<WorkerId> WorkerRegister(const WorkerRegistration& r) override;
+  Result<HeartbeatReply> WorkerHeartbeat(WorkerId id) override;
+  Status WorkerSetDraining(WorkerId id) override;
+  Status WorkerStop(WorkerId id) override;
+  Result<std::vector<WorkerInfo>> WorkerList(bool live_only) override;
+  Result<std::vector<WorkerLiveness>> WorkerListLive(const std::string& name) override;
+  Result<RescueReport> WorkerDeclareDead(WorkerId id, const std::string& reason) override;
+  Result<std::unique_ptr<WorkerSession>> OpenSession(WorkerId id, Millis lease) override;
+  void NotifyWorkers() override;
+  Result<int> WorkerMarkSilent(std::span<const WorkerLiveness> silent,
+                               Millis silent_for) override;
+  Result<bool> LeaderTryAcquire(const std::string& name, WorkerId holder, Millis ttl,
+                                const std::optional<LeaderRow>& silent) override;
+  Result<std::optional<LeaderRow>> LeaderRead(const std::string& name) override;
+  Result<std::vector<LeaseRow>> JobLeases() override;
+  Result<RescueReport> JobRescueSilent(std::span<const LeaseRow> silent) override;
+  Result<int> JobExpire() override;
+  Result<int> JobPromote() override;
+  Result<int> Prune(Millis retention) override;
+  Result<Stats> GetStats() override;
+
+ private:
+  // The call `apply` as `method` over the link.
+  template <typename R, typename F>
+  R Call(const char* method, F apply);
+  void Travel();
+
+  std::unique_ptr<Store> inner_;
+  SimLink& link_;
+};
+
+}  // namespace warden::sim
