@@ -1,5 +1,7 @@
 // MemoryStore: the leader lease, leases and their rescue, expiry, promotion, pruning, stats.
+#include <algorithm>
 #include <map>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -48,6 +50,10 @@ Result<std::vector<LeaseRow>> MemoryStore::JobLeases() {
                            job.lease_expires_at.value_or(0),
                            Millis(job.active_lease_ms.value_or(0)), heartbeat});
   }
+  // In SQLite's order, that of its index of running jobs by worker.
+  std::sort(out.begin(), out.end(), [](const LeaseRow& a, const LeaseRow& b) {
+    return std::pair(a.worker, a.ref.id) < std::pair(b.worker, b.ref.id);
+  });
   return out;
 }
 
