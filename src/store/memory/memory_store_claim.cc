@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_set>
 #include <vector>
 
@@ -43,15 +44,15 @@ std::vector<JobRow*> MemoryStore::ClaimableLocked(const ClaimParams& p, TimeMs n
       running_keys.insert(job.concurrency_key);
     }
   }
-  auto listed = [](const std::vector<std::string>& list, const std::string& s) {
-    return std::find(list.begin(), list.end(), s) != list.end();
-  };
+  // (A worker may serve hundreds of queues: one per tenant, say.)
+  const std::unordered_set<std::string_view> queues(p.queues.begin(), p.queues.end());
+  const std::unordered_set<std::string_view> tasks(p.tasks.begin(), p.tasks.end());
   std::vector<JobRow*> out;
   for (auto& [id, job] : db_->t.jobs) {
     if (job.state != JobState::kAvailable) continue;
     if (job.start_deadline_at && *job.start_deadline_at < now) continue;
-    if (!p.queues.empty() && !listed(p.queues, job.queue)) continue;
-    const bool handled = listed(p.tasks, job.task);
+    if (!queues.empty() && !queues.count(job.queue)) continue;
+    const bool handled = tasks.count(job.task) > 0;
     if (p.allow_commands ? !handled && job.command.empty() : !handled || !job.command.empty()) {
       continue;
     }
