@@ -80,14 +80,7 @@ std::vector<JobRow*> MemoryStore::Pick(const ClaimParams& p, std::span<JobRow* c
     if (static_cast<int>(picked.size()) >= p.limit) break;
     if (static_cast<int>(picked.size()) >= for_free_slots) {
       if (++looked_ahead > p.ahead) break;
-      JobInfo seen;
-      seen.delivery = job->delivery;
-      seen.crashes = job->crashes;
-      seen.max_crashes = job->max_crashes;
-      seen.retry = job->retry;
-      seen.charged = job->charged;
-      seen.max_attempts = job->max_attempts;
-      if (!SafeToClaimAhead(seen)) continue;
+      if (!SafeToClaimAhead(ToJobInfo(*job))) continue;  // (at most `ahead` rows a claim)
     }
     if (!job->concurrency_key.empty() && !keys.insert(job->concurrency_key).second) continue;
     picked.push_back(job);
