@@ -3,6 +3,7 @@
 #include <string>
 
 #include "warden/text.h"
+#include "store/memory/memory_store.h"
 #include "store/postgres/pg_store.h"
 #include "store/postgres/pg_url.h"
 #include "store/sqlite/sqlite_store.h"
@@ -49,6 +50,8 @@ Result<std::unique_ptr<Store>> OpenAny(const std::string& url, StoreOptions opti
     WARDEN_RETURN_IF_ERROR(CheckPostgresUrl(url));
     return pg::PgStore::Open(url, options);
   }
+  // Before `memory:` meant this store, it was a SQLite file of that name.
+  if (StartsWith(url, "memory:")) return memory::MemoryStore::Open(url.substr(7), options);
   std::string path = StartsWith(url, "sqlite:") ? url.substr(7) : url;
   if (StartsWith(path, "//")) path = path.substr(2);  // sqlite:///abs/path
   const size_t q = path.find('?');

@@ -257,8 +257,9 @@ struct StoreOptions {
   bool create_if_missing = true;
 };
 
-// `sqlite:PATH`, a plain PATH, or `postgresql://...` / `postgres://...`
-// (any libpq connection URI).
+// `sqlite:PATH`, a plain PATH, `postgresql://...` / `postgres://...`
+// (any libpq connection URI), or `memory:NAME`: a database in this process,
+// shared by the stores opened on NAME while any is open (memory/memory_store.h).
 Result<std::unique_ptr<Store>> OpenStore(const std::string& url,
                                          StoreOptions options = {});
 

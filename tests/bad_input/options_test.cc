@@ -134,11 +134,17 @@ TEST_P(OptionsTest, BadGlobalAndAdminOptionsAreUsageErrors) {
            {"postgresql://[bad", "invalid PostgreSQL URL"},
            {"postgresql://u@localhost:notaport/db", "port 'notaport' is not a number"},
            {"postgresql://u@localhost/db?nosuchoption=1", "invalid PostgreSQL URL"},
+           {"memory:", "database URL 'memory:' names no database"},
        }) {
     r = Warden(url, {"stats"});
     EXPECT_EQ(r.exit_code, 2) << url << ": " << r.err;
     EXPECT_TRUE(OneLineError(r, says)) << url;
   }
+  // An in-memory database lives in one process: another (each command is
+  // one) never finds it, and a command that only reads says so.
+  r = Warden("memory:x", {"stats"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(OneLineError(r, "no in-memory database named 'x' is open in this process"));
 }
 
 TEST_P(OptionsTest, BadSpecsAndOptionsThroughTheApiAreInvalidArgument) {

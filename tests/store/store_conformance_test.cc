@@ -759,6 +759,17 @@ TEST_P(StoreTest, SilenceVerdictsApplyOnlyToRowsStillAsJudged) {
   EXPECT_EQ(store_->JobLeases()->at(0).worker, b);
 }
 
+// Every worker judged silent in one pass is marked, not only the first
+// (SQLite re-ran its first worker's statement for the others).
+TEST_P(StoreTest, EverySilentWorkerOfABatchIsMarked) {
+  for (const char* name : {"a", "b", "c"}) RegisterWorker(name);
+  const auto live = store_->WorkerListLive("").value();
+  ASSERT_EQ(live.size(), 3u);
+  clock_.Advance(seconds(11));
+  EXPECT_EQ(store_->WorkerMarkSilent(live, seconds(10)).value(), 3);
+  EXPECT_TRUE(store_->WorkerListLive("").value().empty());
+}
+
 TEST_P(StoreTest, CancelPendingRetryDeadAndExpire) {
   const JobId pending = Add(Spec());
   EXPECT_EQ(store_->JobCancel(pending).value(), JobState::kCancelled);

@@ -4,7 +4,9 @@
 
 namespace warden::testing {
 
-std::vector<Backend> AllBackends() { return {Backend{"sqlite", false}, Backend{"postgres", true}}; }
+std::vector<Backend> AllBackends() {
+  return {Backend{"sqlite", false}, Backend{"postgres", true}, Backend{"memory", false, true}};
+}
 
 void StoreTest::SetUp() {
   char tmpl[] = "/tmp/warden-store-XXXXXX";
@@ -17,6 +19,11 @@ void StoreTest::SetUp() {
     pg_db_ = std::move(db).value();
     url_ = pg_db_->url();
     options_.database_clock = &clock_;
+  } else if (GetParam().memory) {
+    // The temporary directory's name: unique among the tests of every
+    // process, as each test's database must be.
+    url_ = "memory:" + dir_;
+    options_.clock = &clock_;
   } else {
     url_ = "sqlite:" + dir_ + "/test.db";
     options_.clock = &clock_;

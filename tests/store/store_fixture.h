@@ -1,7 +1,8 @@
 // The store conformance suite runs every test against every backend, each
-// on a fresh, empty database whose clock is a FakeClock (SQLite: the
-// store's clock; PostgreSQL: StoreOptions::database_clock, standing in for
-// the server's clock).
+// on a fresh, empty database whose clock is a FakeClock (SQLite and memory:
+// the store's clock; PostgreSQL: StoreOptions::database_clock, standing in
+// for the server's clock). A memory database is named after the test's
+// temporary directory, so each starts empty.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -20,6 +21,7 @@ namespace warden::testing {
 struct Backend {
   std::string name;
   bool postgres = false;
+  bool memory = false;  // memory:NAME, this process only
 };
 
 std::vector<Backend> AllBackends();

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/operator_rules.h"
+#include "store/attempt_in_row.h"
 #include "store/sqlite/rows.h"
 #include "store/sqlite/sqlite_store.h"
 
@@ -116,31 +117,7 @@ Result<std::vector<AttemptInfo>> SqliteStore::AttemptsLocked(const JobInfo& job,
   }
   q.Reset();
   // The attempt in progress, or the one that succeeded, is in the job row.
-  if (job.attempt == 0 || !job.worker || !job.started_at) return out;
-  if (job.state != JobState::kRunning && job.state != JobState::kSucceeded) return out;
-  const bool succeeded = job.state == JobState::kSucceeded;
-  auto last = std::find_if(out.begin(), out.end(),
-                           [&](const AttemptInfo& a) { return a.attempt == job.attempt; });
-  if (last == out.end()) {
-    AttemptInfo a;
-    a.attempt = job.attempt;
-    a.worker = *job.worker;
-    a.worker_name = job.worker_name;
-    a.lease_token = job.lease_token;
-    a.claimed_at = *job.started_at;
-    a.started_at = started_at;
-    a.outcome = succeeded ? "succeeded" : "running";
-    if (succeeded) a.finished_at = job.finished_at;
-    out.push_back(std::move(a));
-  } else if (last->outcome == "running") {
-    // Claimed before schema 3, which wrote its row then: what happened
-    // since is in the job row.
-    if (!last->started_at) last->started_at = started_at;
-    if (succeeded) {
-      last->outcome = "succeeded";
-      last->finished_at = job.finished_at;
-    }
-  }
+  AddAttemptInJobRow(job, started_at, &out);
   return out;
 }
 

@@ -204,6 +204,11 @@ Result<int> SqliteStore::WorkerMarkSilent(std::span<const WorkerLiveness> silent
                                        .Bind(3, w.id)
                                        .Bind(4, w.last_heartbeat)
                                        .Exec());
+    // Bound again without a reset, the statement kept the first worker's
+    // values (SQLite refuses to bind a stepped statement, and steps a done
+    // one again as it was): only the first silent worker of a batch was
+    // ever marked.
+    upd.Reset();
     marked += n;
   }
   WARDEN_RETURN_IF_ERROR(tx->Commit());

@@ -1,0 +1,144 @@
+// The in-memory store's tables: one plain struct per row, with the columns
+// of SQLite's schema (store/sqlite/schema.cc, version 5) and their meaning,
+// so that every MemoryStore method is SqliteStore's statement written over
+// std containers. Optional columns are std::optional; a text column that
+// SQLite keeps NULL for "none" (keys, JSON) is the empty string here, as
+// the decoders read NULL back (store/row_decode.h). JSON columns hold the
+// text SQLite would hold (JsonText), read back with ParseStoredJson, so a
+// value comes back exactly as it would from SQLite.
+//
+// As in SQLite's schema 3, the job row holds its attempt in progress (and
+// one that succeeded); `attempts` gets a row when an attempt ends any other
+// way, or succeeds with a note.
+//
+// Thread safety: plain data; Tables is guarded by its Database's mutex
+// (memory_db.h).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "warden/job.h"
+
+namespace warden::memory {
+
+struct AttemptRow {
+  int attempt = 0;
+  WorkerId worker_id = 0;
+  int64_t lease_token = 0;
+  TimeMs claimed_at = 0;
+  std::optional<TimeMs> started_at;
+  std::optional<TimeMs> finished_at;
+  std::string outcome = "running";  // "succeeded" or an error kind's name
+  std::string error_message;
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  std::string stderr_tail;  // a succeeded attempt's note
+  std::string stdout_tail;
+};
+
+struct JobRow {
+  JobId id = 0;
+  std::string queue;
+  std::string task;
+  std::string command;  // empty: run by the task's handler
+  std::string payload;  // JSON text
+  int priority = 0;
+  JobState state = JobState::kAvailable;
+  TimeMs run_at = 0;
+  int attempt = 0;
+  int charged = 0;
+  int crashes = 0;
+  int max_attempts = 0;
+  int max_crashes = 0;
+  RetryPolicy retry = RetryPolicy::kDefault;
+  Delivery delivery = Delivery::kAtLeastOnce;
+  int64_t timeout_ms = 0;
+  std::optional<int64_t> lease_ms;         // the job's own lease, if any
+  std::optional<int64_t> active_lease_ms;  // the lease its latest claim set
+  std::optional<TimeMs> start_deadline_at;
+  std::string unique_key;       // empty: none
+  std::string concurrency_key;  // empty: none
+  std::optional<WorkerId> worker_id;
+  int64_t lease_token = 0;
+  std::optional<TimeMs> lease_expires_at;
+  bool started_mark = false;
+  bool cancel_requested = false;
+  std::optional<ErrorKind> last_error;
+  std::string checkpoint;  // JSON text; empty: none
+  std::string result;      // JSON text; empty: none
+  TimeMs created_at = 0;
+  std::optional<TimeMs> started_at;  // the latest claim's time
+  std::optional<TimeMs> finished_at;
+  std::optional<TimeMs> attempt_started_at;  // the at-most-once mark's time
+  std::vector<AttemptRow> attempts;          // the `attempts` table's rows, by attempt
+};
+
+struct WorkerRow {
+  WorkerId id = 0;
+  std::string name;
+  std::string node;
+  std::string boot_id;
+  std::string pid_ns;
+  int pid = 0;
+  int64_t pid_start = 0;
+  std::string version;
+  std::string queues;  // JoinList, as stored
+  std::string tasks;
+  int concurrency = 0;
+  WorkerState state = WorkerState::kActive;
+  TimeMs started_at = 0;
+  TimeMs last_heartbeat = 0;
+  std::optional<TimeMs> stopped_at;
+  std::string death_reason;
+  bool allow_commands = false;
+};
+
+struct LeaderEntry {
+  WorkerId holder = 0;
+  TimeMs expires_at = 0;
+  int64_t ttl_ms = 0;
+};
+
+struct FencedWrite {
+  JobId job_id = 0;
+  int64_t lease_token = 0;
+  WorkerId worker_id = 0;
+  TimeMs at = 0;
+  std::string what;
+};
+
+// One database. Ids are never reused (SQLite's AUTOINCREMENT): a pruned
+// row's id stays taken.
+struct Tables {
+  std::map<JobId, JobRow> jobs;
+  JobId last_job_id = 0;
+  std::map<WorkerId, WorkerRow> workers;
+  WorkerId last_worker_id = 0;
+  std::map<std::string, LeaderEntry> leaders;
+  std::vector<FencedWrite> fenced_writes;
+  // SQLite's jobs_live_unique index: the live job holding each unique key.
+  // Kept by SetJobState, the one way a job changes state.
+  std::map<std::string, JobId> live_unique;
+};
+
+// Whether a job in `state` holds its unique key (scheduled, available,
+// running, retryable).
+bool IsLive(JobState state);
+// Moves `job` to `state`, keeping Tables::live_unique.
+void SetJobState(Tables& t, JobRow& job, JobState state);
+
+bool IsLive(WorkerState state);  // active or draining
+
+// The rows as the public structs, as SQLite's decoders read them: the job
+// alone (JobFromColumns); with its worker's name and last error's message
+// (JobExtrasFromColumns); an attempts row; a worker with its running count.
+JobInfo ToJobInfo(const JobRow& job);
+JobInfo ToJobInfoWithExtras(const Tables& t, const JobRow& job);
+AttemptInfo ToAttemptInfo(const Tables& t, const AttemptRow& a);
+WorkerInfo ToWorkerInfo(const WorkerRow& w, int running);
+
+}  // namespace warden::memory

@@ -1,0 +1,152 @@
+// MemoryStore: reads and admin: get, list, retry, cancel, counts, next due, backlog.
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "core/operator_rules.h"
+#include "store/attempt_in_row.h"
+#include "store/memory/memory_store.h"
+
+namespace warden::memory {
+
+Result<JobInfo> MemoryStore::JobGet(JobId id) {
+  MutexLock lock(db_->mu);
+  auto it = db_->t.jobs.find(id);
+  if (it == db_->t.jobs.end()) return NotFound("no job with id " + std::to_string(id));
+  const JobRow& row = it->second;
+  JobInfo job = ToJobInfoWithExtras(db_->t, row);
+  for (const AttemptRow& a : row.attempts) job.attempts.push_back(ToAttemptInfo(db_->t, a));
+  AddAttemptInJobRow(job, row.attempt_started_at, &job.attempts);
+  return job;
+}
+
+Result<std::vector<JobInfo>> MemoryStore::JobList(const JobFilter& f, int64_t* total) {
+  MutexLock lock(db_->mu);
+  std::vector<JobInfo> out;
+  int64_t matched = 0;
+  // Newest first; SQLite's LIMIT: a negative limit is none.
+  for (auto it = db_->t.jobs.rbegin(); it != db_->t.jobs.rend(); ++it) {
+    const JobRow& job = it->second;
+    if (!f.states.empty() &&
+        std::find(f.states.begin(), f.states.end(), job.state) == f.states.end()) {
+      continue;
+    }
+    if ((!f.queue.empty() && job.queue != f.queue) || (!f.task.empty() && job.task != f.task)) {
+      continue;
+    }
+    ++matched;
+    if (f.limit < 0 || static_cast<int64_t>(out.size()) < f.limit) {
+      out.push_back(ToJobInfoWithExtras(db_->t, job));
+    }
+  }
+  // SQLite counts in a column of the page's rows: no row, no count.
+  if (total) *total = out.empty() ? 0 : matched;
+  return out;
+}
+
+Status MemoryStore::JobRetry(JobId id) {
+  MutexLock lock(db_->mu);
+  Tables& t = db_->t;
+  const TimeMs now = clock_->NowMs();
+  auto it = t.jobs.find(id);
+  if (it == t.jobs.end()) return NotFound("no job with id " + std::to_string(id));
+  JobRow& job = it->second;
+  WARDEN_RETURN_IF_ERROR(CheckRetryAllowed(id, job.state));
+  if (!job.unique_key.empty()) {
+    auto held = t.live_unique.find(job.unique_key);
+    if (held != t.live_unique.end() && held->second != id) {
+      return FailedPrecondition("job " + std::to_string(id) +
+                                ": another live job holds its unique key");
+    }
+  }
+  SetJobState(t, job, JobState::kAvailable);
+  job.run_at = now;
+  job.charged = 0;
+  job.crashes = 0;
+  job.finished_at.reset();
+  job.start_deadline_at.reset();
+  return Status::Ok();
+}
+
+Result<JobState> MemoryStore::JobCancel(JobId id) {
+  MutexLock lock(db_->mu);
+  const TimeMs now = clock_->NowMs();
+  auto it = db_->t.jobs.find(id);
+  if (it == db_->t.jobs.end()) return NotFound("no job with id " + std::to_string(id));
+  JobRow& job = it->second;
+  WARDEN_RETURN_IF_ERROR(CheckCancelAllowed(id, job.state));
+  if (job.state == JobState::kRunning) {
+    job.cancel_requested = true;  // its worker stops it
+    return JobState::kRunning;
+  }
+  SetJobState(db_->t, job, JobState::kCancelled);
+  job.finished_at = now;
+  job.last_error = ErrorKind::kCancelled;
+  return JobState::kCancelled;
+}
+
+Result<int64_t> MemoryStore::JobCountUnfinished() {
+  MutexLock lock(db_->mu);
+  int64_t n = 0;
+  for (const auto& [id, job] : db_->t.jobs) n += IsLive(job.state) ? 1 : 0;
+  return n;
+}
+
+Result<std::optional<Millis>> MemoryStore::JobNextDueIn() {
+  MutexLock lock(db_->mu);
+  std::optional<TimeMs> next;
+  for (const auto& [id, job] : db_->t.jobs) {
+    if (job.state != JobState::kScheduled && job.state != JobState::kRetryable) continue;
+    if (!next || job.run_at < *next) next = job.run_at;
+  }
+  if (!next) return std::optional<Millis>();
+  return std::optional<Millis>(Millis(std::max<int64_t>(0, *next - clock_->NowMs())));
+}
+
+// As SQLite's kBacklogSql: available groups, then scheduled and retryable
+// ones, then running ones, each part in the order of its group's key.
+Result<std::vector<BacklogGroup>> MemoryStore::JobBacklog(const std::vector<std::string>& queues) {
+  MutexLock lock(db_->mu);
+  using Key = std::tuple<std::string, std::string, bool, std::string>;  // queue, task, cmd, state
+  struct Group {
+    int64_t count = 0;
+    TimeMs next_run_at = 0;
+  };
+  std::map<Key, Group> parts[3];
+  for (const auto& [id, job] : db_->t.jobs) {
+    if (!queues.empty() && std::find(queues.begin(), queues.end(), job.queue) == queues.end()) {
+      continue;
+    }
+    int part;
+    switch (job.state) {
+      case JobState::kAvailable: part = 0; break;
+      case JobState::kScheduled:
+      case JobState::kRetryable: part = 1; break;
+      case JobState::kRunning: part = job.worker_id ? 2 : -1; break;
+      default: part = -1;
+    }
+    if (part < 0) continue;
+    Group& g = parts[part][Key{job.queue, job.task, !job.command.empty(), JobStateName(job.state)}];
+    g.next_run_at = g.count == 0 ? job.run_at : std::min(g.next_run_at, job.run_at);
+    ++g.count;
+  }
+  std::vector<BacklogGroup> out;
+  for (const auto& part : parts) {
+    for (const auto& [key, g] : part) {
+      BacklogGroup b;
+      b.queue = std::get<0>(key);
+      b.task = std::get<1>(key);
+      b.command = std::get<2>(key);
+      b.state = ParseJobState(std::get<3>(key)).value_or(JobState::kAvailable);
+      b.count = g.count;
+      b.next_run_at = g.next_run_at;
+      out.push_back(std::move(b));
+    }
+  }
+  return out;
+}
+
+}  // namespace warden::memory

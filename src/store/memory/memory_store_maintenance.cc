@@ -1,0 +1,140 @@
+// MemoryStore: the leader lease, leases and their rescue, expiry, promotion, pruning, stats.
+#include <algorithm>
+#include <map>
+#include <utility>
+#include <string>
+#include <vector>
+
+#include "store/memory/memory_store.h"
+#include "warden/duration.h"
+
+namespace warden::memory {
+
+std::optional<LeaderRow> MemoryStore::LeaderReadLocked(const std::string& name) {
+  auto it = db_->t.leaders.find(name);
+  if (it == db_->t.leaders.end()) return std::nullopt;
+  const LeaderEntry& l = it->second;
+  auto holder = db_->t.workers.find(l.holder);
+  const bool live = holder != db_->t.workers.end() && IsLive(holder->second.state);
+  return LeaderRow{l.holder, l.expires_at, Millis(l.ttl_ms), live};
+}
+
+Result<std::optional<LeaderRow>> MemoryStore::LeaderRead(const std::string& name) {
+  MutexLock lock(db_->mu);
+  return LeaderReadLocked(name);
+}
+
+Result<bool> MemoryStore::LeaderTryAcquire(const std::string& name, WorkerId holder, Millis ttl,
+                                           const std::optional<LeaderRow>& silent) {
+  MutexLock lock(db_->mu);
+  const std::optional<LeaderRow> seen = LeaderReadLocked(name);
+  const bool possible =
+      !seen || seen->holder == holder || !seen->holder_live ||
+      (silent && silent->holder == seen->holder && silent->expires_at == seen->expires_at);
+  if (!possible) return false;
+  db_->t.leaders[name] = LeaderEntry{holder, clock_->NowMs() + ttl.count(), ttl.count()};
+  return true;
+}
+
+Result<std::vector<LeaseRow>> MemoryStore::JobLeases() {
+  MutexLock lock(db_->mu);
+  std::vector<LeaseRow> out;
+  for (const auto& [id, job] : db_->t.jobs) {
+    if (job.state != JobState::kRunning) continue;
+    const WorkerId worker = job.worker_id.value_or(0);
+    std::optional<TimeMs> heartbeat;  // none once its worker's row is pruned
+    if (auto w = db_->t.workers.find(worker); w != db_->t.workers.end()) {
+      heartbeat = w->second.last_heartbeat;
+    }
+    out.push_back(LeaseRow{JobRef{job.id, job.lease_token}, worker,
+                           job.lease_expires_at.value_or(0),
+                           Millis(job.active_lease_ms.value_or(0)), heartbeat});
+  }
+  // In SQLite's order, that of its index of running jobs by worker.
+  std::sort(out.begin(), out.end(), [](const LeaseRow& a, const LeaseRow& b) {
+    return std::pair(a.worker, a.ref.id) < std::pair(b.worker, b.ref.id);
+  });
+  return out;
+}
+
+Result<RescueReport> MemoryStore::JobRescueSilent(std::span<const LeaseRow> silent) {
+  RescueReport report;
+  if (silent.empty()) return report;
+  MutexLock lock(db_->mu);
+  const TimeMs now = clock_->NowMs();
+  for (const LeaseRow& l : silent) {
+    const JobRow* job = FindRunningLocked(l.ref);
+    if (!job || job->lease_expires_at != l.expires_at) continue;  // renewed or finished since
+    JobOutcome o;
+    o.ref = l.ref;
+    o.error.kind = ErrorKind::kLost;
+    o.error.message = "lease not renewed for " + FormatDuration(l.length) + " (worker silent)";
+    if (FailLocked(o, now)) ++report.rescued;
+  }
+  return report;
+}
+
+Result<int> MemoryStore::JobExpire() {
+  MutexLock lock(db_->mu);
+  const TimeMs now = clock_->NowMs();
+  int expired = 0;
+  for (auto& [id, job] : db_->t.jobs) {
+    const bool waiting = job.state == JobState::kScheduled ||
+                         job.state == JobState::kAvailable || job.state == JobState::kRetryable;
+    if (!waiting || !job.start_deadline_at || *job.start_deadline_at >= now) continue;
+    SetJobState(db_->t, job, JobState::kExpired);
+    job.finished_at = now;
+    ++expired;
+  }
+  return expired;
+}
+
+Result<int> MemoryStore::JobPromote() {
+  MutexLock lock(db_->mu);
+  return PromoteDueLocked(clock_->NowMs());
+}
+
+Result<int> MemoryStore::Prune(Millis retention) {
+  MutexLock lock(db_->mu);
+  Tables& t = db_->t;
+  const TimeMs cutoff = clock_->NowMs() - retention.count();
+  int pruned = 0;
+  for (auto it = t.jobs.begin(); it != t.jobs.end();) {
+    const JobRow& job = it->second;
+    const bool old = job.finished_at && *job.finished_at < cutoff;
+    if (old && IsTerminal(job.state)) {
+      it = t.jobs.erase(it);  // its attempts with it
+      ++pruned;
+    } else {
+      ++it;
+    }
+  }
+  for (auto it = t.workers.begin(); it != t.workers.end();) {
+    const WorkerRow& w = it->second;
+    const bool gone = w.state == WorkerState::kStopped || w.state == WorkerState::kDead;
+    it = gone && w.stopped_at && *w.stopped_at < cutoff ? t.workers.erase(it) : std::next(it);
+  }
+  std::erase_if(t.fenced_writes, [&](const FencedWrite& f) { return f.at < cutoff; });
+  return pruned;
+}
+
+Result<Stats> MemoryStore::GetStats() {
+  MutexLock lock(db_->mu);
+  Stats stats;
+  // By state name, as SQLite orders them.
+  std::map<std::string, int64_t> jobs, workers;
+  for (const auto& [id, job] : db_->t.jobs) {
+    ++jobs[JobStateName(job.state)];
+    if (job.last_error == ErrorKind::kCrashLoop) ++stats.crash_loops;
+    for (const AttemptRow& a : job.attempts) {
+      if (a.outcome == ErrorKindName(ErrorKind::kLost)) ++stats.rescued;
+    }
+  }
+  for (const auto& [id, w] : db_->t.workers) ++workers[WorkerStateName(w.state)];
+  stats.jobs.assign(jobs.begin(), jobs.end());
+  stats.workers.assign(workers.begin(), workers.end());
+  stats.fenced_writes = static_cast<int64_t>(db_->t.fenced_writes.size());
+  return stats;
+}
+
+}  // namespace warden::memory
