@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -145,7 +146,10 @@ int SimEnv::Poll(std::span<pollfd> fds, int64_t deadline_mono) {
     }
     if (ready > 0 || clock_.MonotonicMs() >= deadline_mono) return ready;
     for (pollfd& p : fds) {
-      if (auto it = wake_fds_.find(p.fd); it != wake_fds_.end()) it->second.waiters.insert(self);
+      if (auto it = wake_fds_.find(p.fd); it != wake_fds_.end()) {
+        std::vector<SimThread*>& w = it->second.waiters;
+        if (std::find(w.begin(), w.end(), self) == w.end()) w.push_back(self);
+      }
     }
     if (killed_ && deadline_mono != kNoDeadline) {
       RaceTo(deadline_mono);
@@ -153,7 +157,7 @@ int SimEnv::Poll(std::span<pollfd> fds, int64_t deadline_mono) {
       sched_.Park(clock_.WhenMonotonic(deadline_mono));
     }
     for (pollfd& p : fds) {
-      if (auto it = wake_fds_.find(p.fd); it != wake_fds_.end()) it->second.waiters.erase(self);
+      if (auto it = wake_fds_.find(p.fd); it != wake_fds_.end()) std::erase(it->second.waiters, self);
     }
   }
 }

@@ -13,6 +13,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "env/env.h"
 #include "scheduler.h"
@@ -103,7 +104,9 @@ class SimEnv : public Env {
  private:
   struct WakeFd {
     bool signalled = false;
-    std::set<SimThread*> waiters;
+    // In the order they came: woken in an order that pointers' values
+    // (which differ from run to run) do not decide.
+    std::vector<SimThread*> waiters;
   };
   static constexpr int kFirstFd = 1 << 20;  // beyond any real fd
 
