@@ -7,6 +7,7 @@
 #include <climits>
 #include <thread>
 
+#include "core/mutex.h"
 #include "env/env.h"
 #include "env/process.h"
 #include "env/system_clock.h"
@@ -58,18 +59,18 @@ class PosixEnv : public Env {
     return poll(fds.data(), fds.size(), timeout);
   }
 
+  // Read once, and again in a forked child (a program that starts its
+  // worker after daemonizing): its pid is another.
   const HostFacts& Host() override {
-    static const HostFacts facts = [] {
-      HostFacts f;
-      f.node = HostName();
-      f.boot_id = BootId();
-      f.pid_ns = PidNamespace();
-      f.pid = getpid();
-      f.pid_start = ProcessStartTime(f.pid);
-      return f;
-    }();
-    // A fork (the shim) never asks: it execs or exits without a worker.
-    return facts;
+    MutexLock lock(host_mu_);
+    if (host_.pid != getpid()) {
+      host_.node = HostName();
+      host_.boot_id = BootId();
+      host_.pid_ns = PidNamespace();
+      host_.pid = getpid();
+      host_.pid_start = ProcessStartTime(host_.pid);
+    }
+    return host_;
   }
   bool ProcessAlive(int pid, int64_t start_time) override {
     return warden::ProcessAlive(pid, start_time);
@@ -84,6 +85,12 @@ class PosixEnv : public Env {
       const std::function<void(const std::string&)>& on_control_line) override {
     return warden::RunSubprocess(spec, stop, on_control_line);
   }
+
+ private:
+  // Written under host_mu_, only before it is first returned (or in a
+  // forked child, before its threads read it): then read without it.
+  Mutex host_mu_;
+  HostFacts host_;
 };
 
 }  // namespace
