@@ -250,6 +250,9 @@ struct StoreOptions {
   // synchronous=NORMAL); the URL may also say `?sync=normal`.
   bool durable = true;
   Millis busy_timeout{5000};
+  // memory: seeds the backoff jitter of a database it creates, so that a
+  // simulated run repeats exactly; the others draw theirs at random.
+  std::optional<uint64_t> jitter_seed;
   // SQLite: false refuses a file that does not exist (kNotFound) instead of
   // creating it: a command that only reads must not leave a new database
   // behind a mistyped path. PostgreSQL: the server refuses a database that

@@ -37,7 +37,8 @@ Registry& TheRegistry() {
 
 }  // namespace
 
-std::shared_ptr<Database> OpenDatabase(const std::string& name, bool create) {
+std::shared_ptr<Database> OpenDatabase(const std::string& name, bool create,
+                                       std::optional<uint64_t> jitter_seed) {
   Registry& r = TheRegistry();
   MutexLock lock(r.mu);
   // The names of databases since closed go as others open: the registry
@@ -53,6 +54,10 @@ std::shared_ptr<Database> OpenDatabase(const std::string& name, bool create) {
     return nullptr;
   }
   auto db = std::make_shared<Database>();
+  if (jitter_seed) {
+    MutexLock db_lock(db->mu);
+    db->rng.seed(*jitter_seed);
+  }
   slot = db;
   return db;
 }

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -44,6 +45,8 @@ struct Database {
 
 // The live database named `name`; else a new empty one, or null if not
 // `create`.
-std::shared_ptr<Database> OpenDatabase(const std::string& name, bool create);
+// `jitter_seed` seeds a new database's backoff jitter (StoreOptions).
+std::shared_ptr<Database> OpenDatabase(const std::string& name, bool create,
+                                       std::optional<uint64_t> jitter_seed = std::nullopt);
 
 }  // namespace warden::memory

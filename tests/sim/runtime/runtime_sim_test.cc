@@ -42,6 +42,7 @@ class RuntimeSim {
     path_ = url;
     options_.clock = &db_clock_;
     options_.durable = false;
+    options_.jitter_seed = seed;
     auto admin = OpenStore(path_, options_);
     EXPECT_TRUE(admin.has_value()) << admin.error().ToString();
     admin_ = std::move(*admin);
