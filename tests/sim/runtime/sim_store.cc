@@ -18,6 +18,7 @@ R SimStore::Call(const char* method, F apply) {
     ++link_.replies_lost;
     return R(Unavailable(std::string("sim: ") + method + ": reply lost"));
   }
+  if (link_.on_reply) link_.on_reply(method);
   return result;
 }
 

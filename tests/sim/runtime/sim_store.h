@@ -29,6 +29,9 @@ struct SimLink {
   int lose_reply_percent = 0;
   // Asked after each call that took effect: true loses its reply.
   std::function<bool(const std::string& method)> lose_reply;
+  // Called as each reply that arrives reaches its caller (the caller's
+  // thread still runs: a freeze here stops the process just after).
+  std::function<void(const std::string& method)> on_reply;
   int64_t calls = 0, replies_lost = 0;
 };
 

@@ -1,0 +1,181 @@
+// RuntimeSim: a world for warden's real worker runtime under the Scheduler
+// (scheduler.h): a store (in-memory or SQLite) on a virtual clock, and
+// worker processes, each a real Worker on a SimEnv (its clock, threads and
+// host) whose store calls go over a SimLink (sim_store.h). Workers run
+// handlers of task "work" that take `ms` of their worker's clock, fail
+// their first attempt when `fail_first`, and keep a ledger of starts and of
+// runs to the end.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/worker_seams.h"
+#include "scheduler.h"
+#include "sim_env.h"
+#include "sim_store.h"
+#include "store/store.h"
+
+namespace warden::sim {
+
+constexpr TimeMs kEpoch = 1'800'000'000'000;
+constexpr VirtUs kSecond = 1'000'000;
+
+// One simulated worker process and the thread that runs Worker::Run.
+struct SimWorkerProcess {
+  std::unique_ptr<SimLink> link;
+  std::unique_ptr<SimEnv> env;
+  std::unique_ptr<Worker> worker;
+  SimThread* run = nullptr;
+  Status status;
+  std::string log;
+};
+
+class RuntimeSim {
+ public:
+  // `url`: "memory:..." or a SQLite file.
+  RuntimeSim(uint64_t seed, const std::string& url) : sched_(seed), db_clock_(sched_, kEpoch) {
+    path_ = url;
+    options_.clock = &db_clock_;
+    options_.durable = false;
+    options_.jitter_seed = seed;
+    auto admin = OpenStore(path_, options_);
+    EXPECT_TRUE(admin.has_value()) << admin.error().ToString();
+    admin_ = std::move(*admin);
+    sched_.set_trace(true);
+  }
+
+  ~RuntimeSim() {
+    for (auto& p : workers_) {
+      if (p->run != nullptr && !p->run->exited()) p->worker->Stop(true);
+    }
+    sched_.RunUntil(sched_.now() + 600 * kSecond);
+  }
+
+  // Jobs of task "work" that run `ms` of their worker's clock each.
+  void Enqueue(int n, int64_t ms) {
+    std::vector<JobSpec> specs(static_cast<size_t>(n));
+    for (JobSpec& s : specs) {
+      s.task = "work";
+      s.payload = Json{{"ms", ms}};
+    }
+    Enqueue(specs);
+  }
+  void Enqueue(const std::vector<JobSpec>& specs) {
+    ASSERT_TRUE(admin_->JobInsertMany(specs).has_value());
+  }
+
+  // A worker process `pid` named "w<pid>" (or `o.name`), host `host`.
+  SimWorkerProcess& StartWorker(int pid, WorkerOptions o) {
+    auto p = std::make_unique<SimWorkerProcess>();
+    SimWorkerProcess* raw = p.get();
+    p->link = std::make_unique<SimLink>(sched_, static_cast<uint64_t>(pid));
+    p->env = std::make_unique<SimEnv>(sched_, host_, pid, pid, 1, kEpoch);
+    if (o.name.empty()) o.name = "w" + std::to_string(pid);
+    o.log = [raw, this](const std::string& line) {
+      raw->log += std::to_string(sched_.now() / 1000) + "ms " + line + "\n";
+    };
+    WorkerSeams seams;
+    seams.env = p->env.get();
+    seams.open_store = [this, raw]() -> Result<std::unique_ptr<Store>> {
+      WARDEN_ASSIGN_OR_RETURN(auto store, OpenStore(path_, options_));
+      return std::unique_ptr<Store>(std::make_unique<SimStore>(std::move(store), *raw->link));
+    };
+    auto w = CreateWorker(path_, o, seams);
+    EXPECT_TRUE(w.has_value()) << w.error().ToString();
+    p->worker = std::move(*w);
+    SimEnv& env = *p->env;
+    p->worker->Handle("work", [&env, this](JobContext& ctx) {
+      if (env.killed()) return FailedPrecondition("killed");
+      ++starts_[ctx.id()];
+      // The start gate's promise: a job's code starts only while its lease
+      // is this attempt's (the store still names its token).
+      auto now_held = admin_->JobGet(ctx.id());
+      if (!now_held.has_value() || now_held->state != JobState::kRunning ||
+          now_held->lease_token != ctx.lease_token()) {
+        unheld_starts_.push_back("job " + std::to_string(ctx.id()) + " attempt " +
+                                 std::to_string(ctx.attempt()) + " started at " +
+                                 std::to_string(sched_.now() / 1000) +
+                                 " ms without its lease");
+      }
+      const int64_t until = env.clock().MonotonicMs() + ctx.payload()["ms"].get<int64_t>();
+      while (env.clock().MonotonicMs() < until) {
+        // A killed process's code runs no more (its threads only unwind).
+        if (ctx.stop_requested() || env.killed()) return FailedPrecondition("stopped");
+        env.clock().SleepFor(Millis(std::min<int64_t>(100, until - env.clock().MonotonicMs())));
+      }
+      ++ran_to_end_[ctx.id()];
+      if (ctx.payload().value("fail_first", false) && ctx.attempt() == 1) {
+        return Internal("the first attempt fails");
+      }
+      ctx.SetResult(Json{{"attempt", ctx.attempt()}});
+      return Status::Ok();
+    });
+    p->run = sched_.Spawn("run" + std::to_string(pid), pid,
+                          [raw] { raw->status = raw->worker->Run(); });
+    workers_.push_back(std::move(p));
+    return *raw;
+  }
+
+  int64_t Count(JobState state) {
+    auto stats = admin_->GetStats();
+    if (!stats.has_value()) return -1;
+    for (const auto& [s, n] : stats->jobs) {
+      if (s == JobStateName(state)) return n;
+    }
+    return 0;
+  }
+
+  // Runs until every job of `total` succeeded or `limit` of virtual time.
+  bool RunUntilAllSucceed(int64_t total, VirtUs limit) {
+    for (VirtUs t = sched_.now(); t < limit; t += kSecond / 10) {
+      sched_.RunUntil(t);
+      if (Count(JobState::kSucceeded) == total) return true;
+    }
+    return false;
+  }
+
+  // SIGKILL: gone from its host, cut from the store, its threads unwound.
+  void Kill(SimWorkerProcess& p) {
+    p.env->Kill();
+    p.link->killed = true;
+    p.worker->Stop(/*release_now=*/true);
+  }
+
+  void StopAll() {
+    for (auto& p : workers_) p->worker->Stop();
+    sched_.RunUntil(sched_.now() + 120 * kSecond);
+    for (auto& p : workers_) {
+      EXPECT_TRUE(p->run->exited()) << p->log;
+      if (!p->env->killed()) {
+        EXPECT_TRUE(p->status.ok()) << p->status.ToString();
+      }
+    }
+  }
+
+  Scheduler& sched() { return sched_; }
+  Store& admin() { return *admin_; }
+  const std::map<JobId, int>& ran_to_end() const { return ran_to_end_; }
+  const std::map<JobId, int>& starts() const { return starts_; }
+  const std::vector<std::string>& unheld_starts() const { return unheld_starts_; }
+  SimClock& db_clock() { return db_clock_; }
+  std::vector<std::unique_ptr<SimWorkerProcess>>& workers() { return workers_; }
+
+ private:
+  Scheduler sched_;
+  SimHost host_;
+  SimClock db_clock_;
+  std::string path_;
+  StoreOptions options_;
+  std::unique_ptr<Store> admin_;
+  std::vector<std::unique_ptr<SimWorkerProcess>> workers_;
+  std::map<JobId, int> ran_to_end_;
+  std::map<JobId, int> starts_;  // handler entries, by job
+  std::vector<std::string> unheld_starts_;
+};
+
+}  // namespace warden::sim
