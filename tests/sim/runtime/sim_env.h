@@ -4,7 +4,8 @@
 // runs at its own rate from virtual time, and every wait on it (a CondVar,
 // a sleep, a poll, a join) parks the thread until virtual time reaches the
 // deadline or another thread notifies it. Wake-up fds are virtual. The host
-// and its processes are the World's (sim_env.h's SimHost).
+// and its processes are a SimHost (below), shared by its processes. A
+// killed process's threads race to their end in no virtual time (Kill).
 //
 // Thread safety: called by the thread holding the Scheduler's baton.
 #pragma once
@@ -71,7 +72,7 @@ class SimClock : public Clock {
 class SimEnv : public Env {
  public:
   // `group`: this process's Scheduler group; `pid` and `pid_start` name it
-  // on `host`, where it is alive until Exit.
+  // on `host`, where it is alive until killed.
   SimEnv(Scheduler& sched, SimHost& host, int group, int pid, int64_t pid_start,
          TimeMs wall_origin_ms, double clock_rate = 1.0);
 
