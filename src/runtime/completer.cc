@@ -56,14 +56,14 @@ bool Completer::idle() {
 }
 
 void Completer::Stop() {
-  if (joined_) return;
+  if (!thread_) return;
   {
     MutexLock lock(mu_);
     stop_ = true;
   }
   cv_.NotifyAll();
   thread_->Join();
-  joined_ = true;
+  thread_.reset();
 }
 
 void Completer::Loop() {

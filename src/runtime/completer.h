@@ -71,8 +71,7 @@ class Completer {
   int64_t settled_ GUARDED_BY(mu_) = 0;
   std::unordered_map<JobId, int> unsettled_ GUARDED_BY(mu_);
   bool stop_ GUARDED_BY(mu_) = false;
-  bool joined_ = false;  // Stop's caller only
-  std::unique_ptr<Thread> thread_;
+  std::unique_ptr<Thread> thread_;  // null once Stop has joined it
 };
 
 }  // namespace warden
