@@ -28,6 +28,7 @@ struct SeedResult {
   std::string failures;  // empty: every check held
   std::string logs;
   int jobs = 0, kills = 0, freezes = 0, steps = 0;
+  int64_t turns = 0;
 };
 
 SeedResult RunSeed(uint64_t seed) {
@@ -188,6 +189,7 @@ SeedResult RunSeed(uint64_t seed) {
     out.logs += "---- " + name + " (pid " + std::to_string(p->env->Host().pid) + ")\n" + p->log;
   }
   sim.StopAll();
+  out.turns = sim.sched().turns();
   return out;
 }
 
@@ -202,6 +204,7 @@ TEST(RuntimeSeedsTest, InvariantsHoldOnEverySeed) {
   const char* mutant = std::getenv("WARDEN_RUNTIME_SIM_MUTANT");
   const char* catch_text = std::getenv("WARDEN_RUNTIME_SIM_MUTANT_CATCH");
   int failed = 0, kills = 0, freezes = 0, steps = 0, jobs = 0;
+  int64_t turns = 0;
   for (int64_t i = 0; i < seeds; ++i) {
     const uint64_t seed = only ? static_cast<uint64_t>(only) : static_cast<uint64_t>(i + 1);
     const SeedResult r = RunSeed(seed);
@@ -209,6 +212,7 @@ TEST(RuntimeSeedsTest, InvariantsHoldOnEverySeed) {
     freezes += r.freezes;
     steps += r.steps;
     jobs += r.jobs;
+    turns += r.turns;
     if (only) std::cout << r.logs;
     // Caught by the check the break is for: any other failure is a failure.
     if (mutant != nullptr && catch_text != nullptr &&
@@ -223,7 +227,7 @@ TEST(RuntimeSeedsTest, InvariantsHoldOnEverySeed) {
     }
   }
   std::cout << seeds << " seeds: " << jobs << " jobs, " << kills << " kills, " << freezes
-            << " freezes, " << steps << " store clock steps; " << failed << " failed\n";
+            << " freezes, " << steps << " store clock steps; " << turns << " turns; " << failed << " failed\n";
   if (mutant != nullptr) ADD_FAILURE() << "no seed caught the mutant " << mutant;
 }
 

@@ -1,6 +1,13 @@
 #include "scheduler.h"
 
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 
@@ -23,7 +30,50 @@ constexpr int64_t kJitterUs = 20;
 
 }  // namespace
 
-Scheduler::Scheduler(uint64_t seed) : rng_(seed) {}
+// given_: 0 empty, 1 given, 2 empty with its taker asleep on the futex.
+void Baton::Give() {
+  if (given_.exchange(1, std::memory_order_release) == 2) {
+    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&given_), FUTEX_WAKE_PRIVATE, 1, nullptr,
+            nullptr, 0);
+  }
+}
+
+void Baton::Take() { TakeFor(-1); }
+
+bool Baton::TakeFor(int seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (true) {
+    uint32_t seen = given_.load(std::memory_order_relaxed);
+    if (seen == 1) {
+      if (given_.compare_exchange_weak(seen, 0, std::memory_order_acquire)) return true;
+      continue;
+    }
+    if (seen == 0 && !given_.compare_exchange_weak(seen, 2, std::memory_order_relaxed)) continue;
+    timespec rel{};
+    if (seconds >= 0) {
+      const auto left = deadline - std::chrono::steady_clock::now();
+      if (left <= std::chrono::nanoseconds(0)) return false;
+      const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
+      rel = {static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+    }
+    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&given_), FUTEX_WAIT_PRIVATE, 2,
+            seconds >= 0 ? &rel : nullptr, nullptr, 0);
+  }
+}
+
+Scheduler::Scheduler(uint64_t seed) : rng_(seed) {
+  const int cpu = sched_getcpu();
+  if (cpu < 0 || sched_getaffinity(0, sizeof(driver_cpus_), &driver_cpus_) != 0) return;
+  CPU_ZERO(&cpu_);
+  CPU_SET(cpu, &cpu_);
+  pinned_ = true;
+  PinToCpu();
+}
+
+// Speed only: a thread the kernel will not pin runs anywhere, as correctly.
+void Scheduler::PinToCpu() {
+  if (pinned_) pthread_setaffinity_np(pthread_self(), sizeof(cpu_), &cpu_);
+}
 
 Scheduler::~Scheduler() {
   std::string running;
@@ -34,6 +84,7 @@ Scheduler::~Scheduler() {
   for (const auto& t : threads_) {
     if (t->thread_.joinable()) t->thread_.join();
   }
+  if (pinned_) pthread_setaffinity_np(pthread_self(), sizeof(driver_cpus_), &driver_cpus_);
 }
 
 SimThread* Scheduler::Spawn(std::string name, int group, std::function<void()> body) {
@@ -44,14 +95,15 @@ SimThread* Scheduler::Spawn(std::string name, int group, std::function<void()> b
   t->parked_ = true;
   threads_.push_back(std::move(owned));
   t->thread_ = std::thread([this, t, body = std::move(body)]() mutable {
-    t->go_.acquire();
+    PinToCpu();
+    t->go_.Take();
     body();
     body = nullptr;  // its captures go while this thread holds the baton
     t->exited_ = true;
     for (SimThread* j : t->joiners_) Wake(j);
     t->joiners_.clear();
-    current_ = nullptr;
-    driver_go_.release();
+    to_join_.push_back(t);
+    PassOn(nullptr);
   });
   Schedule(t, now_);
   return t;
@@ -72,7 +124,7 @@ void Scheduler::Schedule(SimThread* t, VirtUs at) {
 }
 
 bool Scheduler::Park(VirtUs deadline) {
-  SimThread* self = current_;
+  SimThread* self = current();
   if (self == nullptr) Die("Park called on the driver");
   self->parked_ = true;
   self->woken_ = false;
@@ -81,14 +133,49 @@ bool Scheduler::Park(VirtUs deadline) {
   } else {
     Schedule(self, deadline);
   }
-  Handoff(self);
+  PassOn(self);
   return self->woken_;
 }
 
-void Scheduler::Handoff(SimThread* self) {
-  current_ = nullptr;
-  driver_go_.release();
-  self->go_.acquire();
+SimThread* Scheduler::NextTurn() {
+  while (!queue_.empty()) {
+    auto it = queue_.begin();
+    if (it->first.first > until_ || it->second.fn) return nullptr;
+    now_ = std::max(now_, it->first.first);
+    SimThread* t = it->second.thread;
+    const uint64_t turn = it->second.turn;
+    queue_.erase(it);
+    if (turn != t->turn_ || !t->parked_ || t->exited_) continue;  // superseded
+    if (frozen(t->group_)) {
+      frozen_due_[t->group_].push_back(t);
+      continue;
+    }
+    return t;
+  }
+  return nullptr;
+}
+
+void Scheduler::StartTurn(SimThread* t) {
+  current_.store(t, std::memory_order_relaxed);
+  t->parked_ = false;
+  ++turns_;
+  if (trace_on_) trace_ += std::to_string(now_) + " " + t->name_ + "\n";
+}
+
+void Scheduler::PassOn(SimThread* self) {
+  SimThread* next = NextTurn();
+  if (next != nullptr && next == self) {
+    StartTurn(self);
+    return;
+  }
+  if (next != nullptr) {
+    StartTurn(next);
+    next->go_.Give();
+  } else {
+    current_.store(nullptr, std::memory_order_relaxed);
+    driver_go_.Give();
+  }
+  if (self != nullptr) self->go_.Take();
 }
 
 void Scheduler::Wake(SimThread* t) {
@@ -104,7 +191,7 @@ void Scheduler::WakeGroup(int group) {
 }
 
 void Scheduler::Join(SimThread* t) {
-  SimThread* self = current_;
+  SimThread* self = current();
   if (self == nullptr) Die("Join called on the driver");
   while (!t->exited_) {
     t->joiners_.push_back(self);
@@ -130,40 +217,38 @@ bool Scheduler::frozen(int group) const {
   return it != frozen_.end() && it->second;
 }
 
-void Scheduler::GiveTurn(SimThread* t) {
-  current_ = t;
-  t->parked_ = false;
-  ++turns_;
-  if (trace_on_) trace_ += std::to_string(now_) + " " + t->name_ + "\n";
-  t->go_.release();
-  if (!driver_go_.try_acquire_for(kStuck)) {
-    Die("thread '" + t->name_ + "' has not parked for " + std::to_string(kStuck.count()) +
-        " s: it waits outside the Env (a real wait, or a mutex a parked thread holds)");
-  }
-  if (t->exited_ && t->thread_.joinable()) t->thread_.join();
-}
-
 bool Scheduler::RunUntil(VirtUs until) {
-  while (!queue_.empty()) {
+  until_ = until;
+  while (true) {
+    for (SimThread* t : to_join_) {
+      if (t->thread_.joinable()) t->thread_.join();
+    }
+    to_join_.clear();
+    if (queue_.empty()) break;
     auto it = queue_.begin();
     if (it->first.first > until) {
       now_ = std::max(now_, until);
       return true;
     }
-    now_ = std::max(now_, it->first.first);
-    Event e = std::move(it->second);
-    queue_.erase(it);
-    if (e.fn) {
-      e.fn();
+    if (it->second.fn) {
+      now_ = std::max(now_, it->first.first);
+      std::function<void()> fn = std::move(it->second.fn);
+      queue_.erase(it);
+      fn();
       continue;
     }
-    SimThread* t = e.thread;
-    if (e.turn != t->turn_ || !t->parked_ || t->exited_) continue;  // superseded
-    if (frozen(t->group_)) {
-      frozen_due_[t->group_].push_back(t);
-      continue;
+    SimThread* t = NextTurn();
+    if (t == nullptr) continue;
+    StartTurn(t);
+    t->go_.Give();
+    // Back when a thread meets the driver's next event: turns in between
+    // pass from thread to thread.
+    if (!driver_go_.TakeFor(kStuck.count())) {
+      SimThread* holder = current();
+      Die("thread '" + (holder != nullptr ? holder->name_ : std::string("?")) +
+          "' has not parked for " + std::to_string(kStuck.count()) +
+          " s: it waits outside the Env (a real wait, or a mutex a parked thread holds)");
     }
-    GiveTurn(t);
   }
   now_ = std::max(now_, until == kNever ? now_ : until);
   return false;
