@@ -1,20 +1,32 @@
 // Seeded runs of warden's real worker runtime (runtime_sim.h): 2-3 workers
-// on one host, jobs at-least-once and at-most-once, some failing their
-// first attempt; workers killed and restarted under their names, frozen and
-// thawed, replies lost, the store's wall clock stepped. Checked: no job's
-// code starts unless the store still names its attempt's lease; after each
-// run, every job ended (succeeded or dead), none succeeded twice, no
-// at-most-once job started twice, and no worker that was neither frozen
-// nor killed was declared dead.
+// on one host, their clocks at rates within 1% of true time; jobs
+// at-least-once and at-most-once, some failing their first attempt, some
+// with leases of their own, concurrency keys or start deadlines, and in
+// some seeds mostly jobs shorter than a claim's round trip (claimed ahead).
+// Faults: workers killed (SIGKILL) or drained (SIGTERM) and restarted under
+// their names, frozen and thawed (half of them just as a claim's reply
+// arrives), cut off from the store or its calls slowed (up to two leases
+// each way), replies lost, the store's wall clock stepped, an operator's
+// cancel and retry.
+//
+// Checked as they run: no job's code starts unless the store still names
+// its attempt's lease, nor runs on once the store took the job from it; no
+// two running jobs share a concurrency key. After each run: the invariants
+// of core/invariants.h (every job ended, one completion each and a run that
+// finished, no at-most-once job started twice, ...), and no worker that was
+// neither frozen nor killed was declared dead.
 //
 //   WARDEN_RUNTIME_SIM_SEEDS=N  how many seeds (default 100)
+//   WARDEN_RUNTIME_SIM_FROM=F   the first (default 1)
 //   WARDEN_RUNTIME_SIM_SEED=S   only seed S, with both workers' logs
+//   WARDEN_RUNTIME_SIM_TRACE=1  and with every turn taken
 //   WARDEN_RUNTIME_SIM_MUTANT=NAME  this binary runs a deliberately broken
-//                               src/runtime (tests/sim/CMakeLists.txt): it
-//                               passes once a seed fails with a check
-//                               containing WARDEN_RUNTIME_SIM_MUTANT_CATCH
+//                               src/ (tests/sim/CMakeLists.txt): it passes
+//                               once a seed fails with a check containing
+//                               WARDEN_RUNTIME_SIM_MUTANT_CATCH
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <set>
 
@@ -27,14 +39,33 @@ namespace {
 struct SeedResult {
   std::string failures;  // empty: every check held
   std::string logs;
-  int jobs = 0, kills = 0, freezes = 0, steps = 0;
+  std::string trace;  // WARDEN_RUNTIME_SIM_TRACE: each turn
+  int jobs = 0, kills = 0, drains = 0, freezes = 0, cuts = 0, steps = 0, operator_actions = 0;
   int64_t turns = 0;
 };
+
+std::vector<JobSpec> DrawJobs(Rng& rng, Millis worker_lease) {
+  std::vector<JobSpec> specs(static_cast<size_t>(rng.Range(5, 25)));
+  const bool short_jobs = rng.Percent(30);  // claimed ahead of free slots
+  const bool keys = rng.Percent(30);
+  for (JobSpec& s : specs) {
+    s.task = "work";
+    const int64_t ms = short_jobs && rng.Percent(70) ? rng.Range(0, 2) : rng.Range(0, 3000);
+    s.payload = Json{{"ms", ms}, {"fail_first", rng.Percent(20)}};
+    if (rng.Percent(20)) s.delivery = Delivery::kAtMostOnce;
+    if (rng.Percent(20)) s.lease = Millis(rng.Range(1000, 2 * worker_lease.count()));
+    if (keys && rng.Percent(40)) s.concurrency_key = rng.Percent(50) ? "a" : "b";
+    if (rng.Percent(10)) s.start_deadline = Millis(rng.Range(2000, 20'000));
+    s.max_attempts = 10;
+  }
+  return specs;
+}
 
 SeedResult RunSeed(uint64_t seed) {
   SeedResult out;
   Rng rng(Mix(seed, 0x51ed));
   RuntimeSim sim(seed, "memory:runtime-seed-" + std::to_string(seed));
+  sim.sched().set_trace(std::getenv("WARDEN_RUNTIME_SIM_TRACE") != nullptr);
 
   WorkerOptions o;
   o.heartbeat = Millis(rng.Range(200, 1000));
@@ -42,32 +73,30 @@ SeedResult RunSeed(uint64_t seed) {
   o.keepalive_threshold = o.lease;
   o.sweep_interval = Millis(rng.Range(200, 1000));
   o.poll_interval = Millis(1000);
-  o.shutdown_timeout = Millis(5000);
+  o.shutdown_timeout = Millis(rng.Range(0, 5000));
 
-  out.jobs = static_cast<int>(rng.Range(5, 25));
-  std::vector<JobSpec> specs(static_cast<size_t>(out.jobs));
-  std::set<JobId> at_most_once;
-  for (size_t i = 0; i < specs.size(); ++i) {
-    JobSpec& s = specs[i];
-    s.task = "work";
-    s.payload = Json{{"ms", rng.Range(0, 3000)}, {"fail_first", rng.Percent(20)}};
-    if (rng.Percent(20)) {
-      s.delivery = Delivery::kAtMostOnce;
-      at_most_once.insert(static_cast<JobId>(i + 1));
-    }
-    s.max_attempts = 10;
-  }
+  const std::vector<JobSpec> specs = DrawJobs(rng, o.lease);
+  out.jobs = static_cast<int>(specs.size());
   sim.Enqueue(specs);
 
   const int workers = static_cast<int>(rng.Range(2, 3));
   int next_pid = 100;
   std::set<std::string> faulted;  // names of workers frozen or killed
+  std::set<JobId> retried;        // by the operator
   std::map<std::string, SimWorkerProcess*> by_name;
-  for (int i = 0; i < workers; ++i) {
+  std::map<std::string, double> rate;  // each name's host clock rate
+  bool closing = false;                // no more restarts
+  auto start = [&](const std::string& name, int concurrency) {
+    if (closing) return;
     WorkerOptions w = o;
-    w.concurrency = static_cast<int>(rng.Range(1, 4));
-    w.name = "w" + std::to_string(i);
-    by_name[w.name] = &sim.StartWorker(++next_pid, w);
+    w.concurrency = concurrency;
+    w.name = name;
+    by_name[name] = &sim.StartWorker(++next_pid, w, rate[name]);
+  };
+  for (int i = 0; i < workers; ++i) {
+    const std::string name = "w" + std::to_string(i);
+    rate[name] = 1.0 + static_cast<double>(rng.Range(-100, 100)) / 10'000;
+    start(name, static_cast<int>(rng.Range(1, 4)));
   }
 
   // Faults in the first 20 s.
@@ -76,28 +105,38 @@ SeedResult RunSeed(uint64_t seed) {
   for (int f = 0; f < faults; ++f) {
     const VirtUs at = rng.Range(0, kFaultsUntil);
     const std::string name = "w" + std::to_string(rng.Range(0, workers - 1));
-    switch (rng.Range(0, 3)) {
-      case 0: {  // SIGKILL, and a restart under the same name
-        ++out.kills;
+    switch (rng.Range(0, 6)) {
+      case 0:    // SIGKILL, or
+      case 1: {  // SIGTERM (a drain); then a restart under the same name
+        const bool kill = rng.Range(0, 2) > 0;
+        ++(kill ? out.kills : out.drains);
         const VirtUs back = at + rng.Range(kSecond / 2, 3 * kSecond);
         const int concurrency = static_cast<int>(rng.Range(1, 4));
-        sim.sched().At(at, [&, name] {
+        sim.sched().At(at, [&, name, kill] {
           SimWorkerProcess* p = by_name[name];
-          if (p == nullptr || p->env->killed()) return;
+          if (p == nullptr || p->env->killed() || p->run->exited()) return;
+          if (!kill) {
+            p->worker->Stop();
+            return;
+          }
           faulted.insert(name);
           sim.Kill(*p);
         });
-        sim.sched().At(back, [&, name, concurrency] {
+        // Restarted once the old process is gone (a drain takes up to its
+        // shutdown timeout).
+        auto restart = std::make_shared<std::function<void()>>();
+        *restart = [&, name, concurrency, restart] {
           SimWorkerProcess* p = by_name[name];
-          if (p == nullptr || !p->env->killed()) return;
-          WorkerOptions w = o;
-          w.concurrency = concurrency;
-          w.name = name;
-          by_name[name] = &sim.StartWorker(++next_pid, w);
-        });
+          if (p != nullptr && !p->run->exited()) {
+            sim.sched().At(sim.sched().now() + kSecond / 2, *restart);
+            return;
+          }
+          start(name, concurrency);
+        };
+        sim.sched().At(back, *restart);
         break;
       }
-      case 1: {  // frozen (SIGSTOP, a paused VM), then thawed
+      case 2: {  // frozen (SIGSTOP, a paused VM), then thawed
         ++out.freezes;
         const VirtUs length = rng.Range(kSecond / 2, 15 * kSecond);
         // Half the freezes come as a claim's reply arrives, with jobs
@@ -125,7 +164,7 @@ SeedResult RunSeed(uint64_t seed) {
         });
         break;
       }
-      case 2: {  // replies lost for a while
+      case 3: {  // replies lost for a while
         const int percent = static_cast<int>(rng.Range(1, 10));
         const VirtUs until = at + rng.Range(kSecond, 10 * kSecond);
         sim.sched().At(at, [&, name, percent] {
@@ -134,6 +173,36 @@ SeedResult RunSeed(uint64_t seed) {
         sim.sched().At(until, [&, name] {
           if (SimWorkerProcess* p = by_name[name]) p->link->lose_reply_percent = 0;
         });
+        break;
+      }
+      case 4: {  // cut off from the store (a partition), or its calls slow
+        ++out.cuts;
+        const bool cut = rng.Percent(50);
+        const VirtUs length = rng.Range(kSecond, 15 * kSecond);
+        const VirtUs slow = rng.Range(kSecond / 10, 2 * o.lease.count() * 1000);
+        sim.sched().At(at, [&, name, cut, length, slow] {
+          SimWorkerProcess* p = by_name[name];
+          if (p == nullptr || p->env->killed()) return;
+          faulted.insert(name);  // its heartbeats may not arrive in time
+          if (cut) {
+            p->link->cut_until = sim.sched().now() + length;
+            return;
+          }
+          p->link->max_delay = slow;
+          sim.sched().At(sim.sched().now() + length, [p] { p->link->max_delay = 500; });
+        });
+        break;
+      }
+      case 5: {  // an operator cancels a job, and may retry it later
+        ++out.operator_actions;
+        const JobId job = rng.Range(1, out.jobs);
+        const VirtUs retry_at = rng.Percent(50) ? at + rng.Range(0, 5 * kSecond) : -1;
+        sim.sched().At(at, [&sim, job] { (void)sim.admin().JobCancel(job); });
+        if (retry_at >= 0) {
+          sim.sched().At(retry_at, [&sim, &retried, job] {
+            if (sim.admin().JobRetry(job).ok()) retried.insert(job);
+          });
+        }
         break;
       }
       default: {  // the store's wall clock steps: back by up to 30 s, or on by up to 6 h
@@ -152,35 +221,22 @@ SeedResult RunSeed(uint64_t seed) {
   const bool ended = [&] {
     for (VirtUs t = 0; t < 600 * kSecond; t += kSecond / 2) {
       sim.sched().RunUntil(t);
-      if (t > kFaultsUntil + 15 * kSecond &&
-          sim.Count(JobState::kSucceeded) + sim.Count(JobState::kDead) == out.jobs) {
-        return true;
-      }
+      sim.CheckKeys();
+      if (t > kFaultsUntil + 15 * kSecond && sim.Unfinished() == 0) return true;
     }
     return false;
   }();
-  check(ended, "not every job ended within 600 s: " +
-                   std::to_string(sim.Count(JobState::kSucceeded)) + " succeeded, " +
-                   std::to_string(sim.Count(JobState::kDead)) + " dead of " +
-                   std::to_string(out.jobs));
-  for (JobId id = 1; id <= out.jobs; ++id) {
-    const auto job = sim.admin().JobGet(id);
-    if (!job.has_value()) {
-      check(false, "job " + std::to_string(id) + ": " + job.error().ToString());
-      continue;
-    }
-    int succeeded = 0;
-    for (const AttemptInfo& a : job->attempts) succeeded += a.outcome == "succeeded";
-    check(succeeded <= 1, "job " + std::to_string(id) + " succeeded " +
-                              std::to_string(succeeded) + " times");
-    if (at_most_once.count(id)) {
-      auto s = sim.starts().find(id);
-      const int starts = s == sim.starts().end() ? 0 : s->second;
-      check(starts <= 1, "at-most-once job " + std::to_string(id) + " started " +
-                             std::to_string(starts) + " times");
-    }
-  }
-  for (const std::string& start : sim.unheld_starts()) check(false, start);
+  check(ended, "not every job ended within 600 s: " + std::to_string(sim.Unfinished()) +
+                   " of " + std::to_string(out.jobs) + " unfinished");
+  for (const std::string& v : sim.violations()) check(false, v);
+  InvariantInput in;
+  in.jobs = sim.Jobs(out.jobs);
+  in.runs = sim.runs();
+  in.store_clock_steady = out.steps == 0;
+  in.retried_by_operator = retried;
+  check(in.jobs.size() == static_cast<size_t>(out.jobs), "a job is missing from the store");
+  const std::string broken = DescribeViolations(CheckInvariants(in));
+  if (!broken.empty()) out.failures += broken;
   for (auto& p : sim.workers()) {
     const std::string name = p->worker->name();
     const bool declared = p->log.find("was declared dead") != std::string::npos;
@@ -188,8 +244,10 @@ SeedResult RunSeed(uint64_t seed) {
           name + " was declared dead, though neither frozen nor killed");
     out.logs += "---- " + name + " (pid " + std::to_string(p->env->Host().pid) + ")\n" + p->log;
   }
+  closing = true;
   sim.StopAll();
   out.turns = sim.sched().turns();
+  out.trace = sim.sched().trace();
   return out;
 }
 
@@ -201,19 +259,34 @@ int64_t EnvNumber(const char* name, int64_t fallback) {
 TEST(RuntimeSeedsTest, InvariantsHoldOnEverySeed) {
   const int64_t only = EnvNumber("WARDEN_RUNTIME_SIM_SEED", 0);
   const int64_t seeds = only ? 1 : EnvNumber("WARDEN_RUNTIME_SIM_SEEDS", 100);
+  const int64_t from = EnvNumber("WARDEN_RUNTIME_SIM_FROM", 1);
   const char* mutant = std::getenv("WARDEN_RUNTIME_SIM_MUTANT");
   const char* catch_text = std::getenv("WARDEN_RUNTIME_SIM_MUTANT_CATCH");
-  int failed = 0, kills = 0, freezes = 0, steps = 0, jobs = 0;
+  int failed = 0, kills = 0, drains = 0, freezes = 0, cuts = 0, steps = 0, actions = 0, jobs = 0;
   int64_t turns = 0;
+  uint64_t slowest = 0;
+  double slowest_secs = 0;
+  int64_t slowest_turns = 0;
   for (int64_t i = 0; i < seeds; ++i) {
-    const uint64_t seed = only ? static_cast<uint64_t>(only) : static_cast<uint64_t>(i + 1);
+    const uint64_t seed = only ? static_cast<uint64_t>(only) : static_cast<uint64_t>(from + i);
+    const auto began = std::chrono::steady_clock::now();
     const SeedResult r = RunSeed(seed);
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    if (secs > slowest_secs) {
+      slowest_secs = secs;
+      slowest = seed;
+      slowest_turns = r.turns;
+    }
     kills += r.kills;
+    drains += r.drains;
+    cuts += r.cuts;
+    actions += r.operator_actions;
     freezes += r.freezes;
     steps += r.steps;
     jobs += r.jobs;
     turns += r.turns;
-    if (only) std::cout << r.logs;
+    if (only) std::cout << r.logs << r.trace;
     // Caught by the check the break is for: any other failure is a failure.
     if (mutant != nullptr && catch_text != nullptr &&
         r.failures.find(catch_text) != std::string::npos) {
@@ -223,11 +296,12 @@ TEST(RuntimeSeedsTest, InvariantsHoldOnEverySeed) {
     if (!r.failures.empty() && ++failed <= 5) {
       ADD_FAILURE() << "seed " << seed << ":\n" << r.failures
                     << "replay: WARDEN_RUNTIME_SIM_SEED=" << seed
-                    << " runtime_sim_test --gtest_filter='RuntimeSeedsTest.*'";
+                    << " runtime_seeds_test";
     }
   }
-  std::cout << seeds << " seeds: " << jobs << " jobs, " << kills << " kills, " << freezes
-            << " freezes, " << steps << " store clock steps; " << turns << " turns; " << failed << " failed\n";
+  std::cout << seeds << " seeds from " << (only ? only : from) << ": " << jobs << " jobs, " << kills << " kills, " << drains << " drains, " << freezes
+            << " freezes, " << cuts << " cut off or slowed, " << steps << " store clock steps, " << actions << " operator actions; " << turns << " turns; " << failed << " failed; slowest seed " << slowest << " ("
+            << slowest_secs << " s, " << slowest_turns << " turns)\n";
   if (mutant != nullptr) ADD_FAILURE() << "no seed caught the mutant " << mutant;
 }
 

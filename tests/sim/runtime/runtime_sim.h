@@ -3,8 +3,10 @@
 // worker processes, each a real Worker on a SimEnv (its clock, threads and
 // host) whose store calls go over a SimLink (sim_store.h). Workers run
 // handlers of task "work" that take `ms` of their worker's clock, fail
-// their first attempt when `fail_first`, and keep a ledger of starts and of
-// runs to the end.
+// their first attempt when `fail_first`, and keep a ledger of runs
+// (core/invariants.h) and of violations seen as they run: a start without
+// the attempt's lease, a run that goes on after the store took its job
+// from it, two running jobs sharing a concurrency key.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -14,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "warden/invariants.h"
 #include "runtime/worker_seams.h"
 #include "scheduler.h"
 #include "sim_env.h"
@@ -46,7 +49,6 @@ class RuntimeSim {
     auto admin = OpenStore(path_, options_);
     EXPECT_TRUE(admin.has_value()) << admin.error().ToString();
     admin_ = std::move(*admin);
-    sched_.set_trace(true);
   }
 
   ~RuntimeSim() {
@@ -69,12 +71,13 @@ class RuntimeSim {
     ASSERT_TRUE(admin_->JobInsertMany(specs).has_value());
   }
 
-  // A worker process `pid` named "w<pid>" (or `o.name`), host `host`.
-  SimWorkerProcess& StartWorker(int pid, WorkerOptions o) {
+  // A worker process `pid` named "w<pid>" (or `o.name`), its monotonic
+  // clock at `clock_rate` times true time.
+  SimWorkerProcess& StartWorker(int pid, WorkerOptions o, double clock_rate = 1.0) {
     auto p = std::make_unique<SimWorkerProcess>();
     SimWorkerProcess* raw = p.get();
     p->link = std::make_unique<SimLink>(sched_, static_cast<uint64_t>(pid));
-    p->env = std::make_unique<SimEnv>(sched_, host_, pid, pid, 1, kEpoch);
+    p->env = std::make_unique<SimEnv>(sched_, host_, pid, pid, 1, kEpoch, clock_rate);
     if (o.name.empty()) o.name = "w" + std::to_string(pid);
     o.log = [raw, this](const std::string& line) {
       raw->log += std::to_string(sched_.now() / 1000) + "ms " + line + "\n";
@@ -92,26 +95,39 @@ class RuntimeSim {
     p->worker->Handle("work", [&env, this](JobContext& ctx) {
       if (env.killed()) return FailedPrecondition("killed");
       ++starts_[ctx.id()];
+      const size_t run = runs_.size();
+      runs_.push_back({ctx.id(), ctx.attempt(), ctx.lease_token(), 0, false});
       // The start gate's promise: a job's code starts only while its lease
       // is this attempt's (the store still names its token).
-      auto now_held = admin_->JobGet(ctx.id());
-      if (!now_held.has_value() || now_held->state != JobState::kRunning ||
-          now_held->lease_token != ctx.lease_token()) {
-        unheld_starts_.push_back("job " + std::to_string(ctx.id()) + " attempt " +
-                                 std::to_string(ctx.attempt()) + " started at " +
-                                 std::to_string(sched_.now() / 1000) +
-                                 " ms without its lease");
+      if (!StoreNamesLease(ctx)) {
+        violations_.push_back("job " + std::to_string(ctx.id()) + " attempt " +
+                              std::to_string(ctx.attempt()) + " started at " +
+                              std::to_string(sched_.now() / 1000) + " ms without its lease");
       }
+      CheckKeys();
       const int64_t until = env.clock().MonotonicMs() + ctx.payload()["ms"].get<int64_t>();
       while (env.clock().MonotonicMs() < until) {
         // A killed process's code runs no more (its threads only unwind).
         if (ctx.stop_requested() || env.killed()) return FailedPrecondition("stopped");
+        // Nor does a job's code run on once the store took the job from
+        // it: its worker fenced it first (before its lease could pass), or
+        // was frozen then and stops it as it thaws (a watchdog tick and a
+        // turn of this loop: kThawGrace).
+        if (!StoreNamesLease(ctx) &&
+            sched_.now() > sched_.thawed_at(env.group()) + kThawGrace) {
+          violations_.push_back("job " + std::to_string(ctx.id()) + " attempt " +
+                                std::to_string(ctx.attempt()) + " ran on at " +
+                                std::to_string(sched_.now() / 1000) +
+                                " ms after the store took it");
+          return FailedPrecondition("ran on");
+        }
         env.clock().SleepFor(Millis(std::min<int64_t>(100, until - env.clock().MonotonicMs())));
       }
       ++ran_to_end_[ctx.id()];
       if (ctx.payload().value("fail_first", false) && ctx.attempt() == 1) {
         return Internal("the first attempt fails");
       }
+      runs_[run].finished = true;
       ctx.SetResult(Json{{"attempt", ctx.attempt()}});
       return Status::Ok();
     });
@@ -119,6 +135,33 @@ class RuntimeSim {
                           [raw] { raw->status = raw->worker->Run(); });
     workers_.push_back(std::move(p));
     return *raw;
+  }
+
+  // (4) at this moment: no two running jobs share a concurrency key.
+  void CheckKeys() {
+    JobFilter f;
+    f.states = {JobState::kRunning};
+    f.limit = 1000;
+    auto running = admin_->JobList(f, nullptr);
+    if (!running.has_value()) return;
+    for (std::string& c : RunningKeyConflicts(*running)) {
+      violations_.push_back(std::to_string(sched_.now() / 1000) + " ms: " + c);
+    }
+  }
+
+  // Every job, attempts filled.
+  std::vector<JobInfo> Jobs(JobId last) {
+    std::vector<JobInfo> out;
+    for (JobId id = 1; id <= last; ++id) {
+      auto j = admin_->JobGet(id);
+      if (j.has_value()) out.push_back(std::move(*j));
+    }
+    return out;
+  }
+
+  int64_t Unfinished() {
+    auto n = admin_->JobCountUnfinished();
+    return n.has_value() ? *n : -1;
   }
 
   int64_t Count(JobState state) {
@@ -161,7 +204,8 @@ class RuntimeSim {
   Store& admin() { return *admin_; }
   const std::map<JobId, int>& ran_to_end() const { return ran_to_end_; }
   const std::map<JobId, int>& starts() const { return starts_; }
-  const std::vector<std::string>& unheld_starts() const { return unheld_starts_; }
+  const std::vector<std::string>& violations() const { return violations_; }
+  const std::vector<LedgerRun>& runs() const { return runs_; }
   SimClock& db_clock() { return db_clock_; }
   std::vector<std::unique_ptr<SimWorkerProcess>>& workers() { return workers_; }
 
@@ -174,8 +218,18 @@ class RuntimeSim {
   std::unique_ptr<Store> admin_;
   std::vector<std::unique_ptr<SimWorkerProcess>> workers_;
   std::map<JobId, int> ran_to_end_;
+  // A thawed worker's job may run this long after the store took it.
+  static constexpr VirtUs kThawGrace = 250'000;
+
+  bool StoreNamesLease(const JobContext& ctx) {
+    auto held = admin_->JobGet(ctx.id());
+    return held.has_value() && held->state == JobState::kRunning &&
+           held->lease_token == ctx.lease_token();
+  }
+
   std::map<JobId, int> starts_;  // handler entries, by job
-  std::vector<std::string> unheld_starts_;
+  std::vector<LedgerRun> runs_;
+  std::vector<std::string> violations_;
 };
 
 }  // namespace warden::sim

@@ -53,6 +53,7 @@ struct Outcome {
 
 Outcome RunTwelveLongJobs(uint64_t seed, const std::string& db, const WorkerOptions& o) {
   RuntimeSim sim(seed, db);
+  sim.sched().set_trace(true);
   sim.Enqueue(12, 30'000);
   SimWorkerProcess& w = sim.StartWorker(101, o);
   Outcome out;

@@ -2,7 +2,9 @@
 
 #include <linux/futex.h>
 #include <sys/syscall.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <sys/file.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -61,9 +63,30 @@ bool Baton::TakeFor(int seconds) {
   }
 }
 
-Scheduler::Scheduler(uint64_t seed) : rng_(seed) {
-  const int cpu = sched_getcpu();
-  if (cpu < 0 || sched_getaffinity(0, sizeof(driver_cpus_), &driver_cpus_) != 0) return;
+namespace {
+
+// This process's CPU for its simulated threads: the first allowed one that
+// no other simulation on this machine holds (a lock file per CPU, held
+// until the process exits), so that ctest -j2's two shards do not share
+// one CPU and leave the other idle; the current one when all are taken.
+int ChooseCpu(const cpu_set_t& allowed) {
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &allowed)) continue;
+    const std::string path = "/tmp/warden-sim-cpu-" + std::to_string(cpu) + ".lock";
+    const int fd = open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0666);
+    if (fd < 0) continue;
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) return cpu;  // fd stays open: the lock is held
+    close(fd);
+  }
+  return sched_getcpu();
+}
+
+}  // namespace
+
+Scheduler::Scheduler(uint64_t seed) : seed_(seed), rng_(seed) {
+  if (sched_getaffinity(0, sizeof(driver_cpus_), &driver_cpus_) != 0) return;
+  static const int cpu = ChooseCpu(driver_cpus_);
+  if (cpu < 0) return;
   CPU_ZERO(&cpu_);
   CPU_SET(cpu, &cpu_);
   pinned_ = true;
@@ -203,6 +226,7 @@ void Scheduler::Freeze(int group) { frozen_[group] = true; }
 
 void Scheduler::Thaw(int group) {
   frozen_[group] = false;
+  thawed_at_[group] = now_;
   std::vector<SimThread*> due = std::move(frozen_due_[group]);
   frozen_due_.erase(group);
   // Turns missed while frozen; a thread that then parks again was woken
@@ -215,6 +239,11 @@ void Scheduler::Thaw(int group) {
 bool Scheduler::frozen(int group) const {
   auto it = frozen_.find(group);
   return it != frozen_.end() && it->second;
+}
+
+VirtUs Scheduler::thawed_at(int group) const {
+  auto it = thawed_at_.find(group);
+  return it == thawed_at_.end() ? -1 : it->second;
 }
 
 bool Scheduler::RunUntil(VirtUs until) {
@@ -245,7 +274,8 @@ bool Scheduler::RunUntil(VirtUs until) {
     // pass from thread to thread.
     if (!driver_go_.TakeFor(kStuck.count())) {
       SimThread* holder = current();
-      Die("thread '" + (holder != nullptr ? holder->name_ : std::string("?")) +
+      Die("seed " + std::to_string(seed_) + ": thread '" +
+          (holder != nullptr ? holder->name_ : std::string("?")) +
           "' has not parked for " + std::to_string(kStuck.count()) +
           " s: it waits outside the Env (a real wait, or a mutex a parked thread holds)");
     }

@@ -44,7 +44,12 @@ VirtUs SimClock::WhenMonotonic(int64_t mono_ms) const {
   if (mono_ms == kNoDeadline) return kNever;
   const double at = std::ceil(static_cast<double>(mono_ms * 1000 - warp_us_) / rate_);
   if (at >= static_cast<double>(kNever / 2)) return kNever;
-  return static_cast<VirtUs>(at);
+  // The quotient may round below the moment (at a rate other than 1): a
+  // wait that woke before its deadline would wait for it again, at once,
+  // forever.
+  VirtUs v = static_cast<VirtUs>(at);
+  while (static_cast<int64_t>(static_cast<double>(v) * rate_) + warp_us_ < mono_ms * 1000) ++v;
+  return v;
 }
 
 void SimClock::Wait(CondVar& cv, UniqueMutexLock& lock, int64_t deadline_mono) const {

@@ -2,18 +2,30 @@
 
 namespace warden::sim {
 
-void SimStore::Travel() {
-  link_.sched.Park(link_.sched.now() + link_.rng.Range(link_.min_delay, link_.max_delay));
+bool SimStore::Travel(VirtUs deadline) {
+  Scheduler& sched = link_.sched;
+  const VirtUs delay = link_.rng.Range(link_.min_delay, link_.max_delay);
+  // A killed process's threads only unwind, in no virtual time: waiting
+  // here would hold its others racing 1 µs a turn (sim_env.h).
+  if (!link_.killed) sched.Park(sched.now() + delay);
+  while (link_.cut_until > sched.now() && !link_.killed) {
+    if (sched.now() >= deadline) return false;
+    sched.Park(std::min(link_.cut_until, deadline));
+  }
+  return true;
 }
 
 template <typename R, typename F>
 R SimStore::Call(const char* method, F apply) {
   ++link_.calls;
   if (link_.killed) return R(Unavailable(std::string("sim: ") + method + ": process killed"));
-  Travel();
+  const VirtUs deadline = link_.sched.now() + link_.call_timeout;
+  if (!Travel(deadline)) {
+    return R(Unavailable(std::string("sim: ") + method + ": timed out, cut off; not sent"));
+  }
   R result = apply();
-  Travel();
-  if (link_.killed || (link_.lose_reply && link_.lose_reply(method)) ||
+  const bool back = Travel(deadline);
+  if (!back || link_.killed || (link_.lose_reply && link_.lose_reply(method)) ||
       link_.rng.Percent(link_.lose_reply_percent)) {
     ++link_.replies_lost;
     return R(Unavailable(std::string("sim: ") + method + ": reply lost"));

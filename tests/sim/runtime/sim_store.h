@@ -2,7 +2,10 @@
 // call travels to the store and its reply back, each way a delay of the
 // link's drawn in virtual time (the calling thread parks meanwhile, as a
 // real one blocks on its socket); a reply can be lost after the call took
-// effect (the caller sees a transient error, as at a timeout). Once its
+// effect (the caller sees a transient error, as at a timeout). A link cut
+// off holds calls and replies until it heals, or until the call's timeout
+// (PostgreSQL's tcp_user_timeout): a call that never left has no effect, a
+// reply that never came is lost. Once its
 // process is killed, a call not yet sent has no effect and fails; one in
 // flight still lands, and its reply is lost.
 //
@@ -25,6 +28,8 @@ struct SimLink {
   Scheduler& sched;
   Rng rng;
   VirtUs min_delay = 50, max_delay = 500;  // each way, µs
+  VirtUs cut_until = -1;                   // a partition, until then
+  VirtUs call_timeout = 10'000'000;
   bool killed = false;
   int lose_reply_percent = 0;
   // Asked after each call that took effect: true loses its reply.
@@ -81,7 +86,9 @@ class SimStore : public Store {
   // The call `apply` as `method` over the link.
   template <typename R, typename F>
   R Call(const char* method, F apply);
-  void Travel();
+  // One way, after the link's delay and while it is cut; false: not
+  // across by `deadline`.
+  bool Travel(VirtUs deadline);
 
   std::unique_ptr<Store> inner_;
   SimLink& link_;

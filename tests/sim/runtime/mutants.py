@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Writes a copy of one of warden's source files broken on purpose.
+
+    mutants.py NAME SOURCE OUT
+
+Each mutant breaks one rule of the protocol in src/ (the runtime, the
+maintenance pass or the in-memory store) the way the model's mutations
+broke it in tests/sim; the runtime simulation's seeds must catch it
+(tests/sim/CMakeLists.txt). The build fails when a break no longer applies
+to the file as it is: a mutant must never pass because it changed nothing.
+"""
+import sys
+
+MUTANTS = {
+    # A job claimed before a freeze starts after it, its lease gone.
+    "start_gate": (
+        "if (!LeaseProven(r)) return NotStarted(r);",
+        "/* mutant: no start gate */",
+    ),
+    # The watchdog stops a job only when its lease has run out, when the
+    # store may already have given it to another worker.
+    "fence_at_full_lease": (
+        "ShouldSelfFence(now, base, r->lease, opt_.heartbeat)",
+        "Millis(now - base) >= r->lease",
+    ),
+    # A write about a job lands whatever lease token it names.
+    "complete_unfenced": (
+        "if (job.lease_token != ref.lease_token || job.state != JobState::kRunning) return nullptr;",
+        "if (job.state != JobState::kRunning) return nullptr;",
+    ),
+    # A claim ignores the concurrency keys of running jobs.
+    "no_concurrency_check": (
+        "if (running_keys.count(job.concurrency_key)) continue;",
+        "/* mutant: keys of running jobs not checked */",
+    ),
+    # A lost at-most-once job is retried like an at-least-once one.
+    "rescue_amo_retryable": (
+        "in.delivery = job->delivery;",
+        "in.delivery = Delivery::kAtLeastOnce;",
+    ),
+    # A heartbeat renews every running job's lease, not only its worker's.
+    "heartbeat_foreign": (
+        "if (job.state != JobState::kRunning || job.worker_id != id) continue;",
+        "if (job.state != JobState::kRunning) continue;",
+    ),
+    # Silence judged by the wall clock (the sweeper's against the store's
+    # timestamps) instead of by watching: a step takes live workers' jobs.
+    "rescue_by_wall_clock": (
+        "const auto silent_leases = SilentLeases(judge, leases);",
+        "(void)&SilentLeases;\n"
+        "  std::vector<LeaseRow> silent_leases;\n"
+        "  for (const LeaseRow& l : leases) {\n"
+        "    if (l.expires_at <= clock.NowMs()) silent_leases.push_back(l);\n"
+        "  }",
+    ),
+    "presume_by_wall_clock": (
+        "const auto silent_workers = SilentWorkers(judge, live, options.keepalive_threshold);",
+        "std::vector<WorkerLiveness> silent_workers;\n"
+        "  for (const WorkerLiveness& w : live) {\n"
+        "    if (clock.NowMs() - w.last_heartbeat >= options.keepalive_threshold.count()) {\n"
+        "      silent_workers.push_back(w);\n"
+        "    }\n"
+        "  }",
+    ),
+}
+
+
+def main():
+    name, source, out = sys.argv[1:4]
+    old, new = MUTANTS[name]
+    text = open(source).read()
+    if text.count(old) != 1:
+        sys.exit(f"mutant {name}: the break no longer applies to {source} "
+                 f"(its text is there {text.count(old)} times, not once)")
+    open(out, "w").write(text.replace(old, new))
+
+
+if __name__ == "__main__":
+    main()
