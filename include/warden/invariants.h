@@ -11,8 +11,8 @@
 //   2  at most one committed completion per job: a succeeded job has
 //      exactly one succeeded attempt, any other none; and, where the ledger
 //      sees ends, it is a run the ledger saw finish with that lease token.
-//   3  no at-most-once job's code started twice (ledger runs), but after
-//      an operator's retry.
+//   3  no at-most-once job's code started twice (ledger runs), nor marked
+//      started twice by the store, but after an operator's retry.
 //   4  at most one running attempt per concurrency key: the store's
 //      attempts of one key never overlap (claimed .. finished), where the
 //      store's clock did not step.

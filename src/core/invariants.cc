@@ -83,6 +83,15 @@ InvariantResult AtMostOnceStartsOnce(const InvariantInput& in,
       Flag(r, Str("at-most-once ", Job(id), " started ", N(n), " times"));
     }
   }
+  // The store's side: its durable "started" marks.
+  for (const JobInfo& j : in.jobs) {
+    if (j.delivery != Delivery::kAtMostOnce || in.retried_by_operator.count(j.id)) continue;
+    int marked = 0;
+    for (const AttemptInfo& a : j.attempts) marked += a.started_at.has_value() ? 1 : 0;
+    if (marked > 1) {
+      Flag(r, Str("at-most-once ", Job(j.id), " has ", N(marked), " start marks in the store"));
+    }
+  }
   return r;
 }
 

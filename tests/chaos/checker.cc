@@ -6,6 +6,7 @@
 #include <set>
 
 #include "warden/duration.h"
+#include "warden/invariants.h"
 #include "timeline.h"
 
 namespace chaos {
@@ -81,33 +82,32 @@ CheckResult Check(const CheckInput& in) {
   std::map<int64_t, std::vector<const Run*>> runs_of_job;
   for (const auto& [key, r] : runs) runs_of_job[r.job].push_back(&r);
 
-  // 1. None lost, none stuck.
-  Invariant lost{
-      "1. every job reached one terminal state: none lost, none stuck"};
-  int acknowledged = 0;
-  for (size_t n = 0; n < workload.size(); ++n) {
-    const int64_t id = in.ids[n];
-    if (id == 0) continue;
-    ++acknowledged;
-    auto it = job_by_id.find(id);
-    if (it == job_by_id.end()) {
-      Flag(lost,
-           fmt::format(
-               "job {} (workload #{}) was acknowledged but is not in the store",
-               id, n));
-      continue;
-    }
-    const JobInfo& j = *it->second;
-    if (!warden::IsTerminal(j.state)) {
-      Flag(lost,
-           fmt::format("job {} is still {} after the drain (attempt {}, worker "
-                       "{}, lease "
-                       "until {})",
-                       j.id, warden::JobStateName(j.state), j.attempt,
-                       j.worker ? tl.WorkerName(*j.worker) : "-",
-                       j.lease_expires_at ? Clock(*j.lease_expires_at) : "-"));
-    }
+  // Invariants 1-3, the store's side of 4 and "every run an attempt" as
+  // warden demo and the runtime simulation judge them (warden/invariants.h);
+  // the notes, 4's ledger side, 5 and 6 are this runner's.
+  warden::InvariantInput history;
+  history.jobs = in.jobs;
+  for (int64_t id : in.ids) {
+    if (id != 0) history.acknowledged.push_back(id);
   }
+  for (const auto& [key, r] : runs) {
+    history.runs.push_back({r.job, r.attempt, r.token, r.worker, r.end == "ok"});
+  }
+  history.drained = true;  // an undrained run's unfinished jobs fail it too
+  const std::vector<warden::InvariantResult> shared = warden::CheckInvariants(history);
+  // The shared verdict `i` under this runner's name for it.
+  auto verdict = [&](size_t i, const std::string& name) {
+    Invariant inv(name);
+    inv.violations = shared[i].violations;
+    inv.ok = shared[i].ok();
+    inv.evidence = shared[i].evidence;
+    return inv;
+  };
+
+  // 1. None lost, none stuck.
+  Invariant lost = verdict(0, "1. every job reached one terminal state: none lost, none stuck");
+  int acknowledged = 0;
+  for (size_t n = 0; n < workload.size(); ++n) acknowledged += in.ids[n] != 0;
   int duplicates = 0;
   for (const auto& [n, ids] : jobs_of_index)
     duplicates += static_cast<int>(ids.size()) - 1;
@@ -126,58 +126,19 @@ CheckResult Check(const CheckInput& in) {
   out.invariants.push_back(lost);
 
   // 2. At most one committed completion, and it ran.
-  Invariant once{
-      "2. at most one committed completion per job, each a run that finished "
-      "ok"};
+  Invariant once = verdict(
+      1, "2. at most one committed completion per job, each a run that finished ok");
   int completions = 0;
   for (const JobInfo& j : in.jobs) {
-    std::vector<const AttemptInfo*> ok;
-    for (const AttemptInfo& a : j.attempts) {
-      if (a.outcome == "succeeded") ok.push_back(&a);
-    }
-    completions += static_cast<int>(ok.size());
-    const bool succeeded = j.state == warden::JobState::kSucceeded;
-    if (ok.size() > 1 || (succeeded && ok.size() != 1) ||
-        (!succeeded && !ok.empty())) {
-      std::string line =
-          fmt::format("job {} ({}) has {} committed completions:", j.id,
-                      warden::JobStateName(j.state), ok.size());
-      for (const AttemptInfo* a : ok)
-        line += " [" + DescribeAttempt(*a, tl) + "]";
-      Flag(once, line);
-    }
-    for (const AttemptInfo* a : ok) {
-      auto r = runs.find({j.id, a->lease_token});
-      if (r == runs.end() || r->second.end != "ok") {
-        Flag(once,
-             fmt::format(
-                 "job {}: the store says {} succeeded, but the ledger has {}",
-                 j.id, DescribeAttempt(*a, tl),
-                 r == runs.end() ? "no run with that token"
-                                 : "that run end as '" + r->second.end + "'"));
-      }
-    }
+    for (const AttemptInfo& a : j.attempts) completions += a.outcome == "succeeded";
   }
   once.note = fmt::format("{} completions committed", completions);
   out.invariants.push_back(once);
 
   // 3. At-most-once: started at most once.
-  Invariant amo{"3. no at-most-once job started twice (ledger)"};
+  Invariant amo = verdict(2, "3. no at-most-once job started twice (ledger runs, start marks)");
   int amo_jobs = 0;
-  for (const JobInfo& j : in.jobs) {
-    if (j.delivery != warden::Delivery::kAtMostOnce) continue;
-    ++amo_jobs;
-    const auto& rs = runs_of_job[j.id];
-    int marked = 0;
-    for (const AttemptInfo& a : j.attempts) marked += a.started_at ? 1 : 0;
-    if (rs.size() > 1 || marked > 1) {
-      std::string line = fmt::format(
-          "job {} ({}): {} runs in the ledger, {} start marks:", j.id,
-          warden::JobStateName(j.state), rs.size(), marked);
-      for (const Run* r : rs) line += " [" + DescribeRun(*r, tl) + "]";
-      Flag(amo, line);
-    }
-  }
+  for (const JobInfo& j : in.jobs) amo_jobs += j.delivery == warden::Delivery::kAtMostOnce;
   amo.note = fmt::format("{} at-most-once jobs", amo_jobs);
   out.invariants.push_back(amo);
 
@@ -186,39 +147,17 @@ CheckResult Check(const CheckInput& in) {
   Invariant stale{
       "6. no run started after its attempt ended, none outlived it (ledger "
       "activity after the store ended it)"};
-  Invariant belongs{
-      "+  every ledger run is a store attempt, run by the worker the store "
-      "gave it to"};
+  Invariant belongs = verdict(
+      4, "+  every ledger run is a store attempt, run by the worker the store gave it to");
   std::set<RunKey> excused_runs;
   for (const auto& [key, r] : runs) {
     auto j = job_by_id.find(r.job);
     const AttemptInfo* a =
         j == job_by_id.end() ? nullptr : AttemptByToken(*j->second, r.token);
-    if (a == nullptr || a->attempt != r.attempt) {
-      Flag(belongs,
-           fmt::format("job {}: ledger run {} matches no store attempt{}",
-                       r.job, DescribeRun(r, tl),
-                       a ? " (store: " + DescribeAttempt(*a, tl) + ")" : ""));
-      continue;
-    }
-    if (a->worker != r.worker) {
-      // Run by another incarnation (worker id) than the one the store gave
-      // the attempt to: e.g. a worker that registered again after being
-      // declared dead must not run what its previous id had claimed.
-      Flag(belongs,
-           fmt::format(
-               "job {}: ledger run {} was run by worker {} but the store gave "
-               "that "
-               "attempt to worker {}{} ({})",
-               r.job, DescribeRun(r, tl), r.worker, a->worker,
-               a->finished_at && r.start > *a->finished_at
-                   ? fmt::format(
-                         ", and it started {} ms after the store had ended the "
-                         "attempt",
-                         r.start - *a->finished_at)
-                   : "",
-               DescribeAttempt(*a, tl)));
-    }
+    // Not an attempt of the store (flagged under "+" above): no attempt to
+    // judge its timing against. (One run by another incarnation than the
+    // store gave it to, also flagged there, is judged below all the same.)
+    if (a == nullptr || a->attempt != r.attempt) continue;
     if (!a->finished_at) continue;
     const int64_t ended = *a->finished_at;
     // A run must not *start* once its attempt is over: the stale-run margin
@@ -268,37 +207,19 @@ CheckResult Check(const CheckInput& in) {
   Invariant keys{
       "4. at most one running job per concurrency key (store attempts and "
       "ledger runs)"};
-  std::map<std::string,
-           std::vector<std::pair<const JobInfo*, const AttemptInfo*>>>
-      by_key;
+  std::set<std::string> key_names;
   std::map<std::string, std::vector<const Run*>> runs_by_key;
   for (const JobInfo& j : in.jobs) {
     if (j.concurrency_key.empty()) continue;
-    for (const AttemptInfo& a : j.attempts)
-      by_key[j.concurrency_key].push_back({&j, &a});
+    key_names.insert(j.concurrency_key);
     for (const Run* r : runs_of_job[j.id])
       runs_by_key[j.concurrency_key].push_back(r);
   }
-  for (auto& [key, list] : by_key) {
-    std::sort(list.begin(), list.end(), [](const auto& x, const auto& y) {
-      return x.second->claimed_at < y.second->claimed_at;
-    });
-    int64_t busy_until = INT64_MIN;
-    const std::pair<const JobInfo*, const AttemptInfo*>* holder = nullptr;
-    for (const auto& entry : list) {
-      const AttemptInfo& a = *entry.second;
-      if (holder != nullptr && a.claimed_at < busy_until) {
-        Flag(keys, fmt::format("key {} (store): job {} {} overlaps job {} {}",
-                               key, holder->first->id,
-                               DescribeAttempt(*holder->second, tl),
-                               entry.first->id, DescribeAttempt(a, tl)));
-      }
-      const int64_t until = a.finished_at.value_or(INT64_MAX);
-      if (until > busy_until) {
-        busy_until = until;
-        holder = &entry;
-      }
-    }
+  {
+    const warden::InvariantResult& store_side = shared[3];
+    keys.violations += store_side.violations;
+    keys.ok = keys.ok && store_side.ok();
+    for (const std::string& e : store_side.evidence) keys.evidence.push_back("store: " + e);
   }
   for (auto& [key, list] : runs_by_key) {
     std::sort(list.begin(), list.end(),
@@ -319,7 +240,7 @@ CheckResult Check(const CheckInput& in) {
   }
   keys.note =
       fmt::format("{} keys; {} ledger overlaps excused as stale runs (6)",
-                  by_key.size(), out.key_overlaps_excused);
+                  key_names.size(), out.key_overlaps_excused);
   out.invariants.push_back(keys);
 
   // 5. Recovery times.

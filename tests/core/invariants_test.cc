@@ -86,6 +86,11 @@ TEST(InvariantsTest, AnAtMostOnceJobStartedTwiceBreaksTheThirdUnlessRetried) {
   in = Clean();
   in.runs.push_back({1, 2, 12, 1, false});  // at-least-once: may start again
   EXPECT_EQ(Violations(in)[2], 0);
+  in = Clean();
+  in.jobs[1].attempts.push_back(Attempt(2, 22, "lost", 200, 300));
+  in.jobs[1].attempts[0].started_at = 101;
+  in.jobs[1].attempts[1].started_at = 201;  // the store marked it twice
+  EXPECT_EQ(Violations(in)[2], 1);
 }
 
 TEST(InvariantsTest, OverlappingAttemptsOfOneKeyBreakTheFourth) {
