@@ -258,6 +258,12 @@ struct StoreOptions {
   // behind a mistyped path. PostgreSQL: the server refuses a database that
   // does not exist either way.
   bool create_if_missing = true;
+  // memory: a database it creates keeps, for each worker, a session lock as
+  // PostgreSQL's (held while the worker's session lives; its loss proves
+  // the worker dead, WorkerListLive's session_lost): the runtime
+  // simulation's PostgreSQL shape. Otherwise sessions are wake-ups only,
+  // as on SQLite.
+  bool memory_session_proofs = false;
 };
 
 // `sqlite:PATH`, a plain PATH, `postgresql://...` / `postgres://...`

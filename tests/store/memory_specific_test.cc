@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "store/memory/memory_session.h"
 #include "store/store.h"
 #include "store_fixture.h"
 
@@ -95,6 +96,44 @@ TEST(MemoryStoreTest, ASessionEndsWithoutTouchingItsWorkerAndMayOutliveTheStore)
   store.reset();
   EXPECT_FALSE((*outliving)->Drain().value());
   outliving->reset();
+}
+
+// With StoreOptions::memory_session_proofs (the runtime simulation's
+// PostgreSQL shape) a session holds its worker's lock as PostgreSQL's: lost
+// when the session closes or the server drops it, which others see as
+// session_lost; taken again by Drain, with a new epoch.
+TEST(MemoryStoreTest, SessionsWithProofsHoldALockWhoseLossTheOthersSee) {
+  StoreOptions o;
+  o.memory_session_proofs = true;
+  auto store = OpenStore("memory:session-proofs", o).value();
+  const WorkerId w = store->WorkerRegister(TestWorker()).value();
+  auto live = [&] { return store->WorkerListLive("").value().at(0); };
+  EXPECT_FALSE(live().session_lost) << "a lock never taken proves nothing";
+
+  auto opened = store->OpenSession(w, Millis(10'000));
+  ASSERT_TRUE(opened.has_value()) << opened.error().ToString();
+  auto* session = dynamic_cast<memory::MemorySession*>(opened->get());
+  ASSERT_NE(session, nullptr);
+  EXPECT_TRUE(session->LossProvesDeath());
+  EXPECT_TRUE(session->Holds());
+  EXPECT_FALSE(live().session_lost);
+  const int64_t epoch = live().session_epoch;
+
+  session->ServerDrops();
+  EXPECT_FALSE(session->Holds());
+  EXPECT_TRUE(live().session_lost);
+  EXPECT_TRUE(session->Drain().value()) << "a new session may have missed wake-ups";
+  EXPECT_TRUE(session->Holds());
+  EXPECT_FALSE(live().session_lost);
+  EXPECT_GT(live().session_epoch, epoch);
+
+  auto second = store->OpenSession(w, Millis(10'000)).value();
+  EXPECT_FALSE(second->Holds()) << "the first session still holds the lock";
+  opened->reset();
+  EXPECT_TRUE(live().session_lost) << "closed: its lock went at once";
+  EXPECT_TRUE(second->Drain().value());
+  EXPECT_TRUE(second->Holds());
+  EXPECT_FALSE(live().session_lost);
 }
 
 // Stores opened and closed on a few names from several threads at once,

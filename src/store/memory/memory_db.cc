@@ -38,7 +38,7 @@ Registry& TheRegistry() {
 }  // namespace
 
 std::shared_ptr<Database> OpenDatabase(const std::string& name, bool create,
-                                       std::optional<uint64_t> jitter_seed) {
+                                       std::optional<uint64_t> jitter_seed, bool session_proofs) {
   Registry& r = TheRegistry();
   MutexLock lock(r.mu);
   // The names of databases since closed go as others open: the registry
@@ -54,6 +54,7 @@ std::shared_ptr<Database> OpenDatabase(const std::string& name, bool create,
     return nullptr;
   }
   auto db = std::make_shared<Database>();
+  db->session_proofs = session_proofs;
   if (jitter_seed) {
     MutexLock db_lock(db->mu);
     db->rng.seed(*jitter_seed);

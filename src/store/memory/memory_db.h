@@ -41,12 +41,17 @@ struct Database {
   std::mt19937_64 rng GUARDED_BY(mu){std::random_device{}()};
   // Shared with the sessions, which may outlive every Store.
   const std::shared_ptr<WakeBoard> wake = std::make_shared<WakeBoard>();
+  // StoreOptions::memory_session_proofs, as its creator opened it (set
+  // before any other store can see it).
+  bool session_proofs = false;
 };
 
 // The live database named `name`; else a new empty one, or null if not
 // `create`.
-// `jitter_seed` seeds a new database's backoff jitter (StoreOptions).
+// `jitter_seed` seeds a new database's backoff jitter, `session_proofs`
+// decides its sessions (StoreOptions).
 std::shared_ptr<Database> OpenDatabase(const std::string& name, bool create,
-                                       std::optional<uint64_t> jitter_seed = std::nullopt);
+                                       std::optional<uint64_t> jitter_seed = std::nullopt,
+                                       bool session_proofs = false);
 
 }  // namespace warden::memory

@@ -113,6 +113,14 @@ struct FencedWrite {
 
 // One database. Ids are never reused (SQLite's AUTOINCREMENT): a pruned
 // row's id stays taken.
+// A worker's session lock (Database::session_proofs), as PostgreSQL's
+// advisory lock: `holder` is the session that holds it (0: none).
+struct SessionLock {
+  int64_t holder = 0;
+  bool taken_once = false;  // a lock never taken proves nothing
+  int64_t epoch = 0;        // each time it is taken (WorkerLiveness::session_epoch)
+};
+
 struct Tables {
   std::map<JobId, JobRow> jobs;
   JobId last_job_id = 0;
@@ -123,6 +131,8 @@ struct Tables {
   // SQLite's jobs_live_unique index: the live job holding each unique key.
   // Kept by SetJobState, the one way a job changes state.
   std::map<std::string, JobId> live_unique;
+  std::map<WorkerId, SessionLock> session_locks;
+  int64_t last_session = 0;
 };
 
 // Whether a job in `state` holds its unique key (scheduled, available,

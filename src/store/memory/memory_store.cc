@@ -18,7 +18,8 @@ Result<std::unique_ptr<Store>> MemoryStore::Open(const std::string& name, StoreO
   const Clock* clock = options.database_clock ? options.database_clock
                        : options.clock        ? options.clock
                                               : &SystemClock::Get();
-  std::shared_ptr<Database> db = OpenDatabase(name, options.create_if_missing, options.jitter_seed);
+  std::shared_ptr<Database> db = OpenDatabase(name, options.create_if_missing, options.jitter_seed,
+                                              options.memory_session_proofs);
   if (!db) {
     // A command that only reads, from another process: it can never see
     // the database (and would find it empty if it made one).

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "store/memory/memory_session.h"
 #include "store/memory/memory_store.h"
 #include "warden/duration.h"
 #include "warden/lists.h"
@@ -126,6 +127,10 @@ Result<std::vector<WorkerLiveness>> MemoryStore::WorkerListLive(const std::strin
     if (!IsLive(w.state) || (!name.empty() && w.name != name)) continue;
     out.push_back(WorkerLiveness{w.id, w.name, w.node, w.boot_id, w.pid_ns, w.pid, w.pid_start,
                                  w.last_heartbeat});
+    if (auto l = db_->t.session_locks.find(id); l != db_->t.session_locks.end()) {
+      out.back().session_lost = l->second.taken_once && l->second.holder == 0;
+      out.back().session_epoch = l->second.epoch;
+    }
   }
   return out;
 }
@@ -162,42 +167,11 @@ Result<int> MemoryStore::WorkerMarkSilent(std::span<const WorkerLiveness> silent
   return marked;
 }
 
-namespace {
-
-// Wake-ups only, as on SQLite: the worker's death is proven from its
-// process, never from this session, and closing it leaves the worker row
-// alone.
-class MemorySession final : public WorkerSession {
- public:
-  MemorySession(std::shared_ptr<WakeBoard> board, int fd) : board_(std::move(board)), fd_(fd) {
-    board_->Add(fd_);
-  }
-  ~MemorySession() override {
-    board_->Remove(fd_);
-    close(fd_);
-  }
-  MemorySession(const MemorySession&) = delete;
-  MemorySession& operator=(const MemorySession&) = delete;
-
-  int fd() override { return fd_; }
-  Result<bool> Drain() override {
-    eventfd_t wakes = 0;
-    return eventfd_read(fd_, &wakes) == 0 && wakes > 0;
-  }
-
- private:
-  const std::shared_ptr<WakeBoard> board_;
-  const int fd_;
-};
-
-}  // namespace
-
 Result<std::unique_ptr<WorkerSession>> MemoryStore::OpenSession(WorkerId id, Millis lease) {
-  (void)id;
-  (void)lease;
+  (void)lease;  // no server to keep alive: ServerDrops is the simulation's
   const int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (fd < 0) return Unavailable(std::string("eventfd: ") + std::strerror(errno));
-  return std::unique_ptr<WorkerSession>(std::make_unique<MemorySession>(db_->wake, fd));
+  return std::unique_ptr<WorkerSession>(std::make_unique<MemorySession>(db_, id, fd));
 }
 
 }  // namespace warden::memory
