@@ -1,13 +1,14 @@
 // Seeded runs of warden's real worker runtime (runtime_sim.h): 2-3 workers
-// on one host, their clocks at rates within 1% of true time; jobs
+// on one host or two, their clocks at rates within 1% of true time; jobs
 // at-least-once and at-most-once, some failing their first attempt, some
 // with leases of their own, concurrency keys or start deadlines, and in
 // some seeds mostly jobs shorter than a claim's round trip (claimed ahead).
 // Faults: workers killed (SIGKILL) or drained (SIGTERM) and restarted under
 // their names, frozen and thawed (half of them just as a claim's reply
-// arrives), cut off from the store or its calls slowed (up to two leases
-// each way), replies lost, the store's wall clock stepped, an operator's
-// cancel and retry.
+// arrives), a host suspended (its workers frozen together), cut off from
+// the store or its calls slowed (up to two leases each way), replies lost,
+// the store's or a worker host's wall clock stepped, an operator's cancel
+// and retry.
 //
 // Checked as they run: no job's code starts unless the store still names
 // its attempt's lease, nor runs on once the store took the job from it; no
@@ -40,7 +41,9 @@ struct SeedResult {
   std::string failures;  // empty: every check held
   std::string logs;
   std::string trace;  // WARDEN_RUNTIME_SIM_TRACE: each turn
-  int jobs = 0, kills = 0, drains = 0, freezes = 0, cuts = 0, steps = 0, operator_actions = 0;
+  bool postgres = false;
+  int jobs = 0, kills = 0, drains = 0, freezes = 0, suspends = 0, cuts = 0, steps = 0,
+      operator_actions = 0;
   int64_t turns = 0;
 };
 
@@ -64,7 +67,13 @@ std::vector<JobSpec> DrawJobs(Rng& rng, Millis worker_lease) {
 SeedResult RunSeed(uint64_t seed) {
   SeedResult out;
   Rng rng(Mix(seed, 0x51ed));
-  RuntimeSim sim(seed, "memory:runtime-seed-" + std::to_string(seed));
+  // The PostgreSQL shape: a host per worker, sessions whose loss proves
+  // death (dropped by the server after a cut past their keepalive, or a
+  // power loss), no proofs by pid.
+  Rng shape(Mix(seed, 0x5a9e));
+  const bool postgres = shape.Percent(30);
+  out.postgres = postgres;
+  RuntimeSim sim(seed, "memory:runtime-seed-" + std::to_string(seed), postgres);
   sim.sched().set_trace(std::getenv("WARDEN_RUNTIME_SIM_TRACE") != nullptr);
 
   WorkerOptions o;
@@ -80,18 +89,25 @@ SeedResult RunSeed(uint64_t seed) {
   sim.Enqueue(specs);
 
   const int workers = static_cast<int>(rng.Range(2, 3));
+  // One host, or two (workers alternate): a worker proves only the deaths
+  // of its own host's workers; the others' come back by their leases.
+  const int hosts = postgres ? workers : rng.Percent(30) ? 2 : 1;
+  auto host_of = [hosts](const std::string& name) {
+    return static_cast<size_t>(std::stoi(name.substr(1)) % hosts);
+  };
   int next_pid = 100;
   std::set<std::string> faulted;  // names of workers frozen or killed
   std::set<JobId> retried;        // by the operator
   std::map<std::string, SimWorkerProcess*> by_name;
   std::map<std::string, double> rate;  // each name's host clock rate
   bool closing = false;                // no more restarts
+  bool db_stepped = false;             // attempts' times then do not compare
   auto start = [&](const std::string& name, int concurrency) {
     if (closing) return;
     WorkerOptions w = o;
     w.concurrency = concurrency;
     w.name = name;
-    by_name[name] = &sim.StartWorker(++next_pid, w, rate[name]);
+    by_name[name] = &sim.StartWorker(++next_pid, w, rate[name], host_of(name));
   };
   for (int i = 0; i < workers; ++i) {
     const std::string name = "w" + std::to_string(i);
@@ -105,14 +121,15 @@ SeedResult RunSeed(uint64_t seed) {
   for (int f = 0; f < faults; ++f) {
     const VirtUs at = rng.Range(0, kFaultsUntil);
     const std::string name = "w" + std::to_string(rng.Range(0, workers - 1));
-    switch (rng.Range(0, 6)) {
-      case 0:    // SIGKILL, or
+    switch (rng.Range(0, 8)) {
+      case 0:    // SIGKILL (PostgreSQL shape: or a power loss), or
       case 1: {  // SIGTERM (a drain); then a restart under the same name
         const bool kill = rng.Range(0, 2) > 0;
+        const bool power = kill && postgres && shape.Percent(50);
         ++(kill ? out.kills : out.drains);
         const VirtUs back = at + rng.Range(kSecond / 2, 3 * kSecond);
         const int concurrency = static_cast<int>(rng.Range(1, 4));
-        sim.sched().At(at, [&, name, kill] {
+        sim.sched().At(at, [&, name, kill, power] {
           SimWorkerProcess* p = by_name[name];
           if (p == nullptr || p->env->killed() || p->run->exited()) return;
           if (!kill) {
@@ -120,7 +137,11 @@ SeedResult RunSeed(uint64_t seed) {
             return;
           }
           faulted.insert(name);
-          sim.Kill(*p);
+          if (power) {
+            sim.PowerOff(*p);
+          } else {
+            sim.Kill(*p);
+          }
         });
         // Restarted once the old process is gone (a drain takes up to its
         // shutdown timeout).
@@ -178,14 +199,15 @@ SeedResult RunSeed(uint64_t seed) {
       case 4: {  // cut off from the store (a partition), or its calls slow
         ++out.cuts;
         const bool cut = rng.Percent(50);
-        const VirtUs length = rng.Range(kSecond, 15 * kSecond);
+        // Up to 20 s: past a session's keepalive (11 s at least) at times.
+        const VirtUs length = rng.Range(kSecond, 20 * kSecond);
         const VirtUs slow = rng.Range(kSecond / 10, 2 * o.lease.count() * 1000);
         sim.sched().At(at, [&, name, cut, length, slow] {
           SimWorkerProcess* p = by_name[name];
           if (p == nullptr || p->env->killed()) return;
           faulted.insert(name);  // its heartbeats may not arrive in time
           if (cut) {
-            p->link->cut_until = sim.sched().now() + length;
+            p->link->Cut(sim.sched().now() + length);
             return;
           }
           p->link->max_delay = slow;
@@ -205,11 +227,36 @@ SeedResult RunSeed(uint64_t seed) {
         }
         break;
       }
-      default: {  // the store's wall clock steps: back by up to 30 s, or on by up to 6 h
+      case 6: {  // the host of `name` sleeps (suspend): all its workers stop, then resume
+        ++out.suspends;
+        const size_t host = host_of(name);
+        const VirtUs length = rng.Range(kSecond / 2, 30 * kSecond);
+        sim.sched().At(at, [&, host, length] {
+          for (auto& [n, p] : by_name) {
+            if (p == nullptr || host_of(n) != host || p->env->killed()) continue;
+            faulted.insert(n);
+            sim.sched().Freeze(p->env->group());
+            sim.sched().At(sim.sched().now() + length,
+                           [&sim, p] { sim.sched().Thaw(p->env->group()); });
+          }
+        });
+        break;
+      }
+      default: {  // a wall clock steps, the store's or a worker host's: back
+                  // by up to 30 s, or on by up to 6 h
         ++out.steps;
         const int64_t ms = rng.Percent(50) ? -rng.Range(300, 30'000)
                                            : rng.Range(300, 6LL * 3600 * 1000);
-        sim.sched().At(at, [&, ms] { sim.db_clock().StepWall(ms); });
+        const bool store = rng.Percent(50);
+        const size_t host = host_of(name);
+        sim.sched().At(at, [&, ms, store, host] {
+          if (store) {
+            db_stepped = true;
+            sim.db_clock().StepWall(ms);
+          } else {
+            sim.StepHostWall(host, ms);
+          }
+        });
         break;
       }
     }
@@ -232,7 +279,7 @@ SeedResult RunSeed(uint64_t seed) {
   InvariantInput in;
   in.jobs = sim.Jobs(out.jobs);
   in.runs = sim.runs();
-  in.store_clock_steady = out.steps == 0;
+  in.store_clock_steady = !db_stepped;
   in.retried_by_operator = retried;
   check(in.jobs.size() == static_cast<size_t>(out.jobs), "a job is missing from the store");
   const std::string broken = DescribeViolations(CheckInvariants(in));
@@ -262,7 +309,9 @@ TEST(RuntimeSeedsTest, InvariantsHoldOnEverySeed) {
   const int64_t from = EnvNumber("WARDEN_RUNTIME_SIM_FROM", 1);
   const char* mutant = std::getenv("WARDEN_RUNTIME_SIM_MUTANT");
   const char* catch_text = std::getenv("WARDEN_RUNTIME_SIM_MUTANT_CATCH");
-  int failed = 0, kills = 0, drains = 0, freezes = 0, cuts = 0, steps = 0, actions = 0, jobs = 0;
+  int postgres_shaped = 0;
+  int failed = 0, kills = 0, drains = 0, freezes = 0, suspends = 0, cuts = 0, steps = 0,
+      actions = 0, jobs = 0;
   int64_t turns = 0;
   uint64_t slowest = 0;
   double slowest_secs = 0;
@@ -281,6 +330,8 @@ TEST(RuntimeSeedsTest, InvariantsHoldOnEverySeed) {
     kills += r.kills;
     drains += r.drains;
     cuts += r.cuts;
+    suspends += r.suspends;
+    postgres_shaped += r.postgres;
     actions += r.operator_actions;
     freezes += r.freezes;
     steps += r.steps;
@@ -299,8 +350,9 @@ TEST(RuntimeSeedsTest, InvariantsHoldOnEverySeed) {
                     << " runtime_seeds_test";
     }
   }
-  std::cout << seeds << " seeds from " << (only ? only : from) << ": " << jobs << " jobs, " << kills << " kills, " << drains << " drains, " << freezes
-            << " freezes, " << cuts << " cut off or slowed, " << steps << " store clock steps, " << actions << " operator actions; " << turns << " turns; " << failed << " failed; slowest seed " << slowest << " ("
+  std::cout << seeds << " seeds from " << (only ? only : from) << " (" << postgres_shaped
+            << " PostgreSQL-shaped): " << jobs << " jobs, " << kills << " kills, " << drains << " drains, " << freezes
+            << " freezes, " << suspends << " host suspends, " << cuts << " cut off or slowed, " << steps << " wall clock steps, " << actions << " operator actions; " << turns << " turns; " << failed << " failed; slowest seed " << slowest << " ("
             << slowest_secs << " s, " << slowest_turns << " turns)\n";
   if (mutant != nullptr) ADD_FAILURE() << "no seed caught the mutant " << mutant;
 }

@@ -34,15 +34,19 @@ struct SimWorkerProcess {
   std::unique_ptr<SimEnv> env;
   std::unique_ptr<Worker> worker;
   SimThread* run = nullptr;
+  size_t host = 0;
   Status status;
   std::string log;
 };
 
 class RuntimeSim {
  public:
-  // `url`: "memory:..." or a SQLite file.
-  RuntimeSim(uint64_t seed, const std::string& url) : sched_(seed), db_clock_(sched_, kEpoch) {
+  // `url`: "memory:..." or a SQLite file. `session_proofs`: a memory
+  // store's sessions prove deaths as PostgreSQL's (StoreOptions).
+  RuntimeSim(uint64_t seed, const std::string& url, bool session_proofs = false)
+      : sched_(seed), db_clock_(sched_, kEpoch) {
     path_ = url;
+    options_.memory_session_proofs = session_proofs;
     options_.clock = &db_clock_;
     options_.durable = false;
     options_.jitter_seed = seed;
@@ -71,13 +75,17 @@ class RuntimeSim {
     ASSERT_TRUE(admin_->JobInsertMany(specs).has_value());
   }
 
-  // A worker process `pid` named "w<pid>" (or `o.name`), its monotonic
-  // clock at `clock_rate` times true time.
-  SimWorkerProcess& StartWorker(int pid, WorkerOptions o, double clock_rate = 1.0) {
+  // A worker process `pid` named "w<pid>" (or `o.name`) on host number
+  // `host` (each its own node, boot and pid namespace: a worker proves only
+  // the deaths of its host's), its monotonic clock at `clock_rate` times
+  // true time.
+  SimWorkerProcess& StartWorker(int pid, WorkerOptions o, double clock_rate = 1.0,
+                                size_t host = 0) {
     auto p = std::make_unique<SimWorkerProcess>();
     SimWorkerProcess* raw = p.get();
     p->link = std::make_unique<SimLink>(sched_, static_cast<uint64_t>(pid));
-    p->env = std::make_unique<SimEnv>(sched_, host_, pid, pid, 1, kEpoch, clock_rate);
+    p->env = std::make_unique<SimEnv>(sched_, Host(host), pid, pid, 1, kEpoch, clock_rate);
+    p->host = host;
     if (o.name.empty()) o.name = "w" + std::to_string(pid);
     o.log = [raw, this](const std::string& line) {
       raw->log += std::to_string(sched_.now() / 1000) + "ms " + line + "\n";
@@ -105,22 +113,19 @@ class RuntimeSim {
                               std::to_string(sched_.now() / 1000) + " ms without its lease");
       }
       CheckKeys();
+      auto active = std::make_shared<ActiveRun>(ActiveRun{&ctx, &env});
+      active_.push_back(active);
+      struct Ended {
+        RuntimeSim* sim;
+        std::shared_ptr<ActiveRun> run;
+        ~Ended() { std::erase(sim->active_, run); }
+      } ended{this, active};
       const int64_t until = env.clock().MonotonicMs() + ctx.payload()["ms"].get<int64_t>();
       while (env.clock().MonotonicMs() < until) {
         // A killed process's code runs no more (its threads only unwind).
         if (ctx.stop_requested() || env.killed()) return FailedPrecondition("stopped");
-        // Nor does a job's code run on once the store took the job from
-        // it: its worker fenced it first (before its lease could pass), or
-        // was frozen then and stops it as it thaws (a watchdog tick and a
-        // turn of this loop: kThawGrace).
-        if (!StoreNamesLease(ctx) &&
-            sched_.now() > sched_.thawed_at(env.group()) + kThawGrace) {
-          violations_.push_back("job " + std::to_string(ctx.id()) + " attempt " +
-                                std::to_string(ctx.attempt()) + " ran on at " +
-                                std::to_string(sched_.now() / 1000) +
-                                " ms after the store took it");
-          return FailedPrecondition("ran on");
-        }
+        CheckActiveRuns();
+        if (active->ran_on) return FailedPrecondition("ran on");
         env.clock().SleepFor(Millis(std::min<int64_t>(100, until - env.clock().MonotonicMs())));
       }
       ++ran_to_end_[ctx.id()];
@@ -131,10 +136,63 @@ class RuntimeSim {
       ctx.SetResult(Json{{"attempt", ctx.attempt()}});
       return Status::Ok();
     });
+    p->link->after_call = [this](const std::string& method) {
+      if (method == "JobClaim" || method == "WorkerHeartbeat") NoteLeases();  // what writes leases
+      CheckActiveRuns();
+    };
     p->run = sched_.Spawn("run" + std::to_string(pid), pid,
                           [raw] { raw->status = raw->worker->Run(); });
     workers_.push_back(std::move(p));
     return *raw;
+  }
+
+  // After every store call: the true time at which each running job's
+  // lease, as just written, runs out (a renewal is seen the moment it is
+  // written; the store's own clock may have stepped since, so its values
+  // are read against it now).
+  void NoteLeases() {
+    JobFilter f;
+    f.states = {JobState::kRunning};
+    f.limit = 1000;
+    auto running = admin_->JobList(f, nullptr);
+    if (!running.has_value()) return;
+    const TimeMs db_now = db_clock_.NowMs();
+    for (const JobInfo& j : *running) {
+      if (!j.lease_expires_at) continue;
+      LeaseSeen& l = leases_[{j.id, j.lease_token}];
+      if (l.expires_at == *j.lease_expires_at) continue;
+      l.expires_at = *j.lease_expires_at;
+      l.until = sched_.now() + (*j.lease_expires_at - db_now) * 1000;
+    }
+  }
+
+  // No job's code runs on past its lease (in true time), nor once the
+  // store took the job from it, while its worker can act (checked after
+  // every store call and as the code runs): its worker fenced it first, or
+  // was frozen then and stops it as it thaws (a watchdog tick and a turn
+  // of the job's loop: kThawGrace).
+  void CheckActiveRuns() {
+    for (const auto& run : active_) {
+      const int group = run->env->group();
+      if (run->ran_on || run->env->killed() || sched_.frozen(group) ||
+          sched_.now() <= sched_.thawed_at(group) + kThawGrace || run->ctx->stop_requested()) {
+        continue;
+      }
+      std::string what;
+      if (!StoreNamesLease(*run->ctx)) {
+        what = "after the store took it";
+      } else if (auto l = leases_.find({run->ctx->id(), run->ctx->lease_token()});
+                 l != leases_.end() && sched_.now() > l->second.until) {
+        what = "past its lease (" + std::to_string((sched_.now() - l->second.until) / 1000) +
+               " ms)";
+      } else {
+        continue;
+      }
+      run->ran_on = true;
+      violations_.push_back("job " + std::to_string(run->ctx->id()) + " attempt " +
+                            std::to_string(run->ctx->attempt()) + " ran on at " +
+                            std::to_string(sched_.now() / 1000) + " ms " + what);
+    }
   }
 
   // (4) at this moment: no two running jobs share a concurrency key.
@@ -189,6 +247,13 @@ class RuntimeSim {
     p.worker->Stop(/*release_now=*/true);
   }
 
+  // Its host loses power: as Kill, but its sessions are left to the
+  // server, which drops them only at their keepalive.
+  void PowerOff(SimWorkerProcess& p) {
+    p.link->power_lost = true;
+    Kill(p);
+  }
+
   void StopAll() {
     for (auto& p : workers_) p->worker->Stop();
     sched_.RunUntil(sched_.now() + 120 * kSecond);
@@ -197,6 +262,24 @@ class RuntimeSim {
       if (!p->env->killed()) {
         EXPECT_TRUE(p->status.ok()) << p->status.ToString();
       }
+    }
+  }
+
+  SimHost& Host(size_t i) {
+    while (hosts_.size() <= i) {
+      auto h = std::make_unique<SimHost>();
+      h->name = "sim-host-" + std::to_string(hosts_.size());
+      h->boot_id = "sim-boot-" + std::to_string(hosts_.size());
+      hosts_.push_back(std::move(h));
+    }
+    return *hosts_[i];
+  }
+
+  // The wall clock of host `i` steps, for its processes running and to come.
+  void StepHostWall(size_t i, int64_t ms) {
+    Host(i).wall_step_ms += ms;
+    for (auto& p : workers_) {
+      if (p->host == i && !p->env->killed()) p->env->sim_clock().StepWall(ms);
     }
   }
 
@@ -211,7 +294,7 @@ class RuntimeSim {
 
  private:
   Scheduler sched_;
-  SimHost host_;
+  std::vector<std::unique_ptr<SimHost>> hosts_;
   SimClock db_clock_;
   std::string path_;
   StoreOptions options_;
@@ -227,6 +310,19 @@ class RuntimeSim {
            held->lease_token == ctx.lease_token();
   }
 
+  // A job's code running now.
+  struct ActiveRun {
+    const JobContext* ctx;
+    SimEnv* env;
+    bool ran_on = false;
+  };
+
+  std::vector<std::shared_ptr<ActiveRun>> active_;
+  struct LeaseSeen {
+    TimeMs expires_at = -1;
+    VirtUs until = kNever;  // in true time
+  };
+  std::map<std::pair<JobId, int64_t>, LeaseSeen> leases_;  // by (job, token)
   std::map<JobId, int> starts_;  // handler entries, by job
   std::vector<LedgerRun> runs_;
   std::vector<std::string> violations_;

@@ -92,10 +92,11 @@ SimEnv::SimEnv(Scheduler& sched, SimHost& host, int group, int pid, int64_t pid_
     : sched_(sched), host_(host), group_(group), clock_(sched, wall_origin_ms, clock_rate) {
   facts_.node = host.name;
   facts_.boot_id = host.boot_id;
-  facts_.pid_ns = "pid:[sim]";
+  facts_.pid_ns = "pid:[" + host.name + "]";
   facts_.pid = pid;
   facts_.pid_start = pid_start;
   host_.live.insert({pid, pid_start});
+  clock_.StepWall(host.wall_step_ms);  // its host's clock, as stepped so far
 }
 
 std::unique_ptr<Thread> SimEnv::StartThread(std::function<void()> body) {

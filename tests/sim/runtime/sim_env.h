@@ -21,11 +21,14 @@
 
 namespace warden::sim {
 
-// A simulated host: its name, boot, and which of its processes are alive.
+// A simulated host: its name, boot, which of its processes are alive, and
+// how far its wall clock has been stepped (a process started later reads
+// it so; the caller steps those already running).
 struct SimHost {
   std::string name = "sim-host";
   std::string boot_id = "sim-boot-1";
   std::set<std::pair<int, int64_t>> live;  // (pid, start time)
+  int64_t wall_step_ms = 0;
 };
 
 // A clock that reads virtual time: wall time from `wall_origin_ms` (plus

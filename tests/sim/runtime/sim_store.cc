@@ -1,6 +1,57 @@
 #include "sim_store.h"
 
+#include "store/memory/memory_session.h"
+
 namespace warden::sim {
+
+void SimLink::Cut(VirtUs until) {
+  if (!cut()) cut_from = sched.now();
+  cut_until = std::max(cut_until, until);
+  const VirtUs from = cut_from;
+  for (SimSession* s : sessions) {
+    const VirtUs at = from + s->keepalive();
+    if (at >= cut_until) continue;  // back before the server gives up
+    sched.At(at, [this, s, from] {
+      if (sessions.count(s) && cut() && cut_from == from) s->Drop();
+    });
+  }
+}
+
+SimSession::SimSession(std::unique_ptr<WorkerSession> inner, SimLink& link, Millis lease)
+    : inner_(std::move(inner)), link_(link), lease_(lease) {
+  link_.sessions.insert(this);
+}
+
+SimSession::~SimSession() {
+  link_.sessions.erase(this);
+  if (!link_.power_lost) return;  // closed: the lock goes at once
+  WorkerSession* left = inner_.get();
+  link_.abandoned.push_back(std::move(inner_));
+  link_.sched.At(link_.sched.now() + keepalive(), [left] {
+    if (auto* m = dynamic_cast<memory::MemorySession*>(left)) m->ServerDrops();
+  });
+}
+
+Result<bool> SimSession::Drain() {
+  if (link_.cut()) return Unavailable("sim: session: connection cut off");
+  return inner_->Drain();
+}
+
+Status SimSession::KeepAliveFor(Millis lease) {
+  // Set over the connection (PgSession): a cut one does not reach the server.
+  if (link_.cut()) return Unavailable("sim: session: connection cut off");
+  lease_ = std::max(lease_, lease);
+  return inner_->KeepAliveFor(lease);
+}
+
+VirtUs SimSession::keepalive() const {
+  const int64_t idle_s = std::max<int64_t>(5, (lease_.count() + 999) / 1000);
+  return (idle_s + 3 * 2) * 1'000'000;
+}
+
+void SimSession::Drop() {
+  if (auto* m = dynamic_cast<memory::MemorySession*>(inner_.get())) m->ServerDrops();
+}
 
 bool SimStore::Travel(VirtUs deadline) {
   Scheduler& sched = link_.sched;
@@ -24,6 +75,7 @@ R SimStore::Call(const char* method, F apply) {
     return R(Unavailable(std::string("sim: ") + method + ": timed out, cut off; not sent"));
   }
   R result = apply();
+  if (link_.after_call) link_.after_call(method);
   const bool back = Travel(deadline);
   if (!back || link_.killed || (link_.lose_reply && link_.lose_reply(method)) ||
       link_.rng.Percent(link_.lose_reply_percent)) {
@@ -137,8 +189,9 @@ Result<RescueReport> SimStore::WorkerDeclareDead(WorkerId id, const std::string&
 }
 
 Result<std::unique_ptr<WorkerSession>> SimStore::OpenSession(WorkerId id, Millis lease) {
-  return Call<Result<std::unique_ptr<WorkerSession>>>(
-      "OpenSession", [&] { return inner_->OpenSession(id, lease); });
+  WARDEN_ASSIGN_OR_RETURN(auto inner, Call<Result<std::unique_ptr<WorkerSession>>>(
+                                          "OpenSession", [&] { return inner_->OpenSession(id, lease); }));
+  return std::unique_ptr<WorkerSession>(std::make_unique<SimSession>(std::move(inner), link_, lease));
 }
 
 void SimStore::NotifyWorkers() {

@@ -14,13 +14,17 @@
 
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "prng.h"
 #include "scheduler.h"
 #include "store/store.h"
 
 namespace warden::sim {
+
+class SimSession;
 
 // One process's line to the store, shared by its connections.
 struct SimLink {
@@ -29,15 +33,58 @@ struct SimLink {
   Rng rng;
   VirtUs min_delay = 50, max_delay = 500;  // each way, µs
   VirtUs cut_until = -1;                   // a partition, until then
+  VirtUs cut_from = -1;                    // since then (while cut)
   VirtUs call_timeout = 10'000'000;
+  // Its host lost power: its sessions are not closed but left to the
+  // server, which drops them at their keepalive.
+  bool power_lost = false;
+  std::set<SimSession*> sessions;  // open now
+  std::vector<std::unique_ptr<WorkerSession>> abandoned;  // by a power loss
+
+  bool cut() const { return cut_until > sched.now(); }
+  // Cut off until `until`: calls and replies wait (SimStore), and each
+  // session whose keepalive runs out meanwhile is dropped by the server.
+  void Cut(VirtUs until);
   bool killed = false;
   int lose_reply_percent = 0;
   // Asked after each call that took effect: true loses its reply.
   std::function<bool(const std::string& method)> lose_reply;
+  // Called after each call took effect, as the store has it then.
+  std::function<void(const std::string& method)> after_call;
   // Called as each reply that arrives reaches its caller (the caller's
   // thread still runs: a freeze here stops the process just after).
   std::function<void(const std::string& method)> on_reply;
   int64_t calls = 0, replies_lost = 0;
+};
+
+// A worker's session as its process reaches the store: down while its link
+// is cut (fd -1, Drain fails; the worker retries), its lock dropped by the
+// server once the link stays cut for the session's keepalive (as
+// PgSession sets it: max(5 s, the longest lease) of silence, then 3 probes
+// 2 s apart), and, when its host loses power, left open for the server to
+// drop at that keepalive rather than closed at once. (Lock drops need a
+// memory store made with StoreOptions::memory_session_proofs.)
+class SimSession final : public WorkerSession {
+ public:
+  SimSession(std::unique_ptr<WorkerSession> inner, SimLink& link, Millis lease);
+  ~SimSession() override;
+  SimSession(const SimSession&) = delete;
+  SimSession& operator=(const SimSession&) = delete;
+
+  int fd() override { return link_.cut() ? -1 : inner_->fd(); }
+  Result<bool> Drain() override;
+  Status KeepAliveFor(Millis lease) override;
+  bool LossProvesDeath() const override { return inner_->LossProvesDeath(); }
+  bool Holds() const override { return inner_->Holds(); }
+
+  VirtUs keepalive() const;
+  // The server gives the session up.
+  void Drop();
+
+ private:
+  std::unique_ptr<WorkerSession> inner_;
+  SimLink& link_;
+  Millis lease_;
 };
 
 class SimStore : public Store {
