@@ -115,10 +115,9 @@ bool PeerGone(int sock) {
 }
 
 bool PastStartDeadline(int64_t start_by_ms) {
-  if (start_by_ms < 0) return false;
   timespec ts{};
   clock_gettime(CLOCK_BOOTTIME, &ts);
-  return int64_t{ts.tv_sec} * 1000 + ts.tv_nsec / 1'000'000 >= start_by_ms;
+  return StartDeadlinePassed(start_by_ms, int64_t{ts.tv_sec} * 1000 + ts.tv_nsec / 1'000'000);
 }
 
 [[noreturn]] void ReportAndExit(int fd, int32_t stage) {

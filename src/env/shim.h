@@ -24,6 +24,14 @@
 
 namespace warden::shim {
 
+// The start gate's last check, in the job's own process just before exec:
+// whether `now_ms` (CLOCK_BOOTTIME) has reached the deadline its worker
+// handed over (-1: none), past which its lease may be another worker's.
+// (The runtime simulation's job processes ask it too.)
+inline bool StartDeadlinePassed(int64_t start_by_ms, int64_t now_ms) {
+  return start_by_ms >= 0 && now_ms >= start_by_ms;
+}
+
 // Messages on the worker <-> shim SOCK_SEQPACKET socket.
 enum MsgType : int32_t {
   kMsgPid = 1,      // shim -> worker: a = job pid (= pgid)

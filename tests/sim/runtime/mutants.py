@@ -17,6 +17,13 @@ MUTANTS = {
         "if (!LeaseProven(r)) return NotStarted(r);",
         "/* mutant: no start gate */",
     ),
+    # A job's process starts without the deadline its worker handed over:
+    # a worker frozen between its start check and the exec lets the job
+    # start after its lease passed (the model's start_needs_worker).
+    "start_deadline_dropped": (
+        "spec.start_by_mono_ms = LeaseProvenUntil(r);",
+        "/* mutant: no start deadline for the job's process */",
+    ),
     # The watchdog stops a job only when its lease has run out, when the
     # store may already have given it to another worker.
     "fence_at_full_lease": (

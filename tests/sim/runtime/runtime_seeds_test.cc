@@ -51,8 +51,11 @@ std::vector<JobSpec> DrawJobs(Rng& rng, Millis worker_lease) {
   std::vector<JobSpec> specs(static_cast<size_t>(rng.Range(5, 25)));
   const bool short_jobs = rng.Percent(30);  // claimed ahead of free slots
   const bool keys = rng.Percent(30);
+  // In half the seeds, 40% of the jobs run in a process of their own.
+  Rng commands_rng(rng.Next());
+  const bool commands = commands_rng.Percent(50);
   for (JobSpec& s : specs) {
-    s.task = "work";
+    s.task = commands && commands_rng.Percent(40) ? "cmd" : "work";
     const int64_t ms = short_jobs && rng.Percent(70) ? rng.Range(0, 2) : rng.Range(0, 3000);
     s.payload = Json{{"ms", ms}, {"fail_first", rng.Percent(20)}};
     if (rng.Percent(20)) s.delivery = Delivery::kAtMostOnce;
@@ -160,18 +163,37 @@ SeedResult RunSeed(uint64_t seed) {
       case 2: {  // frozen (SIGSTOP, a paused VM), then thawed
         ++out.freezes;
         const VirtUs length = rng.Range(kSecond / 2, 15 * kSecond);
-        // Half the freezes come as a claim's reply arrives, with jobs
-        // claimed and not yet started: the start gate's moment.
-        const bool at_claim = rng.Percent(50);
-        sim.sched().At(at, [&, name, length, at_claim] {
+        // A third of the freezes come as a claim's reply arrives, with jobs
+        // claimed and not yet started, and a third as a job's process is
+        // forked, before it execs: the start gate's moments.
+        const int when = static_cast<int>(rng.Range(0, 2));
+        const bool at_claim = when == 1;
+        const bool at_spawn = when == 2;
+        // Half the others stop the worker's process alone (SIGSTOP of its
+        // pid): its jobs' processes run on; the rest its whole tree, as
+        // every freeze at a fork (the job's process stops before its exec).
+        const bool alone = rng.Percent(50) && !at_spawn;
+        sim.sched().At(at, [&, name, length, at_claim, at_spawn, alone] {
           SimWorkerProcess* p = by_name[name];
           if (p == nullptr || p->env->killed()) return;
-          auto freeze = [&sim, &faulted, name, length, p] {
+          auto freeze = [&sim, &faulted, name, length, p, alone] {
             faulted.insert(name);
-            sim.sched().Freeze(p->env->group());
-            sim.sched().At(sim.sched().now() + length,
-                           [&sim, p] { sim.sched().Thaw(p->env->group()); });
+            std::vector<int> groups = {p->env->group()};
+            if (!alone) groups.insert(groups.end(), p->env->job_groups().begin(),
+                                      p->env->job_groups().end());
+            for (int g : groups) sim.sched().Freeze(g);
+            sim.sched().At(sim.sched().now() + length, [&sim, groups] {
+              for (int g : groups) sim.sched().Thaw(g);
+            });
           };
+          if (at_spawn) {
+            p->env->on_spawn = [p, freeze](SimJobProcess&) {
+              auto now = freeze;
+              p->env->on_spawn = nullptr;
+              now();
+            };
+            return;
+          }
           if (!at_claim) {
             freeze();
             return;
@@ -235,9 +257,12 @@ SeedResult RunSeed(uint64_t seed) {
           for (auto& [n, p] : by_name) {
             if (p == nullptr || host_of(n) != host || p->env->killed()) continue;
             faulted.insert(n);
-            sim.sched().Freeze(p->env->group());
-            sim.sched().At(sim.sched().now() + length,
-                           [&sim, p] { sim.sched().Thaw(p->env->group()); });
+            std::vector<int> groups = {p->env->group()};
+            groups.insert(groups.end(), p->env->job_groups().begin(), p->env->job_groups().end());
+            for (int g : groups) sim.sched().Freeze(g);
+            sim.sched().At(sim.sched().now() + length, [&sim, groups] {
+              for (int g : groups) sim.sched().Thaw(g);
+            });
           }
         });
         break;

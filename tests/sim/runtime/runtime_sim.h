@@ -87,6 +87,7 @@ class RuntimeSim {
     p->env = std::make_unique<SimEnv>(sched_, Host(host), pid, pid, 1, kEpoch, clock_rate);
     p->host = host;
     if (o.name.empty()) o.name = "w" + std::to_string(pid);
+    o.task_commands["cmd"] = "sim-job";
     o.log = [raw, this](const std::string& line) {
       raw->log += std::to_string(sched_.now() / 1000) + "ms " + line + "\n";
     };
@@ -102,39 +103,19 @@ class RuntimeSim {
     SimEnv& env = *p->env;
     p->worker->Handle("work", [&env, this](JobContext& ctx) {
       if (env.killed()) return FailedPrecondition("killed");
-      ++starts_[ctx.id()];
-      const size_t run = runs_.size();
-      runs_.push_back({ctx.id(), ctx.attempt(), ctx.lease_token(), 0, false});
-      // The start gate's promise: a job's code starts only while its lease
-      // is this attempt's (the store still names its token).
-      if (!StoreNamesLease(ctx)) {
-        violations_.push_back("job " + std::to_string(ctx.id()) + " attempt " +
-                              std::to_string(ctx.attempt()) + " started at " +
-                              std::to_string(sched_.now() / 1000) + " ms without its lease");
-      }
-      CheckKeys();
-      auto active = std::make_shared<ActiveRun>(ActiveRun{&ctx, &env});
-      active_.push_back(active);
-      struct Ended {
-        RuntimeSim* sim;
-        std::shared_ptr<ActiveRun> run;
-        ~Ended() { std::erase(sim->active_, run); }
-      } ended{this, active};
-      const int64_t until = env.clock().MonotonicMs() + ctx.payload()["ms"].get<int64_t>();
-      while (env.clock().MonotonicMs() < until) {
-        // A killed process's code runs no more (its threads only unwind).
-        if (ctx.stop_requested() || env.killed()) return FailedPrecondition("stopped");
-        CheckActiveRuns();
-        if (active->ran_on) return FailedPrecondition("ran on");
-        env.clock().SleepFor(Millis(std::min<int64_t>(100, until - env.clock().MonotonicMs())));
-      }
-      ++ran_to_end_[ctx.id()];
-      if (ctx.payload().value("fail_first", false) && ctx.attempt() == 1) {
-        return Internal("the first attempt fails");
-      }
-      runs_[run].finished = true;
+      const int code = RunJob(ctx.id(), ctx.attempt(), ctx.lease_token(), ctx.payload(), env,
+                              [&ctx] { return ctx.stop_requested(); }, -1);
+      if (code == kStopped) return FailedPrecondition("stopped");
+      if (code != 0) return Internal("the first attempt fails");
       ctx.SetResult(Json{{"attempt", ctx.attempt()}});
       return Status::Ok();
+    });
+    // Task "cmd": the same work in a job's process (SimEnv::RunSubprocess).
+    env.set_job_code([&env, this](const SubprocessSpec& spec, SimJobProcess& jp) {
+      std::map<std::string, std::string> vars(spec.env.begin(), spec.env.end());
+      return RunJob(std::stoll(vars["WARDEN_JOB_ID"]), std::stoi(vars["WARDEN_ATTEMPT"]),
+                    std::stoll(vars["WARDEN_LEASE_TOKEN"]), Json::parse(spec.stdin_data), env,
+                    [&jp] { return jp.term || jp.killed; }, jp.group);
     });
     p->link->after_call = [this](const std::string& method) {
       if (method == "JobClaim" || method == "WorkerHeartbeat") NoteLeases();  // what writes leases
@@ -174,14 +155,17 @@ class RuntimeSim {
   void CheckActiveRuns() {
     for (const auto& run : active_) {
       const int group = run->env->group();
+      // A worker frozen alone leaves its commands running: stale runs then
+      // are warden's documented limit (README, "Limits of the guarantees").
       if (run->ran_on || run->env->killed() || sched_.frozen(group) ||
-          sched_.now() <= sched_.thawed_at(group) + kThawGrace || run->ctx->stop_requested()) {
+          (run->job_group >= 0 && sched_.frozen(run->job_group)) ||
+          sched_.now() <= sched_.thawed_at(group) + kThawGrace || run->stopped()) {
         continue;
       }
       std::string what;
-      if (!StoreNamesLease(*run->ctx)) {
+      if (!StoreNamesLease(run->job, run->token)) {
         what = "after the store took it";
-      } else if (auto l = leases_.find({run->ctx->id(), run->ctx->lease_token()});
+      } else if (auto l = leases_.find({run->job, run->token});
                  l != leases_.end() && sched_.now() > l->second.until) {
         what = "past its lease (" + std::to_string((sched_.now() - l->second.until) / 1000) +
                " ms)";
@@ -189,8 +173,8 @@ class RuntimeSim {
         continue;
       }
       run->ran_on = true;
-      violations_.push_back("job " + std::to_string(run->ctx->id()) + " attempt " +
-                            std::to_string(run->ctx->attempt()) + " ran on at " +
+      violations_.push_back("job " + std::to_string(run->job) + " attempt " +
+                            std::to_string(run->attempt) + " ran on at " +
                             std::to_string(sched_.now() / 1000) + " ms " + what);
     }
   }
@@ -304,18 +288,61 @@ class RuntimeSim {
   // A thawed worker's job may run this long after the store took it.
   static constexpr VirtUs kThawGrace = 250'000;
 
-  bool StoreNamesLease(const JobContext& ctx) {
-    auto held = admin_->JobGet(ctx.id());
-    return held.has_value() && held->state == JobState::kRunning &&
-           held->lease_token == ctx.lease_token();
+  bool StoreNamesLease(JobId id, int64_t token) {
+    auto held = admin_->JobGet(id);
+    return held.has_value() && held->state == JobState::kRunning && held->lease_token == token;
   }
 
   // A job's code running now.
   struct ActiveRun {
-    const JobContext* ctx;
-    SimEnv* env;
+    JobId job;
+    int attempt;
+    int64_t token;
+    std::function<bool()> stopped;  // its worker stopped it (or killed its process)
+    SimEnv* env;                    // its worker's
+    int job_group;                  // its process's (a command's); -1: in the worker
     bool ran_on = false;
   };
+  static constexpr int kStopped = 2;
+
+  // The code of a job of either task: `ms` of its worker's clock, in steps
+  // of at most 100 ms, ending early when `stopped`; fails its first attempt
+  // when `fail_first`. 0: succeeded, 1: failed, kStopped.
+  int RunJob(JobId id, int attempt, int64_t token, const Json& payload, SimEnv& env,
+             std::function<bool()> stopped, int job_group) {
+    ++starts_[id];
+    const size_t run = runs_.size();
+    runs_.push_back({id, attempt, token, 0, false});
+    // The start gate's promise: a job's code starts only while its lease
+    // is this attempt's (the store still names its token).
+    if (!StoreNamesLease(id, token)) {
+      violations_.push_back("job " + std::to_string(id) + " attempt " + std::to_string(attempt) +
+                            " started at " + std::to_string(sched_.now() / 1000) +
+                            " ms without its lease");
+    }
+    CheckKeys();
+    auto active = std::make_shared<ActiveRun>(
+        ActiveRun{id, attempt, token, std::move(stopped), &env, job_group});
+    active_.push_back(active);
+    struct Ended {
+      RuntimeSim* sim;
+      std::shared_ptr<ActiveRun> run;
+      ~Ended() { std::erase(sim->active_, run); }
+    } ended{this, active};
+    const int64_t until = env.clock().MonotonicMs() + payload["ms"].get<int64_t>();
+    while (true) {
+      // A killed process's code runs no more (its threads only unwind).
+      if (active->stopped() || env.killed()) return kStopped;
+      CheckActiveRuns();
+      if (active->ran_on) return kStopped;
+      if (env.clock().MonotonicMs() >= until) break;
+      env.clock().SleepFor(Millis(std::min<int64_t>(100, until - env.clock().MonotonicMs())));
+    }
+    ++ran_to_end_[id];
+    if (payload.value("fail_first", false) && attempt == 1) return 1;
+    runs_[run].finished = true;
+    return 0;
+  }
 
   std::vector<std::shared_ptr<ActiveRun>> active_;
   struct LeaseSeen {

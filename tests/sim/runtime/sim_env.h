@@ -11,12 +11,15 @@
 #pragma once
 
 #include <deque>
+#include <functional>
+#include <memory>
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "env/env.h"
+#include "env/subprocess.h"
 #include "scheduler.h"
 
 namespace warden::sim {
@@ -72,6 +75,21 @@ class SimClock : public Clock {
   mutable std::map<const CondVar*, std::deque<SimThread*>> waiters_;
 };
 
+// A job's process, forked by SimEnv::RunSubprocess: a thread of a group of
+// its own (a worker frozen alone leaves it running), signalled by its
+// supervisor. Its code (SimEnv::JobCode) sleeps in steps and ends when
+// `term` or `killed` is set.
+struct SimJobProcess {
+  int group = 0;
+  bool term = false;    // SIGTERM: its code stops at its next step
+  bool killed = false;  // SIGKILL: gone at once, whatever it was doing
+  bool exited = false;
+  bool missed_start = false;  // the start gate's check before exec failed
+  int exit_code = 0;
+  SimThread* thread = nullptr;
+  SimThread* supervisor = nullptr;
+};
+
 class SimEnv : public Env {
  public:
   // `group`: this process's Scheduler group; `pid` and `pid_start` name it
@@ -95,9 +113,19 @@ class SimEnv : public Env {
       const SubprocessSpec& spec, StopSignal& stop,
       const std::function<void(const std::string&)>& on_control_line) override;
 
-  // SIGKILL: the process is gone from its host, and what is left of its
-  // threads (real threads cannot be killed) races to its end in no virtual
-  // time; the caller cuts its store link and stops its worker.
+  // What a job's process runs once exec'd: its exit code.
+  using JobCode = std::function<int(const SubprocessSpec&, SimJobProcess&)>;
+  void set_job_code(JobCode code) { job_code_ = std::move(code); }
+  // Called as each job's process is forked, before it execs (the moment a
+  // freeze tests the start gate's last check).
+  std::function<void(SimJobProcess&)> on_spawn;
+  // The groups of its job processes still running.
+  const std::set<int>& job_groups() const { return job_groups_; }
+
+  // SIGKILL: the process is gone from its host (and its jobs' processes
+  // with it, as their shims kill them), and what is left of its threads
+  // (real threads cannot be killed) races to its end in no virtual time;
+  // the caller cuts its store link and stops its worker.
   void Kill();
   bool killed() const { return killed_; }
   // Called by a wait with a deadline, once killed: jumps the clock there
@@ -123,6 +151,10 @@ class SimEnv : public Env {
   int next_fd_ = kFirstFd;
   bool killed_ = false;
   int threads_started_ = 0;
+  JobCode job_code_;
+  std::set<int> job_groups_;
+  std::vector<std::shared_ptr<SimJobProcess>> jobs_;  // running
+  int jobs_started_ = 0;
 };
 
 }  // namespace warden::sim
