@@ -35,6 +35,12 @@ MUTANTS = {
         "if (job.lease_token != ref.lease_token || job.state != JobState::kRunning) return nullptr;",
         "if (job.state != JobState::kRunning) return nullptr;",
     ),
+    # A checkpoint lands whatever lease token it names: a stale attempt's
+    # late save overwrites a newer attempt's.
+    "checkpoint_unfenced": (
+        "JobRow* job = FindRunningLocked(ref);\n  if (!job) return false;",
+        "JobRow* job = &db_->t.jobs.at(ref.id);",
+    ),
     # A claim ignores the concurrency keys of running jobs.
     "no_concurrency_check": (
         "if (running_keys.count(job.concurrency_key)) continue;",
@@ -49,6 +55,12 @@ MUTANTS = {
     "heartbeat_foreign": (
         "if (job.state != JobState::kRunning || job.worker_id != id) continue;",
         "if (job.state != JobState::kRunning) continue;",
+    ),
+    # No death is proven (by pid or lost session): a killed worker's jobs
+    # wait for their leases, past the promised recovery bound.
+    "no_death_proofs": (
+        "WARDEN_ASSIGN_OR_RETURN(pass.proven, DeclareProvenDead(store_, env_, pass.live));",
+        "/* mutant: no proofs of death */",
     ),
     # Silence judged by the wall clock (the sweeper's against the store's
     # timestamps) instead of by watching: a step takes live workers' jobs.

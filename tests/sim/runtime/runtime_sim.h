@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -103,8 +104,10 @@ class RuntimeSim {
     SimEnv& env = *p->env;
     p->worker->Handle("work", [&env, this](JobContext& ctx) {
       if (env.killed()) return FailedPrecondition("killed");
-      const int code = RunJob(ctx.id(), ctx.attempt(), ctx.lease_token(), ctx.payload(), env,
-                              [&ctx] { return ctx.stop_requested(); }, -1);
+      const int code = RunJob(
+          ctx.id(), ctx.attempt(), ctx.lease_token(), ctx.payload(), ctx.checkpoint(), env,
+          [&ctx] { return ctx.stop_requested(); }, -1,
+          [&ctx](const Json& c) { (void)ctx.SaveCheckpoint(c); });
       if (code == kStopped) return FailedPrecondition("stopped");
       if (code != 0) return Internal("the first attempt fails");
       ctx.SetResult(Json{{"attempt", ctx.attempt()}});
@@ -113,12 +116,19 @@ class RuntimeSim {
     // Task "cmd": the same work in a job's process (SimEnv::RunSubprocess).
     env.set_job_code([&env, this](const SubprocessSpec& spec, SimJobProcess& jp) {
       std::map<std::string, std::string> vars(spec.env.begin(), spec.env.end());
+      const std::string& ckpt = vars["WARDEN_CHECKPOINT"];
       return RunJob(std::stoll(vars["WARDEN_JOB_ID"]), std::stoi(vars["WARDEN_ATTEMPT"]),
-                    std::stoll(vars["WARDEN_LEASE_TOKEN"]), Json::parse(spec.stdin_data), env,
-                    [&jp] { return jp.term || jp.killed; }, jp.group);
+                    std::stoll(vars["WARDEN_LEASE_TOKEN"]), Json::parse(spec.stdin_data),
+                    ckpt.empty() ? Json() : Json::parse(ckpt), env,
+                    [&jp] { return jp.term || jp.killed; }, jp.group, nullptr);
     });
     p->link->after_call = [this](const std::string& method) {
       if (method == "JobClaim" || method == "WorkerHeartbeat") NoteLeases();  // what writes leases
+      if (method == "JobCheckpoint") {
+        for (const auto& [id, seen] : starts_) {
+          if (auto j = admin_->JobGet(id); j.has_value()) NoteCheckpoint(id, j->checkpoint);
+        }
+      }
       CheckActiveRuns();
     };
     p->run = sched_.Spawn("run" + std::to_string(pid), pid,
@@ -305,12 +315,36 @@ class RuntimeSim {
   };
   static constexpr int kStopped = 2;
 
+  // A job's checkpoint as the store has it now never goes back: a stale
+  // attempt's late save is fenced off (checked as runs resume, and after
+  // every JobCheckpoint call).
+  void NoteCheckpoint(JobId id, const Json& checkpoint) {
+    if (!checkpoint.is_object()) return;
+    const std::pair<int, int> now{checkpoint.value("attempt", 0), checkpoint.value("step", 0)};
+    auto& latest = checkpoints_[id];
+    if (now < latest && ckpt_reported_.insert(id).second) {
+      violations_.push_back("job " + std::to_string(id) + ": its checkpoint went back to " +
+                            checkpoint.dump() + " from attempt " + std::to_string(latest.first) +
+                            " step " + std::to_string(latest.second));
+    }
+    latest = std::max(latest, now);
+  }
+
   // The code of a job of either task: `ms` of its worker's clock, in steps
   // of at most 100 ms, ending early when `stopped`; fails its first attempt
-  // when `fail_first`. 0: succeeded, 1: failed, kStopped.
-  int RunJob(JobId id, int attempt, int64_t token, const Json& payload, SimEnv& env,
-             std::function<bool()> stopped, int job_group) {
+  // when `fail_first`; with `ckpt`, saves {"attempt", "step"} after each
+  // step (`save`: handlers; commands send no control lines yet). Checked
+  // at its start: the checkpoint it resumes from is an earlier attempt's.
+  // 0: succeeded, 1: failed, kStopped.
+  int RunJob(JobId id, int attempt, int64_t token, const Json& payload, const Json& checkpoint,
+             SimEnv& env, std::function<bool()> stopped, int job_group,
+             std::function<void(const Json&)> save) {
     ++starts_[id];
+    if (checkpoint.is_object() && checkpoint.value("attempt", 0) >= attempt) {
+      violations_.push_back("job " + std::to_string(id) + " attempt " + std::to_string(attempt) +
+                            " resumed from " + checkpoint.dump() + ", not an earlier attempt's");
+    }
+    NoteCheckpoint(id, checkpoint);
     const size_t run = runs_.size();
     runs_.push_back({id, attempt, token, 0, false});
     // The start gate's promise: a job's code starts only while its lease
@@ -330,6 +364,7 @@ class RuntimeSim {
       ~Ended() { std::erase(sim->active_, run); }
     } ended{this, active};
     const int64_t until = env.clock().MonotonicMs() + payload["ms"].get<int64_t>();
+    int step = 0;
     while (true) {
       // A killed process's code runs no more (its threads only unwind).
       if (active->stopped() || env.killed()) return kStopped;
@@ -337,6 +372,7 @@ class RuntimeSim {
       if (active->ran_on) return kStopped;
       if (env.clock().MonotonicMs() >= until) break;
       env.clock().SleepFor(Millis(std::min<int64_t>(100, until - env.clock().MonotonicMs())));
+      if (save && payload.value("ckpt", false)) save(Json{{"attempt", attempt}, {"step", ++step}});
     }
     ++ran_to_end_[id];
     if (payload.value("fail_first", false) && attempt == 1) return 1;
@@ -351,6 +387,8 @@ class RuntimeSim {
   };
   std::map<std::pair<JobId, int64_t>, LeaseSeen> leases_;  // by (job, token)
   std::map<JobId, int> starts_;  // handler entries, by job
+  std::map<JobId, std::pair<int, int>> checkpoints_;  // the latest (attempt, step) seen
+  std::set<JobId> ckpt_reported_;
   std::vector<LedgerRun> runs_;
   std::vector<std::string> violations_;
 };

@@ -17,6 +17,11 @@ void SimLink::Cut(VirtUs until) {
   }
 }
 
+void SimLink::ResetSessions(VirtUs reconnected_at) {
+  sessions_down_until = std::max(sessions_down_until, reconnected_at);
+  for (SimSession* s : sessions) s->Drop();
+}
+
 SimSession::SimSession(std::unique_ptr<WorkerSession> inner, SimLink& link, Millis lease)
     : inner_(std::move(inner)), link_(link), lease_(lease) {
   link_.sessions.insert(this);
@@ -33,7 +38,7 @@ SimSession::~SimSession() {
 }
 
 Result<bool> SimSession::Drain() {
-  if (link_.cut()) return Unavailable("sim: session: connection cut off");
+  if (link_.sessions_down()) return Unavailable("sim: session: connection cut off or reset");
   return inner_->Drain();
 }
 

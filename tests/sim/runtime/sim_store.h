@@ -41,7 +41,13 @@ struct SimLink {
   std::set<SimSession*> sessions;  // open now
   std::vector<std::unique_ptr<WorkerSession>> abandoned;  // by a power loss
 
+  // Its sessions' connections reset: locks dropped at once, reconnecting
+  // (fd -1, Drain failing) until then, though calls go through.
+  VirtUs sessions_down_until = -1;
+
   bool cut() const { return cut_until > sched.now(); }
+  bool sessions_down() const { return cut() || sessions_down_until > sched.now(); }
+  void ResetSessions(VirtUs reconnected_at);
   // Cut off until `until`: calls and replies wait (SimStore), and each
   // session whose keepalive runs out meanwhile is dropped by the server.
   void Cut(VirtUs until);
@@ -71,7 +77,7 @@ class SimSession final : public WorkerSession {
   SimSession(const SimSession&) = delete;
   SimSession& operator=(const SimSession&) = delete;
 
-  int fd() override { return link_.cut() ? -1 : inner_->fd(); }
+  int fd() override { return link_.sessions_down() ? -1 : inner_->fd(); }
   Result<bool> Drain() override;
   Status KeepAliveFor(Millis lease) override;
   bool LossProvesDeath() const override { return inner_->LossProvesDeath(); }
