@@ -62,6 +62,14 @@ MUTANTS = {
         "WARDEN_ASSIGN_OR_RETURN(pass.proven, DeclareProvenDead(store_, env_, pass.live));",
         "/* mutant: no proofs of death */",
     ),
+    # The sightings of a pass's worker list dated from before the read: a
+    # slow read backdates the renewals it returns, and a verdict comes
+    # early (found by the model, fixed in src/).
+    "pass_start_sightings": (
+        "WARDEN_ASSIGN_OR_RETURN(pass.live, store_.WorkerListLive(\"\"));\n"
+        "    judge_.BeginPass(clock_.MonotonicMs());",
+        "WARDEN_ASSIGN_OR_RETURN(pass.live, store_.WorkerListLive(\"\"));",
+    ),
     # Silence judged by the wall clock (the sweeper's against the store's
     # timestamps) instead of by watching: a step takes live workers' jobs.
     "rescue_by_wall_clock": (
