@@ -137,15 +137,19 @@ class RuntimeSim {
     return *raw;
   }
 
+  Result<std::vector<JobInfo>> RunningJobs() {
+    JobFilter f;
+    f.states = {JobState::kRunning};
+    f.limit = 1000;
+    return admin_->JobList(f, nullptr);
+  }
+
   // After every store call: the true time at which each running job's
   // lease, as just written, runs out (a renewal is seen the moment it is
   // written; the store's own clock may have stepped since, so its values
   // are read against it now).
   void NoteLeases() {
-    JobFilter f;
-    f.states = {JobState::kRunning};
-    f.limit = 1000;
-    auto running = admin_->JobList(f, nullptr);
+    auto running = RunningJobs();
     if (!running.has_value()) return;
     const TimeMs db_now = db_clock_.NowMs();
     for (const JobInfo& j : *running) {
@@ -191,10 +195,7 @@ class RuntimeSim {
 
   // (4) at this moment: no two running jobs share a concurrency key.
   void CheckKeys() {
-    JobFilter f;
-    f.states = {JobState::kRunning};
-    f.limit = 1000;
-    auto running = admin_->JobList(f, nullptr);
+    auto running = RunningJobs();
     if (!running.has_value()) return;
     for (std::string& c : RunningKeyConflicts(*running)) {
       violations_.push_back(std::to_string(sched_.now() / 1000) + " ms: " + c);
