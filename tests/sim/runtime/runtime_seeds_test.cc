@@ -118,6 +118,7 @@ SeedResult RunSeed(uint64_t seed) {
   std::map<std::string, SimWorkerProcess*> by_name;
   std::map<std::string, double> rate;  // each name's host clock rate
   bool closing = false;                // no more restarts
+  std::vector<std::unique_ptr<std::function<void()>>> restarts;
   bool db_stepped = false;             // attempts' times then do not compare
   auto start = [&](const std::string& name, int concurrency) {
     if (closing) return;
@@ -209,11 +210,12 @@ SeedResult RunSeed(uint64_t seed) {
         });
         // Restarted once the old process is gone (a drain takes up to its
         // shutdown timeout).
-        auto restart = std::make_shared<std::function<void()>>();
-        *restart = [&, name, concurrency, restart] {
+        // (Held by `restarts`, not by itself: a closure owning itself leaks.)
+        auto& restart = restarts.emplace_back(std::make_unique<std::function<void()>>());
+        *restart = [&, name, concurrency, self = restart.get()] {
           SimWorkerProcess* p = by_name[name];
           if (p != nullptr && !p->run->exited()) {
-            sim.sched().At(sim.sched().now() + kSecond / 2, *restart);
+            sim.sched().At(sim.sched().now() + kSecond / 2, *self);
             return;
           }
           start(name, concurrency);
