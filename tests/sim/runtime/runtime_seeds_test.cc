@@ -172,6 +172,16 @@ SeedResult RunSeed(uint64_t seed) {
       });
     }
   };
+  // Freezes a worker's process (and with `tree` its jobs' processes) for
+  // `length`, then thaws what it froze.
+  auto freeze_for = [&sim](SimWorkerProcess& p, VirtUs length, bool tree) {
+    std::vector<int> groups = {p.env->group()};
+    if (tree) groups.insert(groups.end(), p.env->job_groups().begin(), p.env->job_groups().end());
+    for (int g : groups) sim.sched().Freeze(g);
+    sim.sched().At(sim.sched().now() + length, [&sim, groups] {
+      for (int g : groups) sim.sched().Thaw(g);
+    });
+  };
   // Whether another worker on the host of `name` (alive) can prove its death.
   auto host_mate = [&](const std::string& name) {
     for (auto& [n, p] : by_name) {
@@ -239,16 +249,10 @@ SeedResult RunSeed(uint64_t seed) {
         sim.sched().At(at, [&, name, length, at_claim, at_spawn, alone] {
           SimWorkerProcess* p = by_name[name];
           if (p == nullptr || p->env->killed()) return;
-          auto freeze = [&sim, &faulted, &expect_recovery, name, length, p, alone] {
+          auto freeze = [&sim, &faulted, &expect_recovery, &freeze_for, name, length, p, alone] {
             faulted.insert(name);
             expect_recovery(p, "it froze", false, sim.sched().now() + length);
-            std::vector<int> groups = {p->env->group()};
-            if (!alone) groups.insert(groups.end(), p->env->job_groups().begin(),
-                                      p->env->job_groups().end());
-            for (int g : groups) sim.sched().Freeze(g);
-            sim.sched().At(sim.sched().now() + length, [&sim, groups] {
-              for (int g : groups) sim.sched().Thaw(g);
-            });
+            freeze_for(*p, length, !alone);
           };
           if (at_spawn) {
             p->env->on_spawn = [p, freeze](SimJobProcess&) {
@@ -345,12 +349,7 @@ SeedResult RunSeed(uint64_t seed) {
           for (auto& [n, p] : by_name) {
             if (p == nullptr || host_of(n) != host || p->env->killed()) continue;
             faulted.insert(n);
-            std::vector<int> groups = {p->env->group()};
-            groups.insert(groups.end(), p->env->job_groups().begin(), p->env->job_groups().end());
-            for (int g : groups) sim.sched().Freeze(g);
-            sim.sched().At(sim.sched().now() + length, [&sim, groups] {
-              for (int g : groups) sim.sched().Thaw(g);
-            });
+            freeze_for(*p, length, /*tree=*/true);
           }
         });
         break;

@@ -287,7 +287,6 @@ class RuntimeSim {
   Scheduler& sched() { return sched_; }
   Store& admin() { return *admin_; }
   const std::map<JobId, int>& ran_to_end() const { return ran_to_end_; }
-  const std::map<JobId, int>& starts() const { return starts_; }
   const std::vector<std::string>& violations() const { return violations_; }
   const std::vector<LedgerRun>& runs() const { return runs_; }
   SimClock& db_clock() { return db_clock_; }
