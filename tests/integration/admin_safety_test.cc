@@ -57,7 +57,9 @@ TEST_P(AdminSafetyTest, SweepRefusesAKeepaliveThresholdBelowTheDefault) {
 TEST_P(AdminSafetyTest, SweepFindsSilenceOnlyByWatching) {
   Worker* w = nullptr;
   const int64_t job = BusyWorker(w);
-  ASSERT_TRUE(w->proc->Signal(SIGSTOP));
+  // A bare SIGSTOP can land inside a heartbeat's write transaction, and a
+  // stopped SQLite writer locks every other writer out (a documented limit).
+  ASSERT_TRUE(FreezeBetweenTransactions(*w));
   CliResult once = Cli({"sweep"}, /*json=*/false);
   EXPECT_EQ(once.exit_code, 0) << once.err;
   EXPECT_NE(once.out.find("0 recovered"), std::string::npos) << once.out;
