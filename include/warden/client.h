@@ -21,6 +21,7 @@
 
 #include "warden/backlog.h"
 #include "warden/job.h"
+#include "warden/operator.h"
 #include "warden/status.h"
 
 namespace warden {
@@ -93,12 +94,38 @@ class Client {
   Result<SweepSummary> Sweep(Millis keepalive_threshold = Millis(10'000),
                              Millis watch = Millis(0));
   Result<int> SchemaVersion();
+  // The store's clock (PostgreSQL: the server's), for ages and "ago".
+  Result<TimeMs> StoreNow();
   // A health check: takes and releases the store's write lock.
   Status CheckWritable();
 
+  // The operator surface. Every action below (and RetryJob, CancelJob,
+  // ReleaseWorker) is written to the audit log as done by `actor`
+  // ("token:NAME" for the HTTP API, "cli:USER" for the CLI).
+  void SetActor(std::string actor) { actor_ = std::move(actor); }
+  const std::string& actor() const { return actor_; }
+  // Workers claim nothing from a paused queue; jobs running there finish.
+  // false: it was paused (resumed) already.
+  Result<bool> PauseQueue(const std::string& queue);
+  Result<bool> ResumeQueue(const std::string& queue);
+  // Every queue with a job or a pause, by name, with its live workers.
+  Result<std::vector<QueueInfo>> ListQueues();
+  // A token with `scope`; its secret is in the result and nowhere else.
+  // Names: as queue names, not all digits (a revoke takes a name or an id).
+  Result<NewToken> CreateToken(const std::string& name, Scope scope);
+  Result<std::vector<TokenInfo>> ListTokens();
+  Result<TokenInfo> RevokeToken(const std::string& name_or_id);
+  // The live token `secret` is. Any other text, a revoked token or a wrong
+  // secret: kNotFound with the same message, whatever was wrong.
+  Result<TokenInfo> Authenticate(const std::string& secret);
+  // Newest first; `before`: an entry id to page back from (0: the newest).
+  Result<std::vector<AuditEntry>> ListAudit(int limit = 100, int64_t before = 0);
+
  private:
   explicit Client(std::unique_ptr<Store> store);
+  Status Audit(const std::string& action, const std::string& target, int64_t count);
   std::unique_ptr<Store> store_;
+  std::string actor_ = "library";
 };
 
 // Limits applied to every enqueue (documented in the README).
@@ -107,5 +134,9 @@ inline constexpr size_t kMaxNameBytes = 200;  // task, queue, keys
 
 // Checks a spec the way Enqueue does; exposed for tools that batch.
 Status ValidateSpec(const JobSpec& spec);
+// A task, queue, key or other name: `what` names it in the message. Not
+// required: empty passes.
+Status ValidateName(const std::string& what, const std::string& v, bool required = true);
+Status ValidateQueueName(const std::string& queue);
 
 }  // namespace warden

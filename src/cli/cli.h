@@ -36,6 +36,9 @@ void AddWorkersCommand(CLI::App& app, Globals& g, Action* action);
 void AddAdminCommands(CLI::App& app, Globals& g, Action* action);  // stats, sweep
 void AddWaitCommand(CLI::App& app, Globals& g, Action* action);
 void AddDemoCommand(CLI::App& app, Globals& g, Action* action);
+void AddQueuesCommand(CLI::App& app, Globals& g, Action* action);
+void AddTokensCommand(CLI::App& app, Globals& g, Action* action);
+void AddAuditCommand(CLI::App& app, Globals& g, Action* action);
 
 // Prints "warden: <status>" on stderr (and, with --json, the error document
 // on stdout); returns the exit status for it.
@@ -48,7 +51,7 @@ int FailUsage(const std::string& message);
 // Globals::json is known), then from Globals::json. Every failure goes
 // through Fail, so one switch covers every command.
 void SetJsonErrors(bool on);
-// Only init, add and worker may create a database. Every other command
+// Only init, add, worker, serve and tokens create may create a database. Every other command
 // acts on what is there (lists, waits, retries, cancels, releases, sweeps):
 // it opens with kExisting and fails, naming the path, when the database
 // does not exist, so that a mistyped path never passes for an empty queue.

@@ -3,6 +3,9 @@
 #include <iostream>
 #include <string_view>
 
+#include <pwd.h>
+#include <unistd.h>
+
 #include "cli/cli.h"
 #include "cli/did_you_mean.h"
 #include "warden/text.h"
@@ -65,8 +68,16 @@ int FailUsage(const std::string& message) {
   return 2;
 }
 
+// Who runs this command, for the audit log: the login name, else the uid.
+static std::string UserName() {
+  if (const passwd* pw = getpwuid(geteuid()); pw && pw->pw_name) return pw->pw_name;
+  return "uid " + std::to_string(geteuid());
+}
+
 Result<std::unique_ptr<Client>> OpenClient(const Globals& g, DbOpen how) {
-  return how == DbOpen::kExisting ? Client::OpenExisting(g.db) : Client::Open(g.db);
+  auto client = how == DbOpen::kExisting ? Client::OpenExisting(g.db) : Client::Open(g.db);
+  if (client.has_value()) (*client)->SetActor("cli:" + UserName());
+  return client;
 }
 
 // What it prints comes from outside (a database, a command's output): bytes
@@ -104,6 +115,9 @@ int main(int argc, char** argv) {
   AddAdminCommands(app, g, &action);
   AddWaitCommand(app, g, &action);
   AddDemoCommand(app, g, &action);
+  AddQueuesCommand(app, g, &action);
+  AddTokensCommand(app, g, &action);
+  AddAuditCommand(app, g, &action);
 
   SetJsonErrors(WantsJson(argc, argv));
   // Name an unknown command plainly (CLI11 would only say one is required).

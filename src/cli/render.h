@@ -6,13 +6,10 @@
 #include <vector>
 
 #include "warden/duration.h"  // HumanDuration
+#include "warden/json_view.h"
 #include "warden/warden.h"
 
 namespace warden::cli {
-
-Json JobToJson(const JobInfo& j, bool with_attempts);
-Json WorkerToJson(const WorkerInfo& w);
-Json StatsToJson(const Stats& s);
 
 // Tables fit each name column to its longest name, up to a cap; a longer
 // name is cut (by display width, never inside a character) and ends with
@@ -32,7 +29,6 @@ std::string WhoWouldRun(const JobSpec& spec);
 TimeMs NowMs();
 // `unserved`: Client::Unserved(); nothing is printed for none.
 void PrintStats(const Stats& s, const std::vector<BacklogGroup>& unserved, TimeMs now);
-Json UnservedToJson(const std::vector<BacklogGroup>& unserved);
 // "waiting for a worker (no active worker runs them): 2 jobs on queue q2
 // of task other", or nothing; on `out`.
 void PrintUnserved(std::FILE* out, const std::vector<BacklogGroup>& unserved, TimeMs now);

@@ -80,7 +80,9 @@ Status CheckPayload(const Json& payload) {
 // UTF-8 (PostgreSQL refuses anything else), without NUL (PostgreSQL cuts
 // text at NUL, so `k\0a` and `k\0b` would be one key there and two on
 // SQLite) or other control characters.
-Status CheckName(const std::string& what, const std::string& v, bool required) {
+}  // namespace
+
+Status ValidateName(const std::string& what, const std::string& v, bool required) {
   if (required && v.empty()) return InvalidArgument(what + " must not be empty");
   if (v.size() > kMaxNameBytes) {
     return InvalidArgument(what + " is longer than " + std::to_string(kMaxNameBytes) + " bytes");
@@ -99,19 +101,24 @@ Status CheckName(const std::string& what, const std::string& v, bool required) {
   return Status::Ok();
 }
 
-}  // namespace
+// `warden worker --queues a,b` splits at commas (SplitList): a queue whose
+// name has one could never be served.
+Status ValidateQueueName(const std::string& queue) {
+  WARDEN_RETURN_IF_ERROR(ValidateName("queue", queue, true));
+  if (queue.find(',') != std::string::npos) {
+    return InvalidArgument("queue must not contain ',' (warden worker --queues splits at "
+                           "commas): '" + OneLine(queue, 60) + "'");
+  }
+  return Status::Ok();
+}
 
 Status ValidateSpec(const JobSpec& spec) {
-  WARDEN_RETURN_IF_ERROR(CheckName("task", spec.task, true));
-  WARDEN_RETURN_IF_ERROR(CheckName("queue", spec.queue, true));
-  WARDEN_RETURN_IF_ERROR(CheckName("unique key", spec.unique_key, false));
-  WARDEN_RETURN_IF_ERROR(CheckName("concurrency key", spec.concurrency_key, false));
-  // What `warden worker` could never name: it splits --queues a,b at commas
-  // (SplitList) and --task NAME=COMMAND at the first '='.
-  if (spec.queue.find(',') != std::string::npos) {
-    return InvalidArgument("queue must not contain ',' (warden worker --queues splits at "
-                           "commas): '" + OneLine(spec.queue, 60) + "'");
-  }
+  WARDEN_RETURN_IF_ERROR(ValidateName("task", spec.task, true));
+  WARDEN_RETURN_IF_ERROR(ValidateQueueName(spec.queue));
+  WARDEN_RETURN_IF_ERROR(ValidateName("unique key", spec.unique_key, false));
+  WARDEN_RETURN_IF_ERROR(ValidateName("concurrency key", spec.concurrency_key, false));
+  // What `warden worker` could never name: it splits --task NAME=COMMAND
+  // at the first '=' (and --queues a,b at commas: ValidateQueueName).
   if (spec.task.find('=') != std::string::npos) {
     return InvalidArgument("task must not contain '=' (warden worker --task NAME=COMMAND "
                            "splits at the first '='): '" + OneLine(spec.task, 60) + "'");
@@ -156,13 +163,19 @@ Result<std::vector<JobInfo>> Client::ListJobs(const JobFilter& filter, int64_t* 
   return store_->JobList(filter, total);
 }
 
+// The single-job actions log after they are done, in a transaction of
+// their own: a crash between the two loses the entry, never the action.
 Status Client::RetryJob(JobId id) {
   WARDEN_RETURN_IF_ERROR(store_->JobRetry(id));
   store_->NotifyWorkers();
-  return Status::Ok();
+  return Audit("job.retry", std::to_string(id), 1);
 }
 
-Result<JobState> Client::CancelJob(JobId id) { return store_->JobCancel(id); }
+Result<JobState> Client::CancelJob(JobId id) {
+  WARDEN_ASSIGN_OR_RETURN(JobState state, store_->JobCancel(id));
+  WARDEN_RETURN_IF_ERROR(Audit("job.cancel", std::to_string(id), 1));
+  return state;
+}
 
 Result<int64_t> Client::CountUnfinished() { return store_->JobCountUnfinished(); }
 
@@ -204,6 +217,9 @@ Result<int> Client::ReleaseWorker(const std::string& name_or_id, bool force) {
                           DeclareDeadPatiently(*store_, DefaultEnv().clock(), match->id,
                                                "released by an operator"));
   store_->NotifyWorkers();
+  WARDEN_RETURN_IF_ERROR(Audit("worker.release", match->name + " (id " +
+                                                     std::to_string(match->id) + ")",
+                               r.rescued));
   return r.rescued;
 }
 
@@ -280,6 +296,8 @@ Result<SweepSummary> Client::Sweep(Millis keepalive_threshold, Millis watch) {
 }
 
 Result<int> Client::SchemaVersion() { return store_->SchemaVersion(); }
+
+Result<TimeMs> Client::StoreNow() { return store_->Now(); }
 
 Status Client::CheckWritable() { return store_->CheckWritable(); }
 

@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "warden/job.h"
+#include "warden/operator.h"
 #include "warden/status.h"
 #include "warden/worker.h"
 
@@ -33,6 +34,7 @@ constexpr std::array<const char*, 2> kDeliveries = {"at_least_once", "at_most_on
 constexpr std::array<const char*, 3> kRetryPolicies = {"none", "default", "forever"};
 constexpr std::array<const char*, 4> kWorkerStates = {"active", "draining", "stopped",
                                                       "dead"};
+constexpr std::array<const char*, 4> kScopes = {"read", "enqueue", "operate", "admin"};
 constexpr std::array<const char*, 4> kLogLevels = {"error", "warn", "info", "debug"};
 constexpr std::array<const char*, 9> kStatusCodes = {
     "ok",          "invalid argument", "not found",         "failed precondition",
@@ -77,6 +79,15 @@ std::optional<RetryPolicy> ParseRetryPolicy(const std::string& s) {
 }
 std::optional<WorkerState> ParseWorkerState(const std::string& s) {
   return Parse<WorkerState>(kWorkerStates, s);
+}
+const char* ScopeName(Scope s) { return NameOf(kScopes, s); }
+std::optional<Scope> ParseScope(const std::string& s) { return Parse<Scope>(kScopes, s); }
+
+int64_t QueueInfo::CountIn(JobState state) const {
+  for (const auto& [name, n] : jobs) {
+    if (name == JobStateName(state)) return n;
+  }
+  return 0;
 }
 
 bool IsTerminal(JobState s) {

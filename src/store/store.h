@@ -26,6 +26,7 @@
 #include "core/clock.h"
 #include "warden/backlog.h"
 #include "warden/job.h"
+#include "warden/operator.h"
 #include "warden/status.h"
 
 namespace warden {
@@ -237,6 +238,28 @@ class Store {
   virtual Result<int> JobPromote() = 0;  // due scheduled/retryable -> available
   virtual Result<int> Prune(Millis retention) = 0;
   virtual Result<Stats> GetStats() = 0;
+
+  // The operator surface. Each action writes its audit entry in its own
+  // transaction: an action that happened is in the log.
+  // Pausing a paused queue (or resuming a running one) changes nothing and
+  // returns false; workers claim nothing from a paused queue, and the
+  // jobs they run there finish.
+  virtual Result<bool> QueueSetPaused(const std::string& queue, bool paused,
+                                      const AuditEntry& audit) = 0;
+  virtual Result<std::vector<QueueInfo>> QueueList() = 0;
+  // A token row (its secret's hash beside it); kAlreadyExists when a live
+  // token has the name.
+  virtual Result<TokenInfo> TokenInsert(const TokenInfo& t, const std::string& hash,
+                                        const AuditEntry& audit) = 0;
+  // The live token with this id and its hash; kNotFound if none.
+  virtual Result<std::pair<TokenInfo, std::string>> TokenFind(int64_t id) = 0;
+  virtual Result<std::vector<TokenInfo>> TokenList() = 0;
+  // Revokes the live token with this name (or id); kNotFound if none.
+  virtual Result<TokenInfo> TokenRevoke(const std::string& name_or_id,
+                                        const AuditEntry& audit) = 0;
+  virtual Status AuditAppend(const AuditEntry& audit) = 0;
+  // Newest first: at most `limit` entries with ids below `before` (0: any).
+  virtual Result<std::vector<AuditEntry>> AuditList(int limit, int64_t before) = 0;
 };
 
 struct StoreOptions {

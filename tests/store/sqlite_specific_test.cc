@@ -320,6 +320,7 @@ TEST_F(SqliteFileTest, VersionOneFileIsMigratedAndKeepsItsJobsAndAttempts) {
                          "(outcome) WHERE outcome <> 'succeeded'; "
                          "ALTER TABLE workers DROP COLUMN allow_commands; "
                          "ALTER TABLE leaders DROP COLUMN ttl_ms; "
+                         "DROP TABLE queue_pauses; DROP TABLE api_tokens; DROP TABLE audit_log; "
                          "DELETE FROM warden_schema WHERE version > 1",
                          nullptr, nullptr, nullptr),
             SQLITE_OK)

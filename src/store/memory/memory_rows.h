@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "warden/job.h"
+#include "warden/operator.h"
 
 namespace warden::memory {
 
@@ -121,6 +122,11 @@ struct SessionLock {
   int64_t epoch = 0;        // each time it is taken (WorkerLiveness::session_epoch)
 };
 
+struct TokenRow {
+  TokenInfo info;
+  std::string hash;
+};
+
 struct Tables {
   std::map<JobId, JobRow> jobs;
   JobId last_job_id = 0;
@@ -133,6 +139,12 @@ struct Tables {
   std::map<std::string, JobId> live_unique;
   std::map<WorkerId, SessionLock> session_locks;
   int64_t last_session = 0;
+  // The operator surface (schema 6): paused queues and when, API tokens by
+  // id, the audit log oldest first.
+  std::map<std::string, TimeMs> queue_pauses;
+  std::map<int64_t, TokenRow> tokens;
+  int64_t last_token_id = 0;
+  std::vector<AuditEntry> audit;
 };
 
 // Whether a job in `state` holds its unique key (scheduled, available,

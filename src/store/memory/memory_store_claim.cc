@@ -52,6 +52,7 @@ std::vector<JobRow*> MemoryStore::ClaimableLocked(const ClaimParams& p, TimeMs n
     if (job.state != JobState::kAvailable) continue;
     if (job.start_deadline_at && *job.start_deadline_at < now) continue;
     if (!queues.empty() && !queues.count(job.queue)) continue;
+    if (db_->t.queue_pauses.count(job.queue)) continue;
     const bool handled = tasks.count(job.task) > 0;
     if (p.allow_commands ? !handled && job.command.empty() : !handled || !job.command.empty()) {
       continue;

@@ -89,6 +89,17 @@ class PgStore final : public Store {
   Result<int> Prune(Millis retention) override;
   Result<Stats> GetStats() override;
 
+  Result<bool> QueueSetPaused(const std::string& queue, bool paused,
+                              const AuditEntry& audit) override;
+  Result<std::vector<QueueInfo>> QueueList() override;
+  Result<TokenInfo> TokenInsert(const TokenInfo& t, const std::string& hash,
+                                const AuditEntry& audit) override;
+  Result<std::pair<TokenInfo, std::string>> TokenFind(int64_t id) override;
+  Result<std::vector<TokenInfo>> TokenList() override;
+  Result<TokenInfo> TokenRevoke(const std::string& name_or_id, const AuditEntry& audit) override;
+  Status AuditAppend(const AuditEntry& audit) override;
+  Result<std::vector<AuditEntry>> AuditList(int limit, int64_t before) override;
+
  private:
   PgStore(std::string url, std::unique_ptr<Conn> conn, const Clock* fake_clock)
       : url_(std::move(url)), conn_(std::move(conn)), fake_clock_(fake_clock),
@@ -97,6 +108,7 @@ class PgStore final : public Store {
   // Each REQUIRES mu_ held and, for writes, an open transaction (but
   // InsertBatchLocked, a single statement, which needs none).
   Result<TimeMs> NowLocked() REQUIRES(mu_);
+  Status AuditLocked(const AuditEntry& audit, TimeMs now) REQUIRES(mu_);
   // The test clock's time, for statements that otherwise read the server's
   // (coalesce($n, warden.now_ms())).
   std::optional<int64_t> FakeNow() const {

@@ -33,6 +33,13 @@ std::string ClaimableWhere(const std::string& now, const std::string& queue) {
   std::string sql = "j.state = 'available' AND (j.start_deadline_at IS NULL OR "
                     "j.start_deadline_at >= " + now + ") ";
   sql += queue.empty() ? "AND $2::text[] = '{}' " : "AND j.queue = " + queue + " ";
+  // Paused queues: a named one is checked once (an uncorrelated subquery);
+  // the arms of a merged claim get only unpaused queues (PickSql).
+  if (queue.empty()) {
+    sql += "AND NOT EXISTS (SELECT 1 FROM warden.queue_pauses qp WHERE qp.queue = j.queue) ";
+  } else if (queue == "$2") {
+    sql += "AND NOT EXISTS (SELECT 1 FROM warden.queue_pauses qp WHERE qp.queue = $2) ";
+  }
   sql +=
       "AND (j.task = ANY($3::text[]) OR ($4::boolean AND j.command <> '')) "
       "AND ($4::boolean OR j.command = '') "
@@ -68,7 +75,9 @@ std::string PickSql(const ClaimParams& p, const std::string& now, const std::str
   // stay locked (unclaimed) only until this transaction ends.
   return std::string(
              "SELECT m.id, m.concurrency_key, m.priority, m.run_at, m.safe FROM "
-             "unnest($2::text[]) AS q(name) CROSS JOIN LATERAL (SELECT j.id, "
+             "(SELECT name FROM unnest($2::text[]) AS u(name) WHERE NOT EXISTS (SELECT 1 "
+             "FROM warden.queue_pauses qp WHERE qp.queue = u.name)) AS q(name) "
+             "CROSS JOIN LATERAL (SELECT j.id, "
              "j.concurrency_key, j.priority, j.run_at, ") +
          kSafeToClaimAhead + " AS safe " + jobs + ClaimableWhere(now, "q.name") + kClaimOrder +
          limit +

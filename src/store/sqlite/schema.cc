@@ -163,8 +163,34 @@ const char* const kMigration5 = R"sql(
 ALTER TABLE leaders ADD COLUMN ttl_ms INTEGER NOT NULL DEFAULT 0;
 )sql";
 
+// The operator surface: paused queues (the claim skips them), API tokens
+// (only a hash of each secret), and the audit log of operator actions.
+const char* const kMigration6 = R"sql(
+CREATE TABLE queue_pauses (
+  queue     TEXT    PRIMARY KEY,
+  paused_at INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE api_tokens (
+  id         INTEGER PRIMARY KEY AUTOINCREMENT,
+  name       TEXT    NOT NULL,
+  scope      TEXT    NOT NULL,
+  hash       TEXT    NOT NULL,
+  created_at INTEGER NOT NULL,
+  revoked_at INTEGER
+);
+CREATE UNIQUE INDEX api_tokens_live_name ON api_tokens (name) WHERE revoked_at IS NULL;
+CREATE TABLE audit_log (
+  id     INTEGER PRIMARY KEY AUTOINCREMENT,
+  at     INTEGER NOT NULL,
+  actor  TEXT    NOT NULL,
+  action TEXT    NOT NULL,
+  target TEXT    NOT NULL,
+  count  INTEGER NOT NULL
+);
+)sql";
+
 const std::vector<const char*> kMigrations = {kMigration1, kMigration2, kMigration3,
-                                              kMigration4, kMigration5};
+                                              kMigration4, kMigration5, kMigration6};
 
 // Every table and index the migrations create (a new migration adds its own).
 const char* const kWardenObjects[] = {
@@ -174,6 +200,7 @@ const char* const kWardenObjects[] = {
     "workers", "workers_live_name",
     "leaders",
     "fenced_writes",
+    "queue_pauses", "api_tokens", "api_tokens_live_name", "audit_log",
 };
 
 Result<std::set<std::string>> SchemaNames(Db& db) {

@@ -85,6 +85,17 @@ class SqliteStore final : public Store {
   Result<int> Prune(Millis retention) override;
   Result<Stats> GetStats() override;
 
+  Result<bool> QueueSetPaused(const std::string& queue, bool paused,
+                              const AuditEntry& audit) override;
+  Result<std::vector<QueueInfo>> QueueList() override;
+  Result<TokenInfo> TokenInsert(const TokenInfo& t, const std::string& hash,
+                                const AuditEntry& audit) override;
+  Result<std::pair<TokenInfo, std::string>> TokenFind(int64_t id) override;
+  Result<std::vector<TokenInfo>> TokenList() override;
+  Result<TokenInfo> TokenRevoke(const std::string& name_or_id, const AuditEntry& audit) override;
+  Status AuditAppend(const AuditEntry& audit) override;
+  Result<std::vector<AuditEntry>> AuditList(int limit, int64_t before) override;
+
  private:
   SqliteStore(std::unique_ptr<Db> db, const Clock* clock, std::string wake_dir)
       : db_(std::move(db)), clock_(clock), wake_dir_(std::move(wake_dir)),
@@ -119,11 +130,16 @@ class SqliteStore final : public Store {
   // The jobs of a committed claim, in claim order: those still this claim's.
   Result<std::vector<JobInfo>> ReadClaimedLocked(WorkerId worker, std::span<const Picked> picked,
                                                  const std::string& id_list) REQUIRES(mu_);
+  // The claim's queues less the paused ones, in `narrowed` (left empty when
+  // it keeps them all). false: every queue it names is paused.
+  Result<bool> UnpausedLocked(const ClaimParams& p, std::optional<ClaimParams>* narrowed)
+      REQUIRES(mu_);
   // Whether PickLocked would find a job, without reading one.
   Result<bool> AnyClaimableLocked(const ClaimParams& p, TimeMs now) REQUIRES(mu_);
   // Scheduled or retryable jobs due by `now`, and making them available.
   Result<bool> AnyDueLocked(TimeMs now) REQUIRES(mu_);
   Result<int> PromoteDueLocked(TimeMs now) REQUIRES(mu_);
+  Status AuditLocked(const AuditEntry& audit, TimeMs now) REQUIRES(mu_);
   // SELECT EXISTS (sql) with one parameter.
   Result<bool> ExistsLocked(const std::string& sql, int64_t arg) REQUIRES(mu_);
   double Jitter() REQUIRES(mu_) { return std::uniform_real_distribution<double>(0, 1)(rng_); }

@@ -28,7 +28,12 @@ std::string Placeholders(size_t n) {
 std::string ClaimableWhere(const ClaimParams& p, size_t queue_count) {
   std::string sql =
       "state = 'available' AND (start_deadline_at IS NULL OR start_deadline_at >= ?)";
-  if (queue_count > 0) sql += " AND queue IN (" + Placeholders(queue_count) + ")";
+  // A claim that names its queues has the paused ones taken out of its
+  // list (SqliteStore::UnpausedLocked): here each row would be looked up,
+  // and a paused queue's whole backlog walked on every claim.
+  sql += queue_count > 0
+             ? " AND queue IN (" + Placeholders(queue_count) + ")"
+             : std::string(" AND NOT EXISTS (SELECT 1 FROM queue_pauses qp WHERE qp.queue = j.queue)");
   sql += " AND (task IN (" + Placeholders(p.tasks.size()) + ")";
   sql += p.allow_commands ? " OR command <> '')" : ") AND command = ''";
   sql +=
@@ -162,14 +167,37 @@ Result<int> SqliteStore::PromoteDueLocked(TimeMs now) {
   return promote.Bind(1, now).Exec();
 }
 
-Result<std::vector<JobInfo>> SqliteStore::JobClaim(const ClaimParams& p) {
+Result<bool> SqliteStore::UnpausedLocked(const ClaimParams& p,
+                                         std::optional<ClaimParams>* narrowed) {
+  narrowed->reset();
+  WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("SELECT queue FROM queue_pauses"));
+  std::vector<std::string> paused;
+  while (true) {
+    WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    paused.push_back(q.Text(0));
+  }
+  if (paused.empty() || p.queues.empty()) return true;
+  ClaimParams left = p;
+  std::erase_if(left.queues, [&](const std::string& queue) {
+    return std::find(paused.begin(), paused.end(), queue) != paused.end();
+  });
+  if (left.queues.empty()) return false;
+  *narrowed = std::move(left);
+  return true;
+}
+
+Result<std::vector<JobInfo>> SqliteStore::JobClaim(const ClaimParams& claim) {
   MutexLock lock(mu_);
   const TimeMs seen_at = clock_->NowMs();
+  std::optional<ClaimParams> narrowed;
+  WARDEN_ASSIGN_OR_RETURN(bool any_unpaused, UnpausedLocked(claim, &narrowed));
+  if (!any_unpaused) return std::vector<JobInfo>{};
   // Look before taking the write lock: an idle worker's poll then costs one
   // read, and a process frozen while polling holds no lock over the others.
   WARDEN_ASSIGN_OR_RETURN(bool due, AnyDueLocked(seen_at));
   if (!due) {
-    WARDEN_ASSIGN_OR_RETURN(bool any, AnyClaimableLocked(p, seen_at));
+    WARDEN_ASSIGN_OR_RETURN(bool any, AnyClaimableLocked(narrowed ? *narrowed : claim, seen_at));
     if (!any) return std::vector<JobInfo>{};
   }
 
@@ -187,9 +215,9 @@ Result<std::vector<JobInfo>> SqliteStore::JobClaim(const ClaimParams& p) {
   const TimeMs now = clock_->NowMs();
   WARDEN_ASSIGN_OR_RETURN(
       bool active, ExistsLocked("SELECT 1 FROM workers WHERE id = ? AND state = 'active'",
-                                p.worker));
+                                claim.worker));
   if (!active) {
-    return FailedPrecondition("worker " + std::to_string(p.worker) +
+    return FailedPrecondition("worker " + std::to_string(claim.worker) +
                               " is not active (declared dead, draining or stopped)");
   }
   if (due) {
@@ -197,6 +225,14 @@ Result<std::vector<JobInfo>> SqliteStore::JobClaim(const ClaimParams& p) {
     // never waits for the sweeper.
     WARDEN_RETURN_IF_ERROR(PromoteDueLocked(now).status());
   }
+  // Again under the write lock: once a pause has committed, no claim takes
+  // a job of its queue.
+  WARDEN_ASSIGN_OR_RETURN(any_unpaused, UnpausedLocked(claim, &narrowed));
+  if (!any_unpaused) {
+    WARDEN_RETURN_IF_ERROR(tx->Commit());  // the promotions, if any
+    return std::vector<JobInfo>{};
+  }
+  const ClaimParams& p = narrowed ? *narrowed : claim;
   WARDEN_ASSIGN_OR_RETURN(std::vector<Picked> picked, PickLocked(p, now, p.limit));
   if (picked.empty()) {
     WARDEN_RETURN_IF_ERROR(tx->Commit());  // the promotions, if any

@@ -1,0 +1,24 @@
+// warden's objects as JSON: the one contract of `--json` output and of the
+// HTTP API (docs/cli.md, docs/http-api.md). Times are RFC 3339 UTC text;
+// absent values are null, and a key, once there, is always there.
+#pragma once
+
+#include <vector>
+
+#include "warden/backlog.h"
+#include "warden/job.h"
+#include "warden/operator.h"
+#include "warden/worker.h"
+
+namespace warden {
+
+Json JobToJson(const JobInfo& j, bool with_attempts);
+Json WorkerToJson(const WorkerInfo& w);
+Json StatsToJson(const Stats& s);
+Json UnservedToJson(const std::vector<BacklogGroup>& unserved);
+// `now`: the store's clock, for the oldest available job's age.
+Json QueueToJson(const QueueInfo& q, TimeMs now);
+Json TokenToJson(const TokenInfo& t);
+Json AuditToJson(const AuditEntry& e);
+
+}  // namespace warden

@@ -1,0 +1,108 @@
+// warden tokens [create NAME --scope S | revoke NAME]  and  warden audit
+#include <fmt/core.h>
+
+#include <iostream>
+
+#include "cli/cli.h"
+#include "cli/render.h"
+#include "cli/with_client.h"
+
+namespace warden::cli {
+
+void AddTokensCommand(CLI::App& app, Globals& g, Action* action) {
+  CLI::App* tokens = app.add_subcommand(
+      "tokens", "list the HTTP API's tokens (names and scopes; secrets are never shown again)");
+  tokens->callback([=, &g] {
+    if (!tokens->get_subcommands().empty()) return;
+    *action = WithClient(g, [&g](Client& c) -> Status {
+      WARDEN_ASSIGN_OR_RETURN(auto list, c.ListTokens());
+      if (g.json) {
+        Json out = Json::array();
+        for (const auto& t : list) out.push_back(TokenToJson(t));
+        PrintJson(out);
+        return Status::Ok();
+      }
+      if (list.empty()) std::cout << "no tokens: create one with warden tokens create NAME\n";
+      for (const auto& t : list) {
+        fmt::print("{:>4}  {:<24}  {:<8}  created {}{}\n", t.id, OneLine(t.name, 24),
+                   ScopeName(t.scope), FormatTime(t.created_at),
+                   t.revoked_at ? ", revoked " + FormatTime(*t.revoked_at) : std::string());
+      }
+      return Status::Ok();
+    });
+  });
+
+  auto name = std::make_shared<std::string>();
+  auto scope = std::make_shared<std::string>("read");
+  CLI::App* create = tokens->add_subcommand(
+      "create", "create a token and print its secret, this once (only a hash is stored)");
+  create->add_option("name", *name, "a name for who uses it, e.g. ci or dashboard")->required();
+  create->add_option("--scope", *scope,
+                     "read, enqueue (+read), operate (+retry, cancel, pause) or admin (+tokens)")
+      ->capture_default_str();
+  create->callback([=, &g] {
+    *action = [=, &g]() -> int {
+      const std::optional<Scope> s = ParseScope(*scope);
+      if (!s) {
+        return Fail(InvalidArgument("--scope '" + OneLine(*scope, 40) +
+                                    "' is not one of read, enqueue, operate, admin"));
+      }
+      return WithClient(g, [=, &g](Client& c) -> Status {
+        WARDEN_ASSIGN_OR_RETURN(NewToken t, c.CreateToken(*name, *s));
+        if (g.json) {
+          Json out = TokenToJson(t.info);
+          out["token"] = t.secret;
+          PrintJson(out);
+        } else {
+          std::cout << t.secret << "\n";
+          std::cerr << "token " << t.info.name << " (" << ScopeName(t.info.scope)
+                    << "): shown this once; send it as Authorization: Bearer TOKEN\n";
+        }
+        return Status::Ok();
+      }, DbOpen::kCreateIfMissing)();  // a first step of setting up, as `init`
+    };
+  });
+
+  auto target = std::make_shared<std::string>();
+  CLI::App* revoke = tokens->add_subcommand("revoke", "revoke a token: refused from now on");
+  revoke->add_option("token", *target, "token name or id")->required();
+  revoke->callback([=, &g] {
+    *action = WithClient(g, [=, &g](Client& c) -> Status {
+      WARDEN_ASSIGN_OR_RETURN(TokenInfo t, c.RevokeToken(*target));
+      if (g.json) {
+        PrintJson(TokenToJson(t));
+      } else {
+        std::cout << "token " << t.name << " (id " << t.id << ") revoked\n";
+      }
+      return Status::Ok();
+    });
+  });
+}
+
+void AddAuditCommand(CLI::App& app, Globals& g, Action* action) {
+  auto limit = std::make_shared<int>(50);
+  auto before = std::make_shared<int64_t>(0);
+  CLI::App* audit = app.add_subcommand(
+      "audit", "operator actions, newest first: who paused, retried, cancelled, released");
+  audit->add_option("--limit", *limit, "how many entries")->capture_default_str();
+  audit->add_option("--before", *before, "only entries older than this entry id (paging)");
+  audit->callback([=, &g] {
+    *action = WithClient(g, [=, &g](Client& c) -> Status {
+      WARDEN_ASSIGN_OR_RETURN(auto list, c.ListAudit(*limit, *before));
+      if (g.json) {
+        Json out = Json::array();
+        for (const auto& e : list) out.push_back(AuditToJson(e));
+        PrintJson(out);
+        return Status::Ok();
+      }
+      if (list.empty()) std::cout << "no operator actions recorded\n";
+      for (const auto& e : list) {
+        fmt::print("{:>6}  {}  {:<20}  {:<14}  {}  ({})\n", e.id, FormatTime(e.at),
+                   OneLine(e.actor, 20), e.action, OneLine(e.target, 80), e.count);
+      }
+      return Status::Ok();
+    });
+  });
+}
+
+}  // namespace warden::cli

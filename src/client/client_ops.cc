@@ -1,0 +1,81 @@
+// Client: the operator surface (queues, tokens, the audit log).
+#include <algorithm>
+
+#include "client/token.h"
+#include "store/store.h"
+#include "warden/client.h"
+#include "warden/text.h"
+
+namespace warden {
+
+Status Client::Audit(const std::string& action, const std::string& target, int64_t count) {
+  return store_->AuditAppend(AuditEntry{0, 0, actor_, action, target, count});
+}
+
+Result<bool> Client::PauseQueue(const std::string& queue) {
+  WARDEN_RETURN_IF_ERROR(ValidateQueueName(queue));
+  return store_->QueueSetPaused(queue, true, AuditEntry{0, 0, actor_, "queue.pause", queue, 0});
+}
+
+Result<bool> Client::ResumeQueue(const std::string& queue) {
+  WARDEN_RETURN_IF_ERROR(ValidateQueueName(queue));
+  return store_->QueueSetPaused(queue, false,
+                                AuditEntry{0, 0, actor_, "queue.resume", queue, 0});
+}
+
+Result<std::vector<QueueInfo>> Client::ListQueues() {
+  WARDEN_ASSIGN_OR_RETURN(std::vector<QueueInfo> queues, store_->QueueList());
+  WARDEN_ASSIGN_OR_RETURN(std::vector<WorkerInfo> live, store_->WorkerList(true));
+  for (QueueInfo& q : queues) {
+    q.live_workers = static_cast<int>(std::count_if(live.begin(), live.end(), [&](const auto& w) {
+      return w.state == WorkerState::kActive &&
+             (w.queues.empty() ||
+              std::find(w.queues.begin(), w.queues.end(), q.name) != w.queues.end());
+    }));
+  }
+  return queues;
+}
+
+Result<NewToken> Client::CreateToken(const std::string& name, Scope scope) {
+  WARDEN_RETURN_IF_ERROR(ValidateName("token name", name));
+  if (name.find_first_not_of("0123456789") == std::string::npos) {
+    return InvalidArgument("token name '" + name +
+                           "' is all digits: a revoke could not tell it from an id");
+  }
+  WARDEN_ASSIGN_OR_RETURN(std::string secret, token::NewSecret());
+  TokenInfo info;
+  info.name = name;
+  info.scope = scope;
+  WARDEN_ASSIGN_OR_RETURN(
+      info, store_->TokenInsert(info, token::Hash(secret),
+                                AuditEntry{0, 0, actor_, "token.create",
+                                           name + " (" + ScopeName(scope) + ")", 1}));
+  return NewToken{info, token::Format(info.id, secret)};
+}
+
+Result<std::vector<TokenInfo>> Client::ListTokens() { return store_->TokenList(); }
+
+Result<TokenInfo> Client::RevokeToken(const std::string& name_or_id) {
+  return store_->TokenRevoke(name_or_id,
+                             AuditEntry{0, 0, actor_, "token.revoke", name_or_id, 1});
+}
+
+Result<TokenInfo> Client::Authenticate(const std::string& secret) {
+  const Status refused = NotFound("not a live token");
+  const std::optional<token::Parsed> parsed = token::Parse(secret);
+  if (!parsed) return refused;
+  auto found = store_->TokenFind(parsed->id);
+  if (!found.has_value()) {
+    if (found.error().code() == StatusCode::kNotFound) return refused;
+    return found.error();
+  }
+  if (!token::SameHash(token::Hash(parsed->secret), found->second)) return refused;
+  return found->first;
+}
+
+Result<std::vector<AuditEntry>> Client::ListAudit(int limit, int64_t before) {
+  if (limit < 1) return InvalidArgument("limit must be at least 1");
+  return store_->AuditList(limit, before);
+}
+
+}  // namespace warden

@@ -1,0 +1,168 @@
+#include "warden/json_view.h"
+
+#include "warden/duration.h"
+
+namespace warden {
+namespace {
+
+Json OptTime(const std::optional<TimeMs>& t) { return t ? Json(FormatTime(*t)) : Json(); }
+Json OptText(const std::string& text) { return text.empty() ? Json() : Json(text); }
+
+constexpr JobState kAllJobStates[] = {
+    JobState::kScheduled, JobState::kAvailable, JobState::kRunning,   JobState::kSucceeded,
+    JobState::kRetryable, JobState::kDead,      JobState::kCancelled, JobState::kExpired};
+constexpr WorkerState kAllWorkerStates[] = {WorkerState::kActive, WorkerState::kDraining,
+                                            WorkerState::kStopped, WorkerState::kDead};
+
+Json AttemptToJson(const AttemptInfo& a) {
+  Json j = {{"attempt", a.attempt},
+            {"worker", a.worker},
+            {"worker_name", OptText(a.worker_name)},
+            {"lease_token", a.lease_token},
+            {"claimed_at", FormatTime(a.claimed_at)},
+            // Only at-most-once attempts record when they started (the
+            // durable mark written before the job's code runs); an
+            // at-least-once start is not written to the store (it would cost
+            // a durable write per job on the way to its start, see claiming
+            // ahead in the README). The key says what it holds: it was
+            // `started_at`, null for every at-least-once attempt.
+            {"start_marked_at", OptTime(a.started_at)},
+            {"finished_at", OptTime(a.finished_at)},
+            {"outcome", a.outcome},
+            {"note", a.note.empty() ? Json() : Json(a.note)},
+            {"error", nullptr}};
+  if (a.error) {
+    j["error"] = {{"kind", ErrorKindName(a.error->kind)},
+                  {"message", a.error->message},
+                  {"exit_code", a.error->exit_code ? Json(*a.error->exit_code) : Json()},
+                  {"signal", a.error->signal ? Json(*a.error->signal) : Json()},
+                  {"stderr_tail", a.error->stderr_tail},
+                  {"stdout_tail", a.error->stdout_tail}};
+  }
+  return j;
+}
+
+}  // namespace
+
+Json JobToJson(const JobInfo& j, bool with_attempts) {
+  Json out = {{"id", j.id},
+              {"queue", j.queue},
+              {"task", j.task},
+              {"command", j.command.empty() ? Json() : Json(j.command)},
+              {"payload", j.payload},
+              {"priority", j.priority},
+              {"state", JobStateName(j.state)},
+              {"attempt", j.attempt},
+              {"charged_attempts", j.charged},
+              {"max_attempts", j.max_attempts},
+              {"crashes", j.crashes},
+              {"max_crashes", j.max_crashes},
+              {"retry", RetryPolicyName(j.retry)},
+              {"delivery", DeliveryName(j.delivery)},
+              {"timeout_ms", j.timeout.count()},
+              // The lease its latest attempt ran under; before a first claim, its
+              // own (null: its worker's --lease will apply).
+              {"lease_ms", j.lease ? Json(j.lease->count()) : Json()},
+              {"unique_key", j.unique_key.empty() ? Json() : Json(j.unique_key)},
+              {"concurrency_key", j.concurrency_key.empty() ? Json() : Json(j.concurrency_key)},
+              {"worker", j.worker ? Json(*j.worker) : Json()},
+              {"worker_name", OptText(j.worker_name)},
+              {"lease_token", j.lease_token},
+              {"lease_expires_at", j.state == JobState::kRunning ? OptTime(j.lease_expires_at)
+                                                                 : Json()},
+              {"run_at", FormatTime(j.run_at)},
+              {"start_deadline_at", OptTime(j.start_deadline_at)},
+              {"created_at", FormatTime(j.created_at)},
+              {"started_at", OptTime(j.started_at)},
+              {"finished_at", OptTime(j.finished_at)},
+              {"last_error", j.last_error ? Json(ErrorKindName(*j.last_error)) : Json()},
+              {"last_error_message", OptText(j.last_error_message)},
+              {"checkpoint", j.checkpoint},
+              {"result", j.result}};
+  if (with_attempts) {
+    out["attempts"] = Json::array();
+    for (const auto& a : j.attempts) out["attempts"].push_back(AttemptToJson(a));
+  }
+  return out;
+}
+
+Json WorkerToJson(const WorkerInfo& w) {
+  return {{"id", w.id},
+          {"name", w.name},
+          {"node", w.node},
+          {"pid", w.pid},
+          {"state", WorkerStateName(w.state)},
+          {"version", w.version},
+          {"queues", w.queues},
+          {"concurrency", w.concurrency},
+          {"started_at", FormatTime(w.started_at)},
+          {"last_heartbeat", FormatTime(w.last_heartbeat)},
+          {"stopped_at", OptTime(w.stopped_at)},
+          {"death_reason", w.death_reason.empty() ? Json() : Json(w.death_reason)},
+          {"running", w.running}};
+}
+
+Json StatsToJson(const Stats& s) {
+  // Every state, zero included, so that the keys never change.
+  Json jobs = Json::object();
+  for (JobState st : kAllJobStates) jobs[JobStateName(st)] = 0;
+  for (const auto& [state, n] : s.jobs) jobs[state] = n;
+  Json workers = Json::object();
+  for (WorkerState st : kAllWorkerStates) workers[WorkerStateName(st)] = 0;
+  for (const auto& [state, n] : s.workers) workers[state] = n;
+  return {{"jobs", jobs},
+          {"workers", workers},
+          {"recovery",
+           {{"rescued_attempts", s.rescued},
+            {"fenced_writes", s.fenced_writes},
+            {"crash_loops", s.crash_loops}}}};
+}
+
+
+Json UnservedToJson(const std::vector<BacklogGroup>& unserved) {
+  Json out = Json::array();
+  for (const BacklogGroup& g : unserved) {
+    out.push_back({{"queue", g.queue},
+                   {"task", g.task},
+                   {"command", g.command},
+                   {"state", JobStateName(g.state)},
+                   {"jobs", g.count}});
+  }
+  return out;
+}
+
+
+Json QueueToJson(const QueueInfo& q, TimeMs now) {
+  Json jobs = Json::object();
+  for (JobState st : kAllJobStates) jobs[JobStateName(st)] = 0;
+  for (const auto& [state, n] : q.jobs) jobs[state] = n;
+  const Json oldest_age =
+      q.oldest_available_at ? Json(std::max<int64_t>(0, now - *q.oldest_available_at) / 1000.0)
+                            : Json();
+  return {{"name", q.name},
+          {"paused", q.paused},
+          {"paused_at", OptTime(q.paused_at)},
+          {"jobs", jobs},
+          {"oldest_available_at", OptTime(q.oldest_available_at)},
+          {"oldest_available_age_s", oldest_age},
+          {"live_workers", q.live_workers}};
+}
+
+Json TokenToJson(const TokenInfo& t) {
+  return {{"id", t.id},
+          {"name", t.name},
+          {"scope", ScopeName(t.scope)},
+          {"created_at", FormatTime(t.created_at)},
+          {"revoked_at", OptTime(t.revoked_at)}};
+}
+
+Json AuditToJson(const AuditEntry& e) {
+  return {{"id", e.id},
+          {"at", FormatTime(e.at)},
+          {"actor", e.actor},
+          {"action", e.action},
+          {"target", e.target},
+          {"count", e.count}};
+}
+
+}  // namespace warden

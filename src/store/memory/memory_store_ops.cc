@@ -1,0 +1,124 @@
+// MemoryStore: the operator surface: queue pauses, API tokens, the audit log.
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "store/memory/memory_store.h"
+
+namespace warden::memory {
+namespace {
+
+void Audit(Tables& t, AuditEntry entry, TimeMs now) {
+  entry.id = t.audit.empty() ? 1 : t.audit.back().id + 1;
+  entry.at = now;
+  t.audit.push_back(std::move(entry));
+}
+
+}  // namespace
+
+Result<bool> MemoryStore::QueueSetPaused(const std::string& queue, bool paused,
+                                         const AuditEntry& audit) {
+  MutexLock lock(db_->mu);
+  const TimeMs now = clock_->NowMs();
+  const bool changed = paused ? db_->t.queue_pauses.emplace(queue, now).second
+                              : db_->t.queue_pauses.erase(queue) > 0;
+  AuditEntry entry = audit;
+  entry.count = changed ? 1 : 0;
+  Audit(db_->t, std::move(entry), now);
+  if (!paused && changed) db_->wake->WakeAll();
+  return changed;
+}
+
+Result<std::vector<QueueInfo>> MemoryStore::QueueList() {
+  MutexLock lock(db_->mu);
+  std::map<std::string, std::map<std::string, int64_t>> counts;
+  std::map<std::string, QueueInfo> queues;
+  for (const auto& [id, job] : db_->t.jobs) {
+    ++counts[job.queue][JobStateName(job.state)];
+    QueueInfo& q = queues[job.queue];
+    q.name = job.queue;
+    if (job.state == JobState::kAvailable &&
+        (!q.oldest_available_at || job.run_at < *q.oldest_available_at)) {
+      q.oldest_available_at = job.run_at;
+    }
+  }
+  for (const auto& [name, at] : db_->t.queue_pauses) {
+    QueueInfo& q = queues[name];
+    q.name = name;
+    q.paused = true;
+    q.paused_at = at;
+  }
+  std::vector<QueueInfo> out;
+  for (auto& [name, q] : queues) {
+    for (const auto& [state, n] : counts[name]) q.jobs.emplace_back(state, n);
+    out.push_back(std::move(q));
+  }
+  return out;
+}
+
+Result<TokenInfo> MemoryStore::TokenInsert(const TokenInfo& t, const std::string& hash,
+                                           const AuditEntry& audit) {
+  MutexLock lock(db_->mu);
+  for (const auto& [id, row] : db_->t.tokens) {
+    if (row.info.name == t.name && !row.info.revoked_at) {
+      return FailedPrecondition("a token named '" + t.name + "' exists (revoke it first)");
+    }
+  }
+  const TimeMs now = clock_->NowMs();
+  TokenInfo info = t;
+  info.id = ++db_->t.last_token_id;
+  info.created_at = now;
+  info.revoked_at.reset();
+  db_->t.tokens[info.id] = TokenRow{info, hash};
+  Audit(db_->t, audit, now);
+  return info;
+}
+
+Result<std::pair<TokenInfo, std::string>> MemoryStore::TokenFind(int64_t id) {
+  MutexLock lock(db_->mu);
+  auto it = db_->t.tokens.find(id);
+  if (it == db_->t.tokens.end() || it->second.info.revoked_at) {
+    return NotFound("no live token with id " + std::to_string(id));
+  }
+  return std::pair<TokenInfo, std::string>{it->second.info, it->second.hash};
+}
+
+Result<std::vector<TokenInfo>> MemoryStore::TokenList() {
+  MutexLock lock(db_->mu);
+  std::vector<TokenInfo> out;
+  for (const auto& [id, row] : db_->t.tokens) out.push_back(row.info);
+  return out;
+}
+
+Result<TokenInfo> MemoryStore::TokenRevoke(const std::string& name_or_id,
+                                           const AuditEntry& audit) {
+  MutexLock lock(db_->mu);
+  for (auto& [id, row] : db_->t.tokens) {
+    if (row.info.revoked_at) continue;
+    if (row.info.name != name_or_id && std::to_string(id) != name_or_id) continue;
+    const TimeMs now = clock_->NowMs();
+    row.info.revoked_at = now;
+    Audit(db_->t, audit, now);
+    return row.info;
+  }
+  return NotFound("no live token named '" + name_or_id + "'");
+}
+
+Status MemoryStore::AuditAppend(const AuditEntry& audit) {
+  MutexLock lock(db_->mu);
+  Audit(db_->t, audit, clock_->NowMs());
+  return Status::Ok();
+}
+
+Result<std::vector<AuditEntry>> MemoryStore::AuditList(int limit, int64_t before) {
+  MutexLock lock(db_->mu);
+  std::vector<AuditEntry> out;
+  for (auto it = db_->t.audit.rbegin();
+       it != db_->t.audit.rend() && static_cast<int>(out.size()) < limit; ++it) {
+    if (before == 0 || it->id < before) out.push_back(*it);
+  }
+  return out;
+}
+
+}  // namespace warden::memory

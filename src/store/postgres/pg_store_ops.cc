@@ -1,0 +1,163 @@
+// PgStore: the operator surface: queue pauses, API tokens, the audit log.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "store/postgres/pg_store.h"
+
+namespace warden::pg {
+namespace {
+
+constexpr const char* kTokenColumns = "id, name, scope, created_at, revoked_at";
+
+TokenInfo TokenFromRow(const Rows& r, int i) {
+  TokenInfo t;
+  t.id = r.Int(i, 0);
+  t.name = r.Text(i, 1);
+  t.scope = ParseScope(r.Text(i, 2)).value_or(Scope::kRead);
+  t.created_at = r.Int(i, 3);
+  t.revoked_at = r.OptInt(i, 4);
+  return t;
+}
+
+}  // namespace
+
+Status PgStore::AuditLocked(const AuditEntry& audit, TimeMs now) {
+  return conn_
+      ->Exec("INSERT INTO warden.audit_log (at, actor, action, target, count) VALUES "
+             "($1::bigint, $2, $3, $4, $5::bigint)",
+             Params().Add(now).Add(audit.actor).Add(audit.action).Add(audit.target).Add(
+                 audit.count))
+      .status();
+}
+
+Result<bool> PgStore::QueueSetPaused(const std::string& queue, bool paused,
+                                     const AuditEntry& audit) {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
+  WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows r, paused ? conn_->Exec("INSERT INTO warden.queue_pauses (queue, paused_at) VALUES "
+                                   "($1, $2::bigint) ON CONFLICT (queue) DO NOTHING RETURNING 1",
+                                   Params().Add(queue).Add(now))
+                     : conn_->Exec("DELETE FROM warden.queue_pauses WHERE queue = $1 RETURNING 1",
+                                   Params().Add(queue)));
+  AuditEntry entry = audit;
+  entry.count = r.size();
+  WARDEN_RETURN_IF_ERROR(AuditLocked(entry, now));
+  if (!paused && !r.empty()) {
+    // Sent at the commit: idle workers claim the queue's jobs at once.
+    WARDEN_RETURN_IF_ERROR(conn_->Exec("SELECT pg_notify('warden_jobs', '')").status());
+  }
+  WARDEN_RETURN_IF_ERROR(tx->Commit());
+  return !r.empty();
+}
+
+Result<std::vector<QueueInfo>> PgStore::QueueList() {
+  MutexLock lock(mu_);
+  std::map<std::string, QueueInfo> queues;
+  auto queue = [&](const std::string& name) -> QueueInfo& {
+    QueueInfo& q = queues[name];
+    q.name = name;
+    return q;
+  };
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows counts,
+      conn_->Exec("SELECT queue, state, count(*), min(run_at) FILTER (WHERE state = "
+                  "'available') FROM warden.jobs GROUP BY queue, state ORDER BY queue, state"));
+  for (int i = 0; i < counts.size(); ++i) {
+    QueueInfo& q = queue(counts.Text(i, 0));
+    q.jobs.emplace_back(counts.Text(i, 1), counts.Int(i, 2));
+    if (!counts.IsNull(i, 3)) q.oldest_available_at = counts.Int(i, 3);
+  }
+  WARDEN_ASSIGN_OR_RETURN(Rows pauses,
+                          conn_->Exec("SELECT queue, paused_at FROM warden.queue_pauses"));
+  for (int i = 0; i < pauses.size(); ++i) {
+    QueueInfo& q = queue(pauses.Text(i, 0));
+    q.paused = true;
+    q.paused_at = pauses.Int(i, 1);
+  }
+  std::vector<QueueInfo> out;
+  for (auto& [name, q] : queues) out.push_back(std::move(q));
+  return out;
+}
+
+Result<TokenInfo> PgStore::TokenInsert(const TokenInfo& t, const std::string& hash,
+                                       const AuditEntry& audit) {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
+  WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
+  Result<Rows> r = conn_->Exec(
+      "INSERT INTO warden.api_tokens (name, scope, hash, created_at) VALUES ($1, $2, $3, "
+      "$4::bigint) RETURNING id",
+      Params().Add(t.name).Add(ScopeName(t.scope)).Add(hash).Add(now));
+  if (!r.has_value() && r.error().code() == StatusCode::kFailedPrecondition) {
+    return FailedPrecondition("a token named '" + t.name + "' exists (revoke it first)");
+  }
+  WARDEN_RETURN_IF_ERROR(r.status());
+  TokenInfo out = t;
+  out.id = r->Int(0, 0);
+  out.created_at = now;
+  WARDEN_RETURN_IF_ERROR(AuditLocked(audit, now));
+  WARDEN_RETURN_IF_ERROR(tx->Commit());
+  return out;
+}
+
+Result<std::pair<TokenInfo, std::string>> PgStore::TokenFind(int64_t id) {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows r, conn_->Exec(std::string("SELECT ") + kTokenColumns +
+                              ", hash FROM warden.api_tokens WHERE id = $1::bigint AND "
+                              "revoked_at IS NULL",
+                          Params().Add(id)));
+  if (r.empty()) return NotFound("no live token with id " + std::to_string(id));
+  return std::pair<TokenInfo, std::string>{TokenFromRow(r, 0), r.Text(0, 5)};
+}
+
+Result<std::vector<TokenInfo>> PgStore::TokenList() {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(Rows r, conn_->Exec(std::string("SELECT ") + kTokenColumns +
+                                              " FROM warden.api_tokens ORDER BY id"));
+  std::vector<TokenInfo> out;
+  for (int i = 0; i < r.size(); ++i) out.push_back(TokenFromRow(r, i));
+  return out;
+}
+
+Result<TokenInfo> PgStore::TokenRevoke(const std::string& name_or_id, const AuditEntry& audit) {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
+  WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows r, conn_->Exec(std::string("UPDATE warden.api_tokens SET revoked_at = $1::bigint "
+                                      "WHERE (name = $2 OR id::text = $2) AND revoked_at IS "
+                                      "NULL RETURNING ") +
+                              kTokenColumns,
+                          Params().Add(now).Add(name_or_id)));
+  if (r.empty()) return NotFound("no live token named '" + name_or_id + "'");
+  WARDEN_RETURN_IF_ERROR(AuditLocked(audit, now));
+  WARDEN_RETURN_IF_ERROR(tx->Commit());
+  return TokenFromRow(r, 0);
+}
+
+Status PgStore::AuditAppend(const AuditEntry& audit) {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
+  return AuditLocked(audit, now);
+}
+
+Result<std::vector<AuditEntry>> PgStore::AuditList(int limit, int64_t before) {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows r, conn_->Exec("SELECT id, at, actor, action, target, count FROM warden.audit_log "
+                          "WHERE $1::bigint = 0 OR id < $1::bigint ORDER BY id DESC LIMIT "
+                          "$2::int",
+                          Params().Add(before).Add(limit)));
+  std::vector<AuditEntry> out;
+  for (int i = 0; i < r.size(); ++i) {
+    out.push_back(AuditEntry{r.Int(i, 0), r.Int(i, 1), r.Text(i, 2), r.Text(i, 3), r.Text(i, 4),
+                             r.Int(i, 5)});
+  }
+  return out;
+}
+
+}  // namespace warden::pg

@@ -1,0 +1,179 @@
+// SqliteStore: the operator surface: queue pauses, API tokens, the audit log.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "store/sqlite/sqlite_store.h"
+
+namespace warden::sqlite {
+namespace {
+
+TokenInfo TokenFromColumns(Stmt& q) {
+  TokenInfo t;
+  t.id = q.Int(0);
+  t.name = q.Text(1);
+  t.scope = ParseScope(q.Text(2)).value_or(Scope::kRead);
+  t.created_at = q.Int(3);
+  if (!q.IsNull(4)) t.revoked_at = q.Int(4);
+  return t;
+}
+
+constexpr const char* kTokenColumns = "id, name, scope, created_at, revoked_at";
+
+}  // namespace
+
+Status SqliteStore::AuditLocked(const AuditEntry& audit, TimeMs now) {
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt ins, db_->Prepare("INSERT INTO audit_log (at, actor, action, target, count) "
+                             "VALUES (?, ?, ?, ?, ?)"));
+  return ins.Bind(1, now)
+      .Bind(2, audit.actor)
+      .Bind(3, audit.action)
+      .Bind(4, audit.target)
+      .Bind(5, audit.count)
+      .Exec()
+      .status();
+}
+
+Result<bool> SqliteStore::QueueSetPaused(const std::string& queue, bool paused,
+                                         const AuditEntry& audit) {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
+  const TimeMs now = clock_->NowMs();
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt q, db_->Prepare(paused ? "INSERT INTO queue_pauses (queue, paused_at) VALUES (?1, ?2) "
+                                    "ON CONFLICT (queue) DO NOTHING"
+                                  : "DELETE FROM queue_pauses WHERE queue = ?1"));
+  q.Bind(1, queue);
+  if (paused) q.Bind(2, now);
+  WARDEN_ASSIGN_OR_RETURN(int changed, q.Exec());
+  AuditEntry entry = audit;
+  entry.count = changed;
+  WARDEN_RETURN_IF_ERROR(AuditLocked(entry, now));
+  WARDEN_RETURN_IF_ERROR(tx->Commit());
+  if (!paused && changed > 0) NotifyWorkers();
+  return changed > 0;
+}
+
+Result<std::vector<QueueInfo>> SqliteStore::QueueList() {
+  MutexLock lock(mu_);
+  std::map<std::string, QueueInfo> queues;
+  auto queue = [&](const std::string& name) -> QueueInfo& {
+    QueueInfo& q = queues[name];
+    q.name = name;
+    return q;
+  };
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt counts,
+      db_->Prepare("SELECT queue, state, count(*), min(CASE WHEN state = 'available' THEN "
+                   "run_at END) FROM jobs GROUP BY queue, state ORDER BY queue, state"));
+  while (true) {
+    WARDEN_ASSIGN_OR_RETURN(bool row, counts.Step());
+    if (!row) break;
+    QueueInfo& q = queue(counts.Text(0));
+    q.jobs.emplace_back(counts.Text(1), counts.Int(2));
+    if (!counts.IsNull(3)) q.oldest_available_at = counts.Int(3);
+  }
+  WARDEN_ASSIGN_OR_RETURN(Stmt pauses, db_->Prepare("SELECT queue, paused_at FROM queue_pauses"));
+  while (true) {
+    WARDEN_ASSIGN_OR_RETURN(bool row, pauses.Step());
+    if (!row) break;
+    QueueInfo& q = queue(pauses.Text(0));
+    q.paused = true;
+    q.paused_at = pauses.Int(1);
+  }
+  std::vector<QueueInfo> out;
+  for (auto& [name, q] : queues) out.push_back(std::move(q));
+  return out;
+}
+
+Result<TokenInfo> SqliteStore::TokenInsert(const TokenInfo& t, const std::string& hash,
+                                           const AuditEntry& audit) {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
+  const TimeMs now = clock_->NowMs();
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt ins, db_->Prepare("INSERT INTO api_tokens (name, scope, hash, created_at) "
+                             "VALUES (?, ?, ?, ?)"));
+  Status s = ins.Bind(1, t.name).Bind(2, ScopeName(t.scope)).Bind(3, hash).Bind(4, now)
+                 .Exec()
+                 .status();
+  if (s.code() == StatusCode::kFailedPrecondition) {
+    return FailedPrecondition("a token named '" + t.name + "' exists (revoke it first)");
+  }
+  WARDEN_RETURN_IF_ERROR(s);
+  TokenInfo out = t;
+  out.id = sqlite3_last_insert_rowid(db_->raw());
+  out.created_at = now;
+  WARDEN_RETURN_IF_ERROR(AuditLocked(audit, now));
+  WARDEN_RETURN_IF_ERROR(tx->Commit());
+  return out;
+}
+
+Result<std::pair<TokenInfo, std::string>> SqliteStore::TokenFind(int64_t id) {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt q, db_->Prepare(std::string("SELECT ") + kTokenColumns +
+                           ", hash FROM api_tokens WHERE id = ? AND revoked_at IS NULL"));
+  WARDEN_ASSIGN_OR_RETURN(bool row, q.Bind(1, id).Step());
+  if (!row) return NotFound("no live token with id " + std::to_string(id));
+  std::pair<TokenInfo, std::string> out{TokenFromColumns(q), q.Text(5)};
+  q.Reset();
+  return out;
+}
+
+Result<std::vector<TokenInfo>> SqliteStore::TokenList() {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt q, db_->Prepare(std::string("SELECT ") + kTokenColumns + " FROM api_tokens ORDER BY id"));
+  std::vector<TokenInfo> out;
+  while (true) {
+    WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    out.push_back(TokenFromColumns(q));
+  }
+  return out;
+}
+
+Result<TokenInfo> SqliteStore::TokenRevoke(const std::string& name_or_id,
+                                           const AuditEntry& audit) {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
+  const TimeMs now = clock_->NowMs();
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt q, db_->Prepare(std::string("UPDATE api_tokens SET revoked_at = ?1 WHERE (name = ?2 "
+                                       "OR CAST(id AS TEXT) = ?2) AND revoked_at IS NULL "
+                                       "RETURNING ") +
+                           kTokenColumns));
+  WARDEN_ASSIGN_OR_RETURN(bool row, q.Bind(1, now).Bind(2, name_or_id).Step());
+  if (!row) return NotFound("no live token named '" + name_or_id + "'");
+  const TokenInfo revoked = TokenFromColumns(q);
+  q.Reset();
+  WARDEN_RETURN_IF_ERROR(AuditLocked(audit, now));
+  WARDEN_RETURN_IF_ERROR(tx->Commit());
+  return revoked;
+}
+
+Status SqliteStore::AuditAppend(const AuditEntry& audit) {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
+  WARDEN_RETURN_IF_ERROR(AuditLocked(audit, clock_->NowMs()));
+  return tx->Commit();
+}
+
+Result<std::vector<AuditEntry>> SqliteStore::AuditList(int limit, int64_t before) {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt q, db_->Prepare("SELECT id, at, actor, action, target, count FROM audit_log "
+                           "WHERE ?1 = 0 OR id < ?1 ORDER BY id DESC LIMIT ?2"));
+  q.Bind(1, before).Bind(2, limit);
+  std::vector<AuditEntry> out;
+  while (true) {
+    WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    out.push_back(AuditEntry{q.Int(0), q.Int(1), q.Text(2), q.Text(3), q.Text(4), q.Int(5)});
+  }
+  return out;
+}
+
+}  // namespace warden::sqlite

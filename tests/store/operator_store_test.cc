@@ -1,0 +1,168 @@
+// The operator surface's store methods, on every backend: pausing a queue
+// stops its claims (and only its), tokens are found by id and live until
+// revoked, and every action lands in the audit log with its count.
+#include <gtest/gtest.h>
+
+#include "store_fixture.h"
+
+namespace warden::testing {
+namespace {
+
+class OperatorStoreTest : public StoreTest {
+ protected:
+  static AuditEntry By(const std::string& action, const std::string& target) {
+    return AuditEntry{0, 0, "cli:test", action, target, 0};
+  }
+  JobId AddTo(const std::string& queue) {
+    JobSpec s = Spec();
+    s.queue = queue;
+    return Add(s);
+  }
+  std::vector<JobInfo> ClaimFrom(WorkerId w, std::vector<std::string> queues) {
+    ClaimParams p;
+    p.worker = w;
+    p.queues = std::move(queues);
+    p.tasks = {"t"};
+    p.limit = 10;
+    auto claimed = store_->JobClaim(p);
+    if (!claimed.has_value()) {
+      ADD_FAILURE() << claimed.error().ToString();
+      return {};
+    }
+    return *claimed;
+  }
+};
+
+TEST_P(OperatorStoreTest, APausedQueueIsNotClaimedFromUntilResumed) {
+  const WorkerId w = RegisterWorker();
+  const JobId a = AddTo("a");
+  const JobId b = AddTo("b");
+  EXPECT_TRUE(store_->QueueSetPaused("a", true, By("queue.pause", "a")).value());
+  EXPECT_FALSE(store_->QueueSetPaused("a", true, By("queue.pause", "a")).value())
+      << "pausing a paused queue changes nothing";
+
+  // Named alone, in a merged claim of several queues, and as every queue.
+  EXPECT_TRUE(ClaimFrom(w, {"a"}).empty());
+  const auto merged = ClaimFrom(w, {"a", "b"});
+  ASSERT_EQ(merged.size(), 1u);
+  EXPECT_EQ(merged[0].id, b);
+  EXPECT_TRUE(ClaimFrom(w, {}).empty()) << "b is running; a is paused";
+
+  // Another connection (another process) sees the pause too.
+  auto other = OpenAnother();
+  ClaimParams p;
+  p.worker = w;
+  p.queues = {"a"};
+  p.tasks = {"t"};
+  EXPECT_TRUE(other->JobClaim(p).value().empty());
+
+  EXPECT_TRUE(store_->QueueSetPaused("a", false, By("queue.resume", "a")).value());
+  EXPECT_FALSE(store_->QueueSetPaused("a", false, By("queue.resume", "a")).value());
+  const auto resumed = ClaimFrom(w, {"a"});
+  ASSERT_EQ(resumed.size(), 1u);
+  EXPECT_EQ(resumed[0].id, a);
+}
+
+TEST_P(OperatorStoreTest, PausingLeavesRunningJobsToFinish) {
+  const WorkerId w = RegisterWorker();
+  const JobId id = AddTo("default");
+  auto claimed = Claim(w);
+  ASSERT_EQ(claimed.size(), 1u);
+  ASSERT_TRUE(store_->QueueSetPaused("default", true, By("queue.pause", "default")).value());
+  JobOutcome ok;
+  ok.ref = JobRef{id, claimed[0].lease_token};
+  ok.success = true;
+  EXPECT_EQ(store_->JobFinishMany(w, std::span(&ok, 1)).value(), std::vector<bool>{true});
+  EXPECT_EQ(store_->JobGet(id).value().state, JobState::kSucceeded);
+}
+
+TEST_P(OperatorStoreTest, QueuesListCountsByStateOldestAvailableAndPauses) {
+  const WorkerId w = RegisterWorker();
+  clock_.Advance(Millis(1000));
+  const TimeMs first = clock_.NowMs();
+  AddTo("default");
+  clock_.Advance(Millis(1000));
+  AddTo("default");
+  AddTo("default");
+  ASSERT_EQ(Claim(w, 1).size(), 1u);
+  ASSERT_TRUE(store_->QueueSetPaused("empty", true, By("queue.pause", "empty")).value());
+
+  const std::vector<QueueInfo> queues = store_->QueueList().value();
+  ASSERT_EQ(queues.size(), 2u);
+  EXPECT_EQ(queues[0].name, "default");
+  EXPECT_FALSE(queues[0].paused);
+  EXPECT_EQ(queues[0].CountIn(JobState::kAvailable), 2);
+  EXPECT_EQ(queues[0].CountIn(JobState::kRunning), 1);
+  EXPECT_EQ(queues[0].CountIn(JobState::kDead), 0);
+  ASSERT_TRUE(queues[0].oldest_available_at.has_value());
+  EXPECT_GT(*queues[0].oldest_available_at, first) << "the oldest was claimed";
+  EXPECT_EQ(queues[1].name, "empty");
+  EXPECT_TRUE(queues[1].paused);
+  EXPECT_TRUE(queues[1].jobs.empty());
+  EXPECT_FALSE(queues[1].oldest_available_at.has_value());
+}
+
+TEST_P(OperatorStoreTest, TokensAreFoundByIdUntilRevoked) {
+  TokenInfo t;
+  t.name = "ci";
+  t.scope = Scope::kOperate;
+  auto made = store_->TokenInsert(t, "hash-1", By("token.create", "ci"));
+  ASSERT_TRUE(made.has_value()) << made.error().ToString();
+  EXPECT_GT(made->id, 0);
+  EXPECT_EQ(store_->TokenInsert(t, "hash-2", By("token.create", "ci")).error().code(),
+            StatusCode::kFailedPrecondition)
+      << "one live token per name";
+
+  auto found = store_->TokenFind(made->id);
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->first.name, "ci");
+  EXPECT_EQ(found->first.scope, Scope::kOperate);
+  EXPECT_EQ(found->second, "hash-1");
+  EXPECT_EQ(store_->TokenFind(made->id + 1).error().code(), StatusCode::kNotFound);
+
+  auto revoked = store_->TokenRevoke(std::to_string(made->id), By("token.revoke", "ci"));
+  ASSERT_TRUE(revoked.has_value()) << revoked.error().ToString();
+  EXPECT_TRUE(revoked->revoked_at.has_value());
+  EXPECT_EQ(store_->TokenFind(made->id).error().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->TokenRevoke("ci", By("token.revoke", "ci")).error().code(),
+            StatusCode::kNotFound);
+
+  // The name is free again; the list keeps the revoked one.
+  auto again = store_->TokenInsert(t, "hash-3", By("token.create", "ci"));
+  ASSERT_TRUE(again.has_value());
+  EXPECT_NE(again->id, made->id);
+  const auto all = store_->TokenList().value();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_TRUE(all[0].revoked_at.has_value());
+  EXPECT_FALSE(all[1].revoked_at.has_value());
+  EXPECT_EQ(store_->TokenRevoke("ci", By("token.revoke", "ci")).value().id, again->id);
+}
+
+TEST_P(OperatorStoreTest, TheAuditLogKeepsEveryActionNewestFirst) {
+  ASSERT_TRUE(store_->QueueSetPaused("q", true, By("queue.pause", "q")).value());
+  ASSERT_FALSE(store_->QueueSetPaused("q", true, By("queue.pause", "q")).value());
+  clock_.Advance(Millis(5));
+  ASSERT_TRUE(store_->AuditAppend(AuditEntry{0, 0, "token:ops", "job.retry", "17", 1}).ok());
+
+  const auto log = store_->AuditList(10, 0).value();
+  ASSERT_EQ(log.size(), 3u);
+  EXPECT_EQ(log[0].action, "job.retry");
+  EXPECT_EQ(log[0].actor, "token:ops");
+  EXPECT_EQ(log[0].target, "17");
+  EXPECT_EQ(log[0].count, 1);
+  EXPECT_EQ(log[0].at, clock_.NowMs());
+  EXPECT_EQ(log[1].action, "queue.pause");
+  EXPECT_EQ(log[1].count, 0) << "the second pause changed nothing";
+  EXPECT_EQ(log[2].count, 1);
+  EXPECT_GT(log[0].id, log[1].id);
+
+  const auto page = store_->AuditList(1, log[0].id).value();
+  ASSERT_EQ(page.size(), 1u);
+  EXPECT_EQ(page[0].id, log[1].id);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllBackends, OperatorStoreTest, ::testing::ValuesIn(AllBackends()),
+                         [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace warden::testing
