@@ -19,6 +19,8 @@ PACKAGES=(
                                      # clang's -Wthread-safety (scripts/thread-safety.sh)
   redis-server                       # BullMQ's store, for the benchmark
   gnuplot-nox                        # the benchmark's plots
+  prometheus                         # promtool: checks and unit-tests the alert rules
+                                     # (deploy/prometheus/); its server is stopped below
 )
 
 missing=()
@@ -37,3 +39,16 @@ SUDO=""
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# prometheus is here for promtool alone, but its package also enables and
+# starts a Prometheus server (systemd unit, or its init script where there is
+# no systemd), which would scrape and store data on this machine from then
+# on. Stop and disable the server we just installed; one installed before
+# this script ran is left as it was.
+if [[ " ${missing[*]} " == *" prometheus "* ]]; then
+  if [ -d /run/systemd/system ]; then
+    $SUDO systemctl disable --now prometheus.service
+  else
+    $SUDO /etc/init.d/prometheus stop
+    $SUDO update-rc.d prometheus disable
+  fi
+fi
