@@ -13,6 +13,9 @@ PACKAGES=(
   nlohmann-json3-dev                 # payloads, results, --json output
   libfmt-dev                         # formatting (g++ 12 has no <format>)
   libcli11-dev                       # command-line parsing
+  libboost-dev                       # Boost.Beast/Asio: warden serve's HTTP (header-only)
+  libssl-dev                         # OpenSSL: TLS for warden serve, SHA-256 of API tokens
+  curl openssl                       # tests: an HTTP client that is not the server's; test certificates
   libgtest-dev libgmock-dev          # tests
   clang libclang-rt-14-dev llvm-14   # fuzzing (fuzz/run.sh): clang 14, its libFuzzer
                                      # runtime (only recommended by clang), llvm-symbolizer;

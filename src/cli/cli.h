@@ -39,6 +39,7 @@ void AddDemoCommand(CLI::App& app, Globals& g, Action* action);
 void AddQueuesCommand(CLI::App& app, Globals& g, Action* action);
 void AddTokensCommand(CLI::App& app, Globals& g, Action* action);
 void AddAuditCommand(CLI::App& app, Globals& g, Action* action);
+void AddServeCommand(CLI::App& app, Globals& g, Action* action);
 
 // Prints "warden: <status>" on stderr (and, with --json, the error document
 // on stdout); returns the exit status for it.

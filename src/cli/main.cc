@@ -118,6 +118,7 @@ int main(int argc, char** argv) {
   AddQueuesCommand(app, g, &action);
   AddTokensCommand(app, g, &action);
   AddAuditCommand(app, g, &action);
+  AddServeCommand(app, g, &action);
 
   SetJsonErrors(WantsJson(argc, argv));
   // Name an unknown command plainly (CLI11 would only say one is required).

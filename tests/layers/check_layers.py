@@ -22,7 +22,8 @@ ALLOWED = {
     "maintenance": {"warden", "core", "env", "store"},   # used by the runtime
     "runtime": {"warden", "core", "env", "store", "maintenance"},
     "client": {"warden", "core", "env", "store", "maintenance"},
-    "cli": {"warden", "demo"},                           # a thin shell: the public API
+    "cli": {"warden", "demo", "server"},                 # a thin shell: the public API
+    "server": {"warden"},                                # HTTP over the public API
     "demo": {"warden"},
 }
 

@@ -1,0 +1,115 @@
+// The API's front door: probes, authentication, cross-site refusal, and
+// errors as JSON. The routes themselves are in api_routes.cc.
+#include "server/api.h"
+
+#include "warden/db_url.h"
+#include "warden/text.h"
+
+namespace warden::server {
+
+Response JsonResponse(const Json& body, int status) {
+  Response r;
+  r.status = status;
+  r.body = body.dump(-1, ' ', false, Json::error_handler_t::replace);
+  return r;
+}
+
+Response ErrorResponse(int status, const std::string& code, const std::string& message) {
+  return JsonResponse({{"error", {{"code", code}, {"message", RedactDbUrlsIn(message)}}}},
+                      status);
+}
+
+Response ErrorResponse(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kInvalidArgument:
+      return ErrorResponse(400, "invalid_argument", s.message());
+    case StatusCode::kNotFound:
+      return ErrorResponse(404, "not_found", s.message());
+    case StatusCode::kFailedPrecondition:
+      return ErrorResponse(409, "failed_precondition", s.message());
+    case StatusCode::kAborted:
+      return ErrorResponse(409, "aborted", s.message());
+    case StatusCode::kUnavailable:
+      return ErrorResponse(503, "unavailable", s.message());
+    case StatusCode::kDeadlineExceeded:
+      return ErrorResponse(504, "deadline_exceeded", s.message());
+    default:
+      return ErrorResponse(500, "internal", s.message());
+  }
+}
+
+namespace {
+
+bool ChangesState(const std::string& method) {
+  return method != "GET" && method != "HEAD" && method != "OPTIONS";
+}
+
+// "https://host:port" -> "host:port".
+std::string OriginAuthority(const std::string& origin) {
+  const size_t scheme = origin.find("://");
+  return scheme == std::string::npos ? origin : origin.substr(scheme + 3);
+}
+
+}  // namespace
+
+std::string CrossSiteRefusal(const Request& req) {
+  if (!ChangesState(req.method)) return "";
+  const std::string site = req.Header("sec-fetch-site");
+  if (!site.empty() && site != "same-origin" && site != "none") {
+    return "a " + req.method + " from another site's page (Sec-Fetch-Site: " + OneLine(site, 30) +
+           ")";
+  }
+  const std::string origin = req.Header("origin");
+  if (!origin.empty() && OriginAuthority(origin) != req.Header("host")) {
+    return "a " + req.method + " from another origin (" + OneLine(origin, 60) + ")";
+  }
+  if (!req.body.empty()) {
+    const std::string type = req.Header("content-type");
+    if (type.rfind("application/json", 0) != 0 && type.rfind("application/x-ndjson", 0) != 0) {
+      return "a request body must be sent as Content-Type: application/json";
+    }
+  }
+  return "";
+}
+
+Response Api::Handle(const Request& req) {
+  // The probes answer anyone: a load balancer or kubelet has no token.
+  if (req.path == "/healthz" && req.method == "GET") {
+    return JsonResponse({{"status", "ok"}});
+  }
+  auto lease = clients_.Acquire();
+  Client& c = *lease;
+  if (req.path == "/readyz" && req.method == "GET") {
+    if (draining_) return ErrorResponse(503, "draining", "the server is shutting down");
+    auto version = c.SchemaVersion();
+    if (!version.has_value()) return ErrorResponse(version.error());
+    return JsonResponse({{"status", "ready"}, {"schema_version", *version}});
+  }
+  if (const std::string refusal = CrossSiteRefusal(req); !refusal.empty()) {
+    return ErrorResponse(403, "cross_site", refusal + " is refused");
+  }
+  Caller caller{"no-auth", Scope::kAdmin};
+  if (!options_.no_auth) {
+    const std::string auth = req.Header("authorization");
+    constexpr std::string_view kBearer = "Bearer ";
+    if (auth.size() <= kBearer.size() || auth.compare(0, kBearer.size(), kBearer) != 0) {
+      Response r = ErrorResponse(401, "unauthorized",
+                                 "send a token: Authorization: Bearer TOKEN (warden tokens "
+                                 "create NAME makes one)");
+      r.headers.emplace_back("WWW-Authenticate", "Bearer");
+      return r;
+    }
+    auto token = c.Authenticate(auth.substr(kBearer.size()));
+    if (!token.has_value()) {
+      if (token.error().code() != StatusCode::kNotFound) return ErrorResponse(token.error());
+      Response r = ErrorResponse(401, "unauthorized", "the token is not a live token");
+      r.headers.emplace_back("WWW-Authenticate", "Bearer error=\"invalid_token\"");
+      return r;
+    }
+    caller = Caller{"token:" + token->name, token->scope};
+  }
+  c.SetActor(caller.actor);
+  return Route(req, c, caller);
+}
+
+}  // namespace warden::server

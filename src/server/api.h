@@ -1,0 +1,59 @@
+// The HTTP API v1, the health probes and /metrics over warden's public API
+// (docs/http-api.md). Every request but the probes needs a token whose
+// scope covers the route, unless the server runs with --no-auth (refused
+// off loopback by Serve). A request that changes something must not come
+// from another site's page: see CrossSiteRefusal.
+#pragma once
+
+#include <atomic>
+#include <string>
+
+#include "server/client_pool.h"
+#include "server/http_types.h"
+
+namespace warden::server {
+
+struct ApiOptions {
+  bool no_auth = false;
+  // POST /v1/jobs may enqueue command jobs (`cmd`) only when set: a token
+  // that may enqueue could otherwise run any shell command on the workers.
+  bool allow_command_jobs = false;
+};
+
+class Api {
+ public:
+  Api(ApiOptions options, ClientPool& clients) : options_(options), clients_(clients) {}
+  Response Handle(const Request& req);
+  // /readyz answers 503 from now on (a server being stopped).
+  void SetDraining() { draining_ = true; }
+
+  // Who is calling: a token's name and scope.
+  struct Caller {
+    std::string actor;
+    Scope scope = Scope::kRead;
+  };
+
+ private:
+  Response Route(const Request& req, Client& c, const Caller& caller);
+  Response Metrics(Client& c);
+
+  ApiOptions options_;
+  ClientPool& clients_;
+  std::atomic<bool> draining_{false};
+};
+
+// {"error": {"code", "message"}} with its HTTP status.
+Response ErrorResponse(int status, const std::string& code, const std::string& message);
+// A Status from the library as its HTTP error (messages redacted of
+// database passwords).
+Response ErrorResponse(const Status& s);
+Response JsonResponse(const Json& body, int status = 200);
+
+// Why a state-changing request is refused as cross-site (a page of another
+// origin posting a form or a fetch to this server), or "" to let it pass:
+// its Origin differs from its Host, or Sec-Fetch-Site says cross-site, or a
+// body that is not declared application/json (a form cannot declare it
+// without a CORS preflight, which this server never grants).
+std::string CrossSiteRefusal(const Request& req);
+
+}  // namespace warden::server

@@ -1,0 +1,301 @@
+// The routes of the HTTP API v1 (docs/http-api.md): each checks the
+// caller's scope, reads its parameters strictly (an unknown or malformed
+// parameter is a 400 naming it, never ignored), calls the public API and
+// answers with the JSON of warden/json_view.h.
+#include <charconv>
+#include <functional>
+#include <set>
+
+#include "server/api.h"
+#include "warden/json_view.h"
+#include "warden/lists.h"
+#include "warden/text.h"
+
+namespace warden::server {
+namespace {
+
+std::vector<std::string> Segments(const std::string& path) {
+  std::vector<std::string> out;
+  size_t start = 1;
+  while (start <= path.size()) {
+    size_t end = path.find('/', start);
+    if (end == std::string::npos) end = path.size();
+    out.push_back(path.substr(start, end - start));
+    start = end + 1;
+  }
+  if (!out.empty() && out.back().empty()) out.pop_back();  // a trailing '/'
+  return out;
+}
+
+// The query parameters of one request, each allowed name read at most once.
+class Params {
+ public:
+  Params(const Request& req, std::set<std::string> allowed) {
+    for (const auto& [name, value] : req.query) {
+      if (!allowed.count(name)) {
+        error_ = "unknown query parameter '" + OneLine(name, 40) + "'";
+        return;
+      }
+      values_[name].push_back(value);
+    }
+  }
+  const std::string& error() const { return error_; }
+  std::vector<std::string> All(const std::string& name) const {
+    std::vector<std::string> out;
+    auto it = values_.find(name);
+    if (it == values_.end()) return out;
+    for (const std::string& v : it->second) {
+      for (const std::string& part : SplitList(v)) out.push_back(part);
+    }
+    return out;
+  }
+  std::string One(const std::string& name) const {
+    auto it = values_.find(name);
+    return it == values_.end() || it->second.empty() ? "" : it->second.back();
+  }
+  Result<int64_t> Int(const std::string& name, int64_t fallback, int64_t min, int64_t max) const {
+    const std::string text = One(name);
+    if (text.empty()) return fallback;
+    int64_t v = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || end != text.data() + text.size() || v < min || v > max) {
+      return InvalidArgument("query parameter '" + name + "' must be an integer from " +
+                             std::to_string(min) + " to " + std::to_string(max) + ", not '" +
+                             OneLine(text, 40) + "'");
+    }
+    return v;
+  }
+  Result<bool> Bool(const std::string& name) const {
+    const std::string text = One(name);
+    if (text.empty() || text == "false" || text == "0") return false;
+    if (text == "true" || text == "1") return true;
+    return InvalidArgument("query parameter '" + name + "' must be true or false");
+  }
+
+ private:
+  std::map<std::string, std::vector<std::string>> values_;
+  std::string error_;
+};
+
+Result<JobId> JobIdIn(const std::string& segment) {
+  JobId id = 0;
+  const auto [end, ec] = std::from_chars(segment.data(), segment.data() + segment.size(), id);
+  if (ec != std::errc() || end != segment.data() + segment.size() || id <= 0) {
+    return InvalidArgument("'" + OneLine(segment, 40) + "' is not a job id");
+  }
+  return id;
+}
+
+Response Forbidden(const Api::Caller& caller, Scope needed) {
+  return ErrorResponse(403, "forbidden",
+                       "this needs a token with scope " + std::string(ScopeName(needed)) +
+                           " or above; " + caller.actor + " has " + ScopeName(caller.scope));
+}
+
+Response MethodNotAllowed(const std::string& allow) {
+  Response r = ErrorResponse(405, "method_not_allowed", "this route takes " + allow);
+  r.headers.emplace_back("Allow", allow);
+  return r;
+}
+
+template <typename T>
+Response Answer(const Result<T>& r, const std::function<Json(const T&)>& to_json) {
+  if (!r.has_value()) return ErrorResponse(r.error());
+  return JsonResponse(to_json(*r));
+}
+
+Response ListJobs(const Request& req, Client& c) {
+  Params p(req, {"state", "queue", "task", "limit"});
+  if (!p.error().empty()) return ErrorResponse(400, "invalid_argument", p.error());
+  JobFilter f;
+  for (const std::string& s : p.All("state")) {
+    auto state = ParseJobState(s);
+    if (!state) {
+      return ErrorResponse(400, "invalid_argument", "'" + OneLine(s, 40) + "' is not a job state");
+    }
+    f.states.push_back(*state);
+  }
+  f.queue = p.One("queue");
+  f.task = p.One("task");
+  auto limit = p.Int("limit", 100, 1, 1000);
+  if (!limit.has_value()) return ErrorResponse(limit.error());
+  f.limit = static_cast<int>(*limit);
+  int64_t total = 0;
+  auto jobs = c.ListJobs(f, &total);
+  if (!jobs.has_value()) return ErrorResponse(jobs.error());
+  Json out = Json::array();
+  for (const JobInfo& j : *jobs) out.push_back(JobToJson(j, false));
+  return JsonResponse({{"jobs", out}, {"total", total}});
+}
+
+Response Queues(Client& c) {
+  auto queues = c.ListQueues();
+  if (!queues.has_value()) return ErrorResponse(queues.error());
+  auto now = c.StoreNow();
+  if (!now.has_value()) return ErrorResponse(now.error());
+  Json out = Json::array();
+  for (const QueueInfo& q : *queues) out.push_back(QueueToJson(q, *now));
+  return JsonResponse({{"queues", out}});
+}
+
+}  // namespace
+
+Response Api::Route(const Request& req, Client& c, const Caller& caller) {
+  const std::vector<std::string> seg = Segments(req.path);
+  const std::string& m = req.method;
+  auto needs = [&](Scope s) { return static_cast<int>(caller.scope) >= static_cast<int>(s); };
+
+  if (seg.size() == 1 && seg[0] == "metrics") {
+    if (m != "GET") return MethodNotAllowed("GET");
+    if (!needs(Scope::kRead)) return Forbidden(caller, Scope::kRead);
+    return Metrics(c);
+  }
+  if (seg.empty() || seg[0] != "v1") {
+    return ErrorResponse(404, "not_found", "no route " + OneLine(req.path, 80));
+  }
+  const size_t n = seg.size();
+  const std::string what = n > 1 ? seg[1] : "";
+
+  if (what == "queues") {
+    if (n == 2) {
+      if (m != "GET") return MethodNotAllowed("GET");
+      if (!needs(Scope::kRead)) return Forbidden(caller, Scope::kRead);
+      return Queues(c);
+    }
+    if (n == 4 && (seg[3] == "pause" || seg[3] == "resume")) {
+      if (m != "POST") return MethodNotAllowed("POST");
+      if (!needs(Scope::kOperate)) return Forbidden(caller, Scope::kOperate);
+      const bool pause = seg[3] == "pause";
+      auto changed = pause ? c.PauseQueue(seg[2]) : c.ResumeQueue(seg[2]);
+      if (!changed.has_value()) return ErrorResponse(changed.error());
+      return JsonResponse({{"queue", seg[2]}, {"paused", pause}, {"changed", *changed}});
+    }
+  }
+
+  if (what == "jobs") {
+    if (n == 2) {
+      if (m != "GET") return MethodNotAllowed("GET");
+      if (!needs(Scope::kRead)) return Forbidden(caller, Scope::kRead);
+      return ListJobs(req, c);
+    }
+    auto id = JobIdIn(seg[2]);
+    if (!id.has_value()) return ErrorResponse(id.error());
+    if (n == 3) {
+      if (m != "GET") return MethodNotAllowed("GET");
+      if (!needs(Scope::kRead)) return Forbidden(caller, Scope::kRead);
+      return Answer<JobInfo>(c.GetJob(*id), [](const JobInfo& j) { return JobToJson(j, true); });
+    }
+    if (n == 4 && seg[3] == "retry") {
+      if (m != "POST") return MethodNotAllowed("POST");
+      if (!needs(Scope::kOperate)) return Forbidden(caller, Scope::kOperate);
+      const Status s = c.RetryJob(*id);
+      if (!s.ok()) return ErrorResponse(s);
+      return JsonResponse({{"id", *id}, {"state", "available"}});
+    }
+    if (n == 4 && seg[3] == "cancel") {
+      if (m != "POST") return MethodNotAllowed("POST");
+      if (!needs(Scope::kOperate)) return Forbidden(caller, Scope::kOperate);
+      auto state = c.CancelJob(*id);
+      if (!state.has_value()) return ErrorResponse(state.error());
+      return JsonResponse({{"id", *id},
+                           {"state", JobStateName(*state)},
+                           {"cancel_requested", *state == JobState::kRunning}});
+    }
+  }
+
+  if (what == "workers") {
+    if (n == 2) {
+      if (m != "GET") return MethodNotAllowed("GET");
+      if (!needs(Scope::kRead)) return Forbidden(caller, Scope::kRead);
+      Params p(req, {"all"});
+      if (!p.error().empty()) return ErrorResponse(400, "invalid_argument", p.error());
+      auto all = p.Bool("all");
+      if (!all.has_value()) return ErrorResponse(all.error());
+      return Answer<std::vector<WorkerInfo>>(c.ListWorkers(!*all), [](const auto& list) {
+        Json out = Json::array();
+        for (const WorkerInfo& w : list) out.push_back(WorkerToJson(w));
+        return Json{{"workers", out}};
+      });
+    }
+    if (n == 4 && seg[3] == "release") {
+      if (m != "POST") return MethodNotAllowed("POST");
+      if (!needs(Scope::kOperate)) return Forbidden(caller, Scope::kOperate);
+      Params p(req, {"force"});
+      if (!p.error().empty()) return ErrorResponse(400, "invalid_argument", p.error());
+      auto force = p.Bool("force");
+      if (!force.has_value()) return ErrorResponse(force.error());
+      auto recovered = c.ReleaseWorker(seg[2], *force);
+      if (!recovered.has_value()) return ErrorResponse(recovered.error());
+      return JsonResponse({{"worker", seg[2]}, {"recovered", *recovered}});
+    }
+  }
+
+  if (what == "stats" && n == 2) {
+    if (m != "GET") return MethodNotAllowed("GET");
+    if (!needs(Scope::kRead)) return Forbidden(caller, Scope::kRead);
+    auto stats = c.GetStats();
+    if (!stats.has_value()) return ErrorResponse(stats.error());
+    auto unserved = c.Unserved();
+    if (!unserved.has_value()) return ErrorResponse(unserved.error());
+    Json out = StatsToJson(*stats);
+    out["unserved"] = UnservedToJson(*unserved);
+    return JsonResponse(out);
+  }
+
+  if (what == "audit" && n == 2) {
+    if (m != "GET") return MethodNotAllowed("GET");
+    if (!needs(Scope::kRead)) return Forbidden(caller, Scope::kRead);
+    Params p(req, {"limit", "before"});
+    if (!p.error().empty()) return ErrorResponse(400, "invalid_argument", p.error());
+    auto limit = p.Int("limit", 100, 1, 1000);
+    if (!limit.has_value()) return ErrorResponse(limit.error());
+    auto before = p.Int("before", 0, 0, INT64_MAX);
+    if (!before.has_value()) return ErrorResponse(before.error());
+    return Answer<std::vector<AuditEntry>>(
+        c.ListAudit(static_cast<int>(*limit), *before), [](const auto& list) {
+          Json out = Json::array();
+          for (const AuditEntry& e : list) out.push_back(AuditToJson(e));
+          return Json{{"entries", out}};
+        });
+  }
+
+  if (what == "tokens") {
+    if (!needs(Scope::kAdmin)) return Forbidden(caller, Scope::kAdmin);
+    if (n == 2 && m == "GET") {
+      return Answer<std::vector<TokenInfo>>(c.ListTokens(), [](const auto& list) {
+        Json out = Json::array();
+        for (const TokenInfo& t : list) out.push_back(TokenToJson(t));
+        return Json{{"tokens", out}};
+      });
+    }
+    if (n == 2 && m == "POST") {
+      const Json body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+      if (!body.is_object() || !body.contains("name") || !body["name"].is_string()) {
+        return ErrorResponse(400, "invalid_argument",
+                             "the body must be a JSON object with a string \"name\" (and "
+                             "optionally \"scope\")");
+      }
+      const std::string scope_name =
+          body.contains("scope") && body["scope"].is_string() ? body["scope"].get<std::string>()
+                                                              : "read";
+      const auto scope = ParseScope(scope_name);
+      if (!scope) {
+        return ErrorResponse(400, "invalid_argument",
+                             "scope must be one of read, enqueue, operate, admin");
+      }
+      auto made = c.CreateToken(body["name"].get<std::string>(), *scope);
+      if (!made.has_value()) return ErrorResponse(made.error());
+      Json out = TokenToJson(made->info);
+      out["token"] = made->secret;
+      return JsonResponse(out, 201);
+    }
+    if (n == 3 && m == "DELETE") {
+      return Answer<TokenInfo>(c.RevokeToken(seg[2]), TokenToJson);
+    }
+    return MethodNotAllowed(n == 2 ? "GET, POST" : "DELETE");
+  }
+
+  return ErrorResponse(404, "not_found", "no route " + OneLine(req.path, 80));
+}
+
+}  // namespace warden::server

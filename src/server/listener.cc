@@ -1,0 +1,327 @@
+#include "server/listener.h"
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "server/url.h"
+
+namespace warden::server {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = asio::ssl;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+std::string ErrorBody(const std::string& code, const std::string& message) {
+  return std::string("{\"error\":{\"code\":\"") + code + "\",\"message\":\"" + message + "\"}}";
+}
+
+}  // namespace
+
+struct Listener::Impl {
+  ListenerOptions options;
+  Handler handler;
+  LogLine log;
+  asio::io_context io{options.io_threads};
+  asio::thread_pool handlers{static_cast<size_t>(std::max(1, options.handler_threads))};
+  std::optional<ssl::context> tls;
+  tcp::acceptor acceptor{io};
+  std::vector<std::thread> threads;
+  std::atomic<bool> stopping{false};
+  // Requests read and not yet answered (their handler runs, or their
+  // response is being written): Stop waits for these.
+  std::atomic<int> in_flight{0};
+  int bound_port = 0;
+
+  Impl(ListenerOptions o, Handler h, LogLine l)
+      : options(std::move(o)), handler(std::move(h)), log(std::move(l)) {}
+
+  void Accept();
+  template <typename Stream>
+  void Serve(std::shared_ptr<Stream> stream, std::string peer);
+};
+
+namespace {
+
+// One connection: reads a request, hands it to the handler pool, writes the
+// response, and reads the next (keep-alive) until the client or a limit
+// ends it. Every step of a connection runs on its strand.
+template <typename Stream>
+class Session : public std::enable_shared_from_this<Session<Stream>> {
+ public:
+  Session(Listener::Impl& server, Stream stream, std::string peer)
+      : server_(server), stream_(std::move(stream)), peer_(std::move(peer)) {}
+
+  void Start() {
+    if constexpr (kTls) {
+      beast::get_lowest_layer(stream_).expires_after(server_.options.io_timeout);
+      stream_.async_handshake(ssl::stream_base::server,
+                              [self = this->shared_from_this()](beast::error_code ec) {
+                                if (ec) {
+                                  self->server_.log("TLS handshake with " + self->peer_ +
+                                                    " failed: " + ec.message());
+                                  return;
+                                }
+                                self->Read(/*first=*/true);
+                              });
+    } else {
+      Read(/*first=*/true);
+    }
+  }
+
+ private:
+  static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
+
+  void Read(bool first) {
+    parser_.emplace();
+    parser_->header_limit(static_cast<uint32_t>(server_.options.max_header_bytes));
+    parser_->body_limit(server_.options.max_body_bytes);
+    // The first request must come within the I/O timeout; between requests
+    // of a kept-alive connection, the idle timeout applies.
+    beast::get_lowest_layer(stream_).expires_after(first ? server_.options.io_timeout
+                                                         : server_.options.idle_timeout);
+    http::async_read_header(
+        stream_, buffer_, *parser_,
+        [self = this->shared_from_this()](beast::error_code ec, size_t) {
+          self->OnHeader(ec);
+        });
+  }
+
+  void OnHeader(beast::error_code ec) {
+    if (ec) return OnReadError(ec);
+    // Once a request has begun, the whole of it must come within the I/O
+    // timeout (a client that trickles a body is cut off).
+    beast::get_lowest_layer(stream_).expires_after(server_.options.io_timeout);
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = this->shared_from_this()](beast::error_code ec, size_t) {
+                       if (ec) return self->OnReadError(ec);
+                       self->Dispatch();
+                     });
+  }
+
+  void OnReadError(beast::error_code ec) {
+    if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
+        ec == asio::error::operation_aborted || ec == asio::error::eof ||
+        ec == asio::error::connection_reset) {
+      return Close();
+    }
+    // The request is not one we can read: answer once, then close.
+    int status = 400;
+    std::string code = "bad_request";
+    std::string message = "malformed HTTP request: " + ec.message();
+    if (ec == http::error::body_limit) {
+      status = 413;
+      code = "body_too_large";
+      message = "the request body is larger than " +
+                std::to_string(server_.options.max_body_bytes) + " bytes";
+    } else if (ec == http::error::header_limit) {
+      status = 431;
+      code = "headers_too_large";
+      message = "the request headers are larger than " +
+                std::to_string(server_.options.max_header_bytes) + " bytes";
+    }
+    Response r;
+    r.status = status;
+    r.body = ErrorBody(code, message);
+    Write(std::move(r), /*keep_alive=*/false, /*counted=*/false);
+  }
+
+  void Dispatch() {
+    ++server_.in_flight;
+    http::request<http::string_body> raw = parser_->release();
+    const bool keep_alive = raw.keep_alive() && !server_.stopping;
+    auto req = std::make_shared<Request>();
+    req->method = std::string(raw.method_string());
+    req->peer = peer_;
+    for (const auto& field : raw) {
+      std::string name(field.name_string());
+      std::transform(name.begin(), name.end(), name.begin(),
+                     [](unsigned char c) { return std::tolower(c); });
+      req->headers[name] = std::string(field.value());
+    }
+    req->body = std::move(raw.body());
+    Status target = SplitTarget(std::string(raw.target()), &req->path, &req->query);
+    if (!target.ok()) {
+      Response r;
+      r.status = 400;
+      r.body = ErrorBody("bad_request", "bad request target (" + target.message() + ")");
+      return Write(std::move(r), false, true);
+    }
+    // The handler may block on the store: off the I/O threads.
+    asio::post(server_.handlers, [self = this->shared_from_this(), req, keep_alive] {
+      Response r;
+      try {
+        r = self->server_.handler(*req);
+      } catch (const std::exception& e) {
+        self->server_.log(std::string("handler threw: ") + e.what());
+        r.status = 500;
+        r.body = ErrorBody("internal", "internal error");
+      }
+      asio::post(self->stream_.get_executor(),
+                 [self, r = std::move(r), keep_alive]() mutable {
+                   self->Write(std::move(r), keep_alive, true);
+                 });
+    });
+  }
+
+  // `counted`: the answer to a request counted in flight (Dispatch).
+  void Write(Response r, bool keep_alive, bool counted) {
+    auto res = std::make_shared<http::response<http::string_body>>(
+        static_cast<http::status>(r.status), 11);
+    res->set(http::field::server, "warden");
+    res->set(http::field::content_type, r.content_type);
+    res->set("X-Content-Type-Options", "nosniff");
+    res->set(http::field::cache_control, "no-store");
+    for (const auto& [name, value] : r.headers) res->set(name, value);
+    res->keep_alive(keep_alive);
+    res->body() = std::move(r.body);
+    res->prepare_payload();
+    beast::get_lowest_layer(stream_).expires_after(server_.options.io_timeout);
+    http::async_write(stream_, *res,
+                      [self = this->shared_from_this(), res, keep_alive,
+                       counted](beast::error_code ec, size_t) {
+                        if (counted) --self->server_.in_flight;
+                        if (ec || !keep_alive) return self->Close();
+                        self->Read(/*first=*/false);
+                      });
+  }
+
+  void Close() {
+    beast::error_code ec;
+    if constexpr (kTls) {
+      beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(2));
+      stream_.async_shutdown([self = this->shared_from_this()](beast::error_code) {});
+    } else {
+      // Half-close, then read what the client still sends until it closes
+      // too: closing with unread bytes (a request refused for its size)
+      // would reset the connection, and the client could lose our answer.
+      stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+      beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(2));
+      Drain();
+    }
+  }
+
+  void Drain() {
+    stream_.async_read_some(asio::buffer(scratch_),
+                            [self = this->shared_from_this()](beast::error_code ec, size_t) {
+                              if (!ec) self->Drain();
+                            });
+  }
+
+  Listener::Impl& server_;
+  Stream stream_;
+  std::string peer_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  char scratch_[4096];
+};
+
+}  // namespace
+
+void Listener::Impl::Accept() {
+  acceptor.async_accept(asio::make_strand(io), [this](beast::error_code ec, tcp::socket socket) {
+    if (ec) {
+      if (!stopping && ec != asio::error::operation_aborted) {
+        log("accept failed: " + ec.message());
+        Accept();
+      }
+      return;
+    }
+    beast::error_code peer_ec;
+    const tcp::endpoint peer = socket.remote_endpoint(peer_ec);
+    std::string who = peer_ec ? "unknown" : peer.address().to_string() + ":" +
+                                                std::to_string(peer.port());
+    if (tls) {
+      using Tls = beast::ssl_stream<beast::tcp_stream>;
+      std::make_shared<Session<Tls>>(*this, Tls(beast::tcp_stream(std::move(socket)), *tls),
+                                     std::move(who))
+          ->Start();
+    } else {
+      std::make_shared<Session<beast::tcp_stream>>(*this, beast::tcp_stream(std::move(socket)),
+                                                   std::move(who))
+          ->Start();
+    }
+    Accept();
+  });
+}
+
+Result<std::unique_ptr<Listener>> Listener::Start(const ListenerOptions& options,
+                                                  Handler handler, LogLine log) {
+  auto impl = std::make_unique<Impl>(options, std::move(handler), std::move(log));
+  if (!options.tls_cert.empty() || !options.tls_key.empty()) {
+    if (options.tls_cert.empty() || options.tls_key.empty()) {
+      return InvalidArgument("TLS needs both --tls-cert and --tls-key");
+    }
+    impl->tls.emplace(ssl::context::tls_server);
+    impl->tls->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
+                           ssl::context::no_sslv3 | ssl::context::no_tlsv1 |
+                           ssl::context::no_tlsv1_1 | ssl::context::single_dh_use);
+    beast::error_code ec;
+    impl->tls->use_certificate_chain_file(options.tls_cert, ec);
+    if (ec) {
+      return InvalidArgument("--tls-cert " + options.tls_cert + ": " + ec.message());
+    }
+    impl->tls->use_private_key_file(options.tls_key, ssl::context::pem, ec);
+    if (ec) return InvalidArgument("--tls-key " + options.tls_key + ": " + ec.message());
+  }
+  beast::error_code ec;
+  const asio::ip::address address = asio::ip::make_address(options.host, ec);
+  if (ec) return InvalidArgument("--listen: '" + options.host + "' is not an IP address");
+  const tcp::endpoint endpoint(address, static_cast<uint16_t>(options.port));
+  impl->acceptor.open(endpoint.protocol(), ec);
+  if (!ec) impl->acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) impl->acceptor.bind(endpoint, ec);
+  if (!ec) impl->acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return Unavailable("cannot listen on " + options.host + ":" + std::to_string(options.port) +
+                       ": " + ec.message());
+  }
+  impl->bound_port = impl->acceptor.local_endpoint().port();
+  impl->Accept();
+  for (int i = 0; i < std::max(1, options.io_threads); ++i) {
+    impl->threads.emplace_back([io = &impl->io] { io->run(); });
+  }
+  return std::unique_ptr<Listener>(new Listener(std::move(impl)));
+}
+
+Listener::Listener(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Listener::~Listener() { Stop(std::chrono::milliseconds(0)); }
+
+int Listener::port() const { return impl_->bound_port; }
+
+void Listener::Stop(std::chrono::milliseconds grace) {
+  if (impl_->threads.empty()) return;
+  impl_->stopping = true;
+  asio::post(impl_->io, [impl = impl_.get()] {
+    beast::error_code ec;
+    impl->acceptor.close(ec);
+  });
+  // Requests in progress get their answers; a kept-alive connection is not
+  // read again once stopping is set, and idle ones are dropped with io.
+  const auto deadline = std::chrono::steady_clock::now() + grace;
+  while (impl_->in_flight > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  impl_->io.stop();
+  for (std::thread& t : impl_->threads) t.join();
+  impl_->threads.clear();
+  impl_->handlers.join();
+}
+
+}  // namespace warden::server

@@ -1,0 +1,60 @@
+// The HTTP(S) listener: Boost.Beast over Asio. A few I/O threads serve
+// every connection without blocking (a slow or idle client costs a socket
+// and a buffer, not a thread), and handlers, which call the store and may
+// block, run on a separate pool: a burst of slow queries cannot stall the
+// reading and writing of other connections, and thousands of quiet
+// connections cannot take the threads the queries need.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "server/http_types.h"
+#include "warden/status.h"
+
+namespace warden::server {
+
+struct ListenerOptions {
+  std::string host = "127.0.0.1";
+  int port = 7878;  // 0: any free port (see Listener::port)
+  std::string tls_cert;  // PEM files; both empty: plain HTTP
+  std::string tls_key;
+  size_t max_header_bytes = 16 * 1024;
+  size_t max_body_bytes = 8 * 1024 * 1024;
+  // A client must send each request (headers and body) within this, and
+  // read each response within it too: a slow client is cut off.
+  std::chrono::milliseconds io_timeout{10'000};
+  // An idle keep-alive connection is closed after this.
+  std::chrono::milliseconds idle_timeout{60'000};
+  int io_threads = 2;
+  int handler_threads = 4;
+};
+
+// Takes a request and returns its response; runs on a handler thread and
+// may block. Never throws (what it throws is answered 500 and logged).
+using Handler = std::function<Response(const Request&)>;
+// Where the listener reports what no response can carry (TLS handshake
+// failures, a handler that threw): one line each.
+using LogLine = std::function<void(const std::string&)>;
+
+class Listener {
+ public:
+  // Binds and starts serving at once.
+  static Result<std::unique_ptr<Listener>> Start(const ListenerOptions& options, Handler handler,
+                                                 LogLine log);
+  ~Listener();  // Stop()s
+  int port() const;  // the bound port
+  // Stops accepting; requests in progress get their responses for up to
+  // `grace`, then every connection is closed.
+  void Stop(std::chrono::milliseconds grace = std::chrono::milliseconds(5000));
+
+  struct Impl;
+
+ private:
+  explicit Listener(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace warden::server

@@ -1,0 +1,39 @@
+// `warden serve`: the HTTP API, /metrics and the health probes in one
+// process, over any store. Several may serve one database: each reads
+// everything from it and keeps nothing of its own but connections.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include "warden/status.h"
+
+namespace warden::server {
+
+struct ServeOptions {
+  std::string db;
+  std::string listen = "127.0.0.1:7878";  // ADDR:PORT; [v6]:PORT
+  bool no_auth = false;                   // refused off loopback
+  bool allow_command_jobs = false;
+  std::string tls_cert, tls_key;
+  // After SIGTERM or SIGINT: /readyz answers 503 for this long (a load
+  // balancer takes the server out), then requests in progress finish.
+  std::chrono::milliseconds drain_grace{0};
+  size_t max_body_bytes = 8 * 1024 * 1024;
+  std::chrono::milliseconds io_timeout{10'000};
+  int handler_threads = 4;
+};
+
+// Splits ADDR:PORT; the address must be an IP address (no host names: what
+// a name resolves to can change, and loopback must be known for sure).
+Status ParseListen(const std::string& listen, std::string* host, int* port);
+bool IsLoopback(const std::string& host);
+
+// Serves until SIGTERM or SIGINT. `ready` is called once listening, with
+// the bound port. Errors before serving (a bad flag, a port in use, the
+// database) are returned; a served run that ends on a signal is Ok.
+Status Serve(const ServeOptions& options, const std::function<void(int port)>& ready,
+             const std::function<void(const std::string&)>& log);
+
+}  // namespace warden::server

@@ -1,0 +1,335 @@
+// `warden serve` as a client meets it: a real server process on both
+// backends, driven by curl (an HTTP implementation that is not the
+// server's) and, for what no well-behaved client sends, raw sockets.
+// Tokens and scopes, pause and resume with a real worker, jobs, errors and
+// limits, cross-site refusal, TLS, /metrics checked by promtool, and the
+// probes through a drain.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <fstream>
+
+#include "harness.h"
+
+namespace wt {
+namespace {
+
+struct HttpResult {
+  int status = -1;
+  std::string body;
+  Json json;
+  std::string headers;
+};
+
+class HttpApiTest : public IntegrationTest {
+ protected:
+  // `warden serve --listen 127.0.0.1:0 FLAGS...`; waits for its "serving
+  // on" line and returns the port (-1, and a test failure, if none).
+  int StartServer(std::vector<std::string> flags = {}) {
+    std::vector<std::string> argv = {WARDEN_BIN, "--db", db(), "serve", "--listen",
+                                     "127.0.0.1:0"};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    const std::string base = dir() + "/serve-" + std::to_string(servers_.size());
+    servers_.push_back(warden::testing::Child::Spawn(argv, base + ".out", base + ".err"));
+    warden::testing::Child& s = *servers_.back();
+    int port = -1;
+    const bool up = WaitFor([&] {
+      const std::string log = s.Stderr();
+      const size_t at = log.find("serving on 127.0.0.1:");
+      if (at != std::string::npos) port = std::atoi(log.c_str() + at + 21);
+      return port > 0 || s.Exited();
+    });
+    EXPECT_TRUE(up && port > 0) << s.Stderr();
+    scheme_ = "http";
+    for (const std::string& f : flags) {
+      if (f == "--tls-cert") scheme_ = "https";
+    }
+    port_ = port;
+    return port;
+  }
+  warden::testing::Child& server() { return *servers_.back(); }
+
+  // curl METHOD PATH with `token` (if any), `body` as JSON (if any).
+  HttpResult Http(const std::string& method, const std::string& path,
+                  const std::string& token = "", const std::string& body = "",
+                  std::vector<std::string> extra = {}) {
+    const std::string base = dir() + "/curl-" + std::to_string(++requests_);
+    std::vector<std::string> argv = {"/usr/bin/curl", "-sS", "-X", method, "-D",
+                                     base + ".headers", "-w", "\n%{http_code}"};
+    if (!token.empty()) argv.insert(argv.end(), {"-H", "Authorization: Bearer " + token});
+    if (!body.empty()) {
+      std::ofstream(base + ".body") << body;
+      argv.insert(argv.end(), {"-H", "Content-Type: application/json", "--data-binary",
+                               "@" + base + ".body"});
+    }
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    argv.push_back(scheme_ + "://127.0.0.1:" + std::to_string(port_) + path);
+    CliResult r = RunToExit(argv, base, Millis(30'000));
+    HttpResult out;
+    EXPECT_EQ(r.exit_code, 0) << method << " " << path << ": " << r.err;
+    const size_t nl = r.out.rfind('\n');
+    if (nl == std::string::npos) return out;
+    out.status = std::atoi(r.out.c_str() + nl + 1);
+    out.body = r.out.substr(0, nl);
+    out.json = Json::parse(out.body, nullptr, false);
+    std::ifstream h(base + ".headers");
+    out.headers.assign(std::istreambuf_iterator<char>(h), {});
+    return out;
+  }
+
+  // A token of `scope` made with the CLI; its secret.
+  std::string Token(const std::string& name, const std::string& scope) {
+    CliResult r = Cli({"tokens", "create", name, "--scope", scope});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.json.value("token", "");
+  }
+
+  // Sends `raw` bytes on a new connection and returns all it reads back
+  // until the server closes it (or `wait` passes).
+  std::string Raw(const std::string& raw, Millis wait = Millis(15'000)) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port_));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    timeval tv{static_cast<time_t>(wait.count() / 1000), 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    if (!raw.empty()) {
+      EXPECT_EQ(send(fd, raw.data(), raw.size(), MSG_NOSIGNAL), ssize_t(raw.size()));
+    }
+    std::string got;
+    char buf[4096];
+    while (true) {
+      const ssize_t n = recv(fd, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      got.append(buf, static_cast<size_t>(n));
+    }
+    close(fd);
+    return got;
+  }
+
+  static bool Has(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+  }
+
+  std::vector<std::unique_ptr<warden::testing::Child>> servers_;
+  std::string scheme_ = "http";
+  int port_ = -1;
+  int requests_ = 0;
+};
+
+TEST_P(HttpApiTest, EveryRouteButTheProbesNeedsATokenOfTheRightScope) {
+  const std::string reader = Token("reader", "read");
+  const std::string ops = Token("ops", "operate");
+  const std::string admin = Token("admin", "admin");
+  StartServer();
+
+  EXPECT_EQ(Http("GET", "/healthz").status, 200);
+  EXPECT_EQ(Http("GET", "/readyz").status, 200);
+  HttpResult none = Http("GET", "/v1/queues");
+  EXPECT_EQ(none.status, 401);
+  EXPECT_EQ(none.json["error"].value("code", ""), "unauthorized") << none.body;
+  EXPECT_TRUE(Has(none.headers, "WWW-Authenticate: Bearer")) << none.headers;
+  std::string forged = reader;
+  forged.back() = forged.back() == 'a' ? 'b' : 'a';
+  EXPECT_EQ(Http("GET", "/v1/queues", forged).status, 401);
+  EXPECT_EQ(Http("GET", "/v1/queues", "wdn_1_short").status, 401);
+
+  EXPECT_EQ(Http("GET", "/v1/queues", reader).status, 200);
+  HttpResult denied = Http("POST", "/v1/queues/default/pause", reader);
+  EXPECT_EQ(denied.status, 403);
+  EXPECT_TRUE(Has(denied.json["error"].value("message", ""), "scope operate")) << denied.body;
+  EXPECT_EQ(Http("POST", "/v1/queues/default/pause", ops).status, 200);
+  EXPECT_EQ(Http("GET", "/v1/tokens", ops).status, 403);
+
+  // Tokens over the API: shown once, never listed with a secret, revocable.
+  HttpResult made = Http("POST", "/v1/tokens", admin, R"({"name":"ci","scope":"enqueue"})");
+  ASSERT_EQ(made.status, 201) << made.body;
+  const std::string ci = made.json.value("token", "");
+  EXPECT_EQ(Http("GET", "/v1/jobs", ci).status, 200) << "enqueue includes read";
+  HttpResult listed = Http("GET", "/v1/tokens", admin);
+  EXPECT_FALSE(Has(listed.body, ci.substr(ci.rfind('_') + 1))) << listed.body;
+  EXPECT_EQ(Http("DELETE", "/v1/tokens/ci", admin).status, 200);
+  EXPECT_EQ(Http("GET", "/v1/jobs", ci).status, 401) << "revoked at once";
+
+  // Who did what: the token's name, in the audit log.
+  HttpResult audit = Http("GET", "/v1/audit", reader);
+  ASSERT_EQ(audit.status, 200);
+  const Json& entries = audit.json["entries"];
+  ASSERT_GE(entries.size(), 3u) << audit.body;
+  EXPECT_EQ(entries[0].value("action", ""), "token.revoke");
+  EXPECT_EQ(entries[0].value("actor", ""), "token:admin");
+  EXPECT_EQ(entries[2].value("action", ""), "queue.pause");
+  EXPECT_EQ(entries[2].value("actor", ""), "token:ops");
+  // No secret in the server's log.
+  EXPECT_FALSE(Has(server().Stderr(), reader.substr(4))) << server().Stderr();
+}
+
+TEST_P(HttpApiTest, APauseOverHttpHoldsTheQueueUntilResumed) {
+  const std::string ops = Token("ops", "operate");
+  StartServer();
+  StartWorker("w");
+  ASSERT_EQ(Http("POST", "/v1/queues/default/pause", ops).status, 200);
+  const int64_t held = Add(Job("log start"));
+  EXPECT_TRUE(StaysTrueFor([&] { return JobInState(held, warden::JobState::kAvailable); },
+                           Millis(1500)));
+  HttpResult queues = Http("GET", "/v1/queues", ops);
+  ASSERT_EQ(queues.status, 200);
+  ASSERT_EQ(queues.json["queues"].size(), 1u) << queues.body;
+  const Json& q = queues.json["queues"][0];
+  EXPECT_TRUE(q.value("paused", false));
+  EXPECT_EQ(q["jobs"].value("available", -1), 1);
+  EXPECT_EQ(q.value("live_workers", -1), 1);
+  HttpResult resumed = Http("POST", "/v1/queues/default/resume", ops);
+  ASSERT_EQ(resumed.status, 200);
+  EXPECT_TRUE(resumed.json.value("changed", false));
+  EXPECT_TRUE(WaitFor([&] { return JobInState(held, warden::JobState::kSucceeded); }));
+}
+
+TEST_P(HttpApiTest, JobsAreListedShownRetriedAndCancelled) {
+  const std::string ops = Token("ops", "operate");
+  StartServer();
+  const int64_t dead = Add("exit 3", {"--max-attempts", "1"});
+  const int64_t later = Add("true", {"--delay", "1h"});
+  StartWorker("w");
+  ASSERT_TRUE(WaitFor([&] { return JobInState(dead, warden::JobState::kDead); }));
+
+  HttpResult list = Http("GET", "/v1/jobs?state=dead", ops);
+  ASSERT_EQ(list.status, 200) << list.body;
+  ASSERT_EQ(list.json["jobs"].size(), 1u) << list.body;
+  EXPECT_EQ(list.json["jobs"][0].value("id", 0), dead);
+  EXPECT_EQ(list.json.value("total", -1), 1);
+  HttpResult both = Http("GET", "/v1/jobs?state=dead,scheduled&limit=1", ops);
+  EXPECT_EQ(both.json["jobs"].size(), 1u);
+  EXPECT_EQ(both.json.value("total", -1), 2);
+
+  HttpResult shown = Http("GET", "/v1/jobs/" + std::to_string(dead), ops);
+  ASSERT_EQ(shown.status, 200);
+  ASSERT_EQ(shown.json["attempts"].size(), 1u) << shown.body;
+  EXPECT_EQ(shown.json["attempts"][0]["error"].value("exit_code", 0), 3);
+
+  ASSERT_EQ(Http("POST", "/v1/jobs/" + std::to_string(dead) + "/retry", ops).status, 200);
+  EXPECT_TRUE(WaitFor([&] { return GetJob(dead) && GetJob(dead)->attempt == 2; }));
+  HttpResult cancelled = Http("POST", "/v1/jobs/" + std::to_string(later) + "/cancel", ops);
+  ASSERT_EQ(cancelled.status, 200) << cancelled.body;
+  EXPECT_EQ(cancelled.json.value("state", ""), "cancelled");
+  HttpResult again = Http("POST", "/v1/jobs/" + std::to_string(later) + "/cancel", ops);
+  EXPECT_EQ(again.status, 409) << again.body;
+  EXPECT_EQ(again.json["error"].value("code", ""), "failed_precondition");
+  EXPECT_EQ(Http("GET", "/v1/jobs/999999", ops).status, 404);
+}
+
+TEST_P(HttpApiTest, BadRequestsGetAJsonErrorAndTheServerGoesOn) {
+  const std::string ops = Token("ops", "operate");
+  StartServer({"--io-timeout", "1s"});
+  struct Case {
+    std::string method, path;
+    int status;
+    std::string code;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"GET", "/v1/nope", 404, "not_found"},
+           {"GET", "/v1/jobs/abc", 400, "invalid_argument"},
+           {"GET", "/v1/jobs?bogus=1", 400, "invalid_argument"},
+           {"GET", "/v1/jobs?limit=0", 400, "invalid_argument"},
+           {"GET", "/v1/jobs?state=lost", 400, "invalid_argument"},
+           {"GET", "/v1/jobs?queue=%zz", 400, "bad_request"},
+           {"GET", "/v1/jobs?queue=%00", 400, "bad_request"},
+           {"DELETE", "/v1/queues", 405, "method_not_allowed"},
+       }) {
+    HttpResult r = Http(c.method, c.path, ops);
+    EXPECT_EQ(r.status, c.status) << c.method << " " << c.path << ": " << r.body;
+    EXPECT_EQ(r.json["error"].value("code", ""), c.code) << c.path << ": " << r.body;
+  }
+  EXPECT_TRUE(Has(Http("DELETE", "/v1/queues", ops).headers, "Allow: GET"));
+
+  // Another site's page cannot act for a logged-in browser.
+  HttpResult cross = Http("POST", "/v1/queues/default/pause", ops, "",
+                          {"-H", "Origin: http://evil.example"});
+  EXPECT_EQ(cross.status, 403);
+  EXPECT_EQ(cross.json["error"].value("code", ""), "cross_site");
+  HttpResult form = Http("POST", "/v1/tokens", ops, "",
+                         {"-H", "Content-Type: text/plain", "--data-binary", "x"});
+  EXPECT_EQ(form.status, 403) << form.body;
+
+  // What curl would not send: a broken request line, headers past the
+  // limit, a body past the limit, and a client too slow to finish.
+  const std::string broken = Raw("NOT HTTP AT ALL\r\n\r\n");
+  EXPECT_TRUE(Has(broken, "HTTP/1.1 400")) << broken;
+  EXPECT_TRUE(Has(broken, "\"code\":\"bad_request\"")) << broken;
+  const std::string huge_header =
+      Raw("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(20'000, 'a') + "\r\n\r\n");
+  EXPECT_TRUE(Has(huge_header, "HTTP/1.1 431")) << huge_header.substr(0, 200);
+  const std::string huge_body = Raw(
+      "POST /v1/tokens HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+      "Content-Length: 9000000\r\n\r\n");
+  EXPECT_TRUE(Has(huge_body, "HTTP/1.1 413")) << huge_body;
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string slow = Raw("GET /healthz HTTP/1.1\r\nHost: x\r\n");  // never finished
+  const auto waited = std::chrono::steady_clock::now() - t0;
+  EXPECT_EQ(slow, "") << "a request that never ends gets no answer";
+  EXPECT_LT(waited, std::chrono::seconds(10)) << "cut off after --io-timeout (1s)";
+  EXPECT_EQ(Http("GET", "/healthz").status, 200) << "and the server goes on";
+  EXPECT_FALSE(server().Exited()) << server().Stderr();
+}
+
+TEST_P(HttpApiTest, MetricsAreValidPrometheusTextWithEscapedLabels) {
+  const std::string reader = Token("reader", "read");
+  StartServer();
+  Add("true", {"--queue", "quote\"back\\slash"});
+  Add("true");
+  HttpResult denied = Http("GET", "/metrics");
+  EXPECT_EQ(denied.status, 401);
+  HttpResult m = Http("GET", "/metrics", reader);
+  ASSERT_EQ(m.status, 200);
+  EXPECT_TRUE(Has(m.headers, "text/plain; version=0.0.4")) << m.headers;
+  EXPECT_TRUE(Has(m.body, "warden_jobs{queue=\"default\",state=\"available\"} 1")) << m.body;
+  EXPECT_TRUE(Has(m.body, "queue=\"quote\\\"back\\\\slash\"")) << m.body;
+  EXPECT_TRUE(Has(m.body, "warden_workers{state=\"active\"} 0")) << m.body;
+  // promtool, Prometheus's own linter, reads it as Prometheus would.
+  const std::string file = dir() + "/metrics.txt";
+  std::ofstream(file) << m.body;
+  CliResult lint = RunToExit({"/bin/sh", "-c", "promtool check metrics < " + file},
+                             dir() + "/promtool", Millis(30'000));
+  EXPECT_EQ(lint.exit_code, 0) << lint.out << lint.err;
+}
+
+TEST_P(HttpApiTest, ReadyzAnswers503WhileDrainingThenTheServerExits) {
+  StartServer({"--drain-grace", "3s"});
+  EXPECT_EQ(Http("GET", "/readyz").status, 200);
+  ASSERT_TRUE(server().Signal(SIGTERM));
+  EXPECT_TRUE(WaitFor([&] { return Http("GET", "/readyz").status == 503; }));
+  EXPECT_EQ(Http("GET", "/healthz").status, 200) << "still up while draining";
+  ASSERT_TRUE(server().WaitExit(Millis(30'000)));
+  EXPECT_EQ(server().ExitCode(), 0) << server().Stderr();
+}
+
+TEST_P(HttpApiTest, NoAuthIsRefusedOffLoopbackAndTlsServesHttps) {
+  CliResult open = Cli({"serve", "--no-auth", "--listen", "0.0.0.0:0"}, /*json=*/false);
+  EXPECT_EQ(open.exit_code, 2) << open.err;
+  EXPECT_TRUE(Has(open.err, "--no-auth is refused on 0.0.0.0")) << open.err;
+
+  const std::string cert = dir() + "/cert.pem", key = dir() + "/key.pem";
+  CliResult made = RunToExit({"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+                              "-keyout", key, "-out", cert, "-days", "1", "-subj",
+                              "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"},
+                             dir() + "/openssl", Millis(60'000));
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const std::string reader = Token("reader", "read");
+  StartServer({"--tls-cert", cert, "--tls-key", key});
+  HttpResult r = Http("GET", "/v1/queues", reader, "", {"--cacert", cert});
+  EXPECT_EQ(r.status, 200) << r.body;
+  // Plain HTTP to the TLS port gets no answer an HTTP client could take.
+  scheme_ = "http";
+  const std::string plain = Raw("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", Millis(5000));
+  EXPECT_FALSE(Has(plain, "HTTP/1.1 200")) << plain;
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, HttpApiTest, ::testing::ValuesIn(AllBackends()), BackendName);
+
+}  // namespace
+}  // namespace wt
