@@ -116,7 +116,7 @@ int main(int argc, char** argv) {
     if (arg.empty() || arg[0] == '-') continue;
     const auto subs = app.get_subcommands([&](const CLI::App* c) { return c->get_name() == arg; });
     if (subs.empty()) {
-      const std::string guess = Closest(arg, SubcommandNames(app));
+      const std::string guess = warden::Closest(arg, SubcommandNames(app));
       return FailUsage("unknown command '" + warden::OneLine(warden::RedactDbUrlsIn(arg), 40) +
                        "'" + (guess.empty() ? "" : "; did you mean '" + guess + "'?"));
     }
