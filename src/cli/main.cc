@@ -25,10 +25,12 @@ bool json_errors = false;
 // {"error": {"code": "not_found", "message": "..."}}: the code is the
 // Status code's name in snake case, which tells a script how to react
 // (status.h); a usage error is "invalid_argument", as its exit status 2 says.
-void PrintErrorDocument(StatusCode code, const std::string& message) {
+void PrintErrorDocument(StatusCode code, const std::string& message, const Json& more = Json()) {
   std::string name = StatusCodeName(code);
   std::replace(name.begin(), name.end(), ' ', '_');
-  PrintJson({{"error", {{"code", name}, {"message", message}}}});
+  Json doc = more.is_object() ? more : Json::object();
+  doc["error"] = {{"code", name}, {"message", message}};
+  PrintJson(doc);
 }
 
 // Whether the raw arguments ask for --json: an argument that is exactly
@@ -46,12 +48,14 @@ bool WantsJson(int argc, char** argv) {
 
 void SetJsonErrors(bool on) { json_errors = on; }
 
-int Fail(const Status& s) {
+int Fail(const Status& s) { return FailWith(s, Json()); }
+
+int FailWith(const Status& s, const Json& more) {
   // For a person, the message alone: the code's name ("data loss:" for a
   // file that is not a database) is for scripts, which read it from the
   // exit status and from --json's "code".
   std::cerr << "warden: " << s.message() << "\n";
-  if (json_errors) PrintErrorDocument(s.code(), s.message());
+  if (json_errors) PrintErrorDocument(s.code(), s.message(), more);
   return s.code() == StatusCode::kInvalidArgument ? 2 : 1;
 }
 
