@@ -44,6 +44,9 @@ void AddServeCommand(CLI::App& app, Globals& g, Action* action);
 // Prints "warden: <status>" on stderr (and, with --json, the error document
 // on stdout); returns the exit status for it.
 int Fail(const Status& s);
+// The same, with the keys of `more` (an object) beside "error" in the error
+// document: what a failure that came part way still did.
+int FailWith(const Status& s, const Json& more);
 // A usage error found before any command ran (CLI11's, an unknown
 // command): "warden: usage: <message> (see warden --help)"; exit 2.
 int FailUsage(const std::string& message);

@@ -1,9 +1,10 @@
 // warden add TASK [PAYLOAD_JSON | -]  and  warden add --cmd 'COMMAND' [TASK] [PAYLOAD_JSON | -]
+// (and the flags of warden add --batch, whose run is in cmd_add_batch.cc)
 #include <algorithm>
-#include <chrono>
 #include <iostream>
 #include <iterator>
 
+#include "cli/add_batch.h"
 #include "cli/cli.h"
 #include "cli/render.h"
 #include "cli/wait_job.h"
@@ -18,6 +19,7 @@ struct AddFlags {
   std::string delay, at, timeout, lease, start_deadline, unique_key, concurrency_key;
   std::string wait_timeout;
   bool wait = false;
+  bool batch = false;
   int priority = 0;
   int max_attempts = 5;
   int max_crashes = 3;
@@ -55,25 +57,10 @@ bool LooksLikePayload(const std::string& arg) {
   return arg == "-" || (first != std::string::npos && (arg[first] == '{' || arg[first] == '['));
 }
 
-Result<JobSpec> BuildSpec(const AddFlags& f, std::istream& in) {
+// The job `f`'s option flags describe, without its task, command and
+// payload: what `add` builds on, and the defaults of `add --batch`.
+Result<JobSpec> SpecFromOptionFlags(const AddFlags& f) {
   JobSpec spec;
-  if (f.task.empty() && f.command.empty()) {
-    return InvalidArgument("give a TASK, or --cmd 'SHELL COMMAND'");
-  }
-  // `add --cmd 'SHELL' [TASK] [PAYLOAD]`: a lone argument that is `-` or a
-  // JSON object or array is the command's payload (its stdin), not its task.
-  std::string task = f.task, payload_arg = f.payload;
-  if (!f.command.empty() && payload_arg.empty() && LooksLikePayload(task)) {
-    payload_arg = std::move(task);
-    task.clear();
-  }
-  if (LooksLikePayload(task)) {
-    return InvalidArgument("'" + OneLine(task, 40) +
-                           "' is a payload, not a task name: give the task first (warden add "
-                           "TASK PAYLOAD, or warden add --cmd 'SHELL' [TASK] [PAYLOAD])");
-  }
-  spec.task = task.empty() ? "command" : task;
-  spec.command = f.command;
   spec.queue = f.queue;
   spec.priority = f.priority;
   spec.max_attempts = f.max_attempts;
@@ -84,12 +71,6 @@ Result<JobSpec> BuildSpec(const AddFlags& f, std::istream& in) {
   auto retry = ParseRetryPolicy(f.retry);
   if (!retry) return InvalidArgument("--retry must be none, default or forever");
   spec.retry = *retry;
-  const bool payload_given = f.payload_option && f.payload_option->count() > 0;
-  if (!payload_arg.empty() || payload_given) {
-    std::string text = payload_arg;
-    if (text == "-") text.assign(std::istreambuf_iterator<char>(in), {});
-    WARDEN_ASSIGN_OR_RETURN(spec.payload, ParsePayload(text));
-  }
   if (!f.delay.empty()) { WARDEN_ASSIGN_OR_RETURN(spec.delay, Duration("--delay", f.delay)); }
   if (!f.at.empty()) {
     auto at = ParseTime(f.at);
@@ -105,6 +86,58 @@ Result<JobSpec> BuildSpec(const AddFlags& f, std::istream& in) {
                             Duration("--start-deadline", f.start_deadline));
   }
   return spec;
+}
+
+Result<JobSpec> BuildSpec(const AddFlags& f, std::istream& in) {
+  if (f.task.empty() && f.command.empty()) {
+    return InvalidArgument("give a TASK, or --cmd 'SHELL COMMAND'");
+  }
+  // `add --cmd 'SHELL' [TASK] [PAYLOAD]`: a lone argument that is `-` or a
+  // JSON object or array is the command's payload (its stdin), not its task.
+  std::string task = f.task, payload_arg = f.payload;
+  if (!f.command.empty() && payload_arg.empty() && LooksLikePayload(task)) {
+    payload_arg = std::move(task);
+    task.clear();
+  }
+  if (LooksLikePayload(task)) {
+    return InvalidArgument("'" + OneLine(task, 40) +
+                           "' is a payload, not a task name: give the task first (warden add "
+                           "TASK PAYLOAD, or warden add --cmd 'SHELL' [TASK] [PAYLOAD])");
+  }
+  WARDEN_ASSIGN_OR_RETURN(JobSpec spec, SpecFromOptionFlags(f));
+  spec.task = task.empty() ? "command" : task;
+  spec.command = f.command;
+  const bool payload_given = f.payload_option && f.payload_option->count() > 0;
+  if (!payload_arg.empty() || payload_given) {
+    std::string text = payload_arg;
+    if (text == "-") text.assign(std::istreambuf_iterator<char>(in), {});
+    WARDEN_ASSIGN_OR_RETURN(spec.payload, ParsePayload(text));
+  }
+  return spec;
+}
+
+// `add --batch [TASK] [--cmd 'SHELL'] [FLAGS]`: the defaults of its job
+// lines. Its stdin is the jobs, so a payload argument has no place.
+Result<JobSpec> BatchDefaults(const AddFlags& f) {
+  const bool payload_given = f.payload_option && f.payload_option->count() > 0;
+  if (payload_given || LooksLikePayload(f.task)) {
+    return InvalidArgument("--batch reads its jobs from stdin, one JSON object a line: give "
+                           "each payload as the \"payload\" of its line");
+  }
+  WARDEN_ASSIGN_OR_RETURN(JobSpec spec, SpecFromOptionFlags(f));
+  spec.task = f.task;  // empty: each line names its task, or has a cmd
+  spec.command = f.command;
+  return spec;
+}
+
+// A mistyped year (2062 for 2026) would hold the job for decades, and `add`
+// prints only its id: the same ceiling as for a --delay.
+Status CheckAtLimit(const JobSpec& spec) {
+  if (spec.run_at && *spec.run_at - NowMs() > kMaxDuration.count()) {
+    return InvalidArgument("--at: " + FormatTime(*spec.run_at) +
+                           " is more than 365d from now, the limit");
+  }
+  return Status::Ok();
 }
 
 CLI::App* AddAddSubcommand(CLI::App& app, AddFlags& f) {
@@ -144,8 +177,15 @@ CLI::App* AddAddSubcommand(CLI::App& app, AddFlags& f) {
       "--wait", f.wait,
       "then wait until it finishes and print what `warden wait ID` prints (exit 0 if it "
       "succeeded)");
-  cmd->add_option("--wait-timeout", f.wait_timeout, "with --wait: give up after this long")
-      ->needs(wait);
+  CLI::Option* wait_timeout =
+      cmd->add_option("--wait-timeout", f.wait_timeout, "with --wait: give up after this long")
+          ->needs(wait);
+  cmd->add_flag("--batch", f.batch,
+                "enqueue the jobs on stdin, one JSON object a line ({\"task\": ..., "
+                "\"payload\": ...}; fields as these flags, snake_case), in one go: any bad "
+                "line and none is added; the flags given are the lines' defaults")
+      ->excludes(wait)
+      ->excludes(wait_timeout);
   return cmd;
 }
 
@@ -184,6 +224,12 @@ void AddAddCommand(CLI::App& app, Globals& g, Action* action) {
   CLI::App* cmd = AddAddSubcommand(app, *f);
   cmd->callback([f, &g, action] {
     *action = [f, &g] {
+      if (f->batch) {
+        auto defaults = BatchDefaults(*f);
+        if (!defaults.has_value()) return Fail(defaults.error());
+        if (auto s = CheckAtLimit(*defaults); !s.ok()) return Fail(s);
+        return AddBatch(*defaults, g, std::cin);
+      }
       auto spec = BuildSpec(*f, std::cin);
       if (!spec.has_value()) return Fail(spec.error());
       Millis wait_limit = Millis::max();
@@ -192,15 +238,7 @@ void AddAddCommand(CLI::App& app, Globals& g, Action* action) {
         if (!d.has_value()) return Fail(d.error());
         wait_limit = *d;
       }
-      // A mistyped year (2062 for 2026) would hold the job for decades, and
-      // `add` prints only its id: the same ceiling as for a --delay.
-      const TimeMs now = std::chrono::duration_cast<Millis>(
-                             std::chrono::system_clock::now().time_since_epoch())
-                             .count();
-      if (spec->run_at && *spec->run_at - now > kMaxDuration.count()) {
-        return Fail(InvalidArgument("--at: " + FormatTime(*spec->run_at) +
-                                    " is more than 365d from now, the limit"));
-      }
+      if (auto s = CheckAtLimit(*spec); !s.ok()) return Fail(s);
       auto client = OpenClient(g);
       if (!client.has_value()) return Fail(client.error());
       auto r = (*client)->Enqueue(*spec);

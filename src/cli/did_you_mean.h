@@ -1,23 +1,16 @@
-// "Did you mean": the closest known command or flag to a mistyped one, for
-// usage errors (`warden stat` -> 'stats', `add --queu` -> '--queue').
+// "Did you mean" for the command line: the closest known command or flag
+// to a mistyped one (`warden stat` -> 'stats', `add --queu` -> '--queue'),
+// through warden/did_you_mean.h's Closest.
 #pragma once
 
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "warden/did_you_mean.h"  // Closest, EditDistance
+
 namespace warden::cli {
-
-// Edits (insert, delete, replace one character, or swap two adjacent ones)
-// that turn `a` into `b`.
-size_t EditDistance(std::string_view a, std::string_view b);
-
-// The candidate closest to `typed`, if close enough to be a typo: at most
-// one edit for a word of up to four characters (leading dashes not
-// counted), two for a longer one; ties go to the first. "" if none.
-std::string Closest(std::string_view typed, const std::vector<std::string>& candidates);
 
 // For CLI11's "argument was not expected" error after `app` parsed:
 // "; did you mean 'X'?" for the first unexpected argument that is close to

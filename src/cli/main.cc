@@ -28,10 +28,12 @@ bool json_errors = false;
 // {"error": {"code": "not_found", "message": "..."}}: the code is the
 // Status code's name in snake case, which tells a script how to react
 // (status.h); a usage error is "invalid_argument", as its exit status 2 says.
-void PrintErrorDocument(StatusCode code, const std::string& message) {
+void PrintErrorDocument(StatusCode code, const std::string& message, const Json& more = Json()) {
   std::string name = StatusCodeName(code);
   std::replace(name.begin(), name.end(), ' ', '_');
-  PrintJson({{"error", {{"code", name}, {"message", message}}}});
+  Json doc = more.is_object() ? more : Json::object();
+  doc["error"] = {{"code", name}, {"message", message}};
+  PrintJson(doc);
 }
 
 // Whether the raw arguments ask for --json: an argument that is exactly
@@ -49,12 +51,14 @@ bool WantsJson(int argc, char** argv) {
 
 void SetJsonErrors(bool on) { json_errors = on; }
 
-int Fail(const Status& s) {
+int Fail(const Status& s) { return FailWith(s, Json()); }
+
+int FailWith(const Status& s, const Json& more) {
   // For a person, the message alone: the code's name ("data loss:" for a
   // file that is not a database) is for scripts, which read it from the
   // exit status and from --json's "code".
   std::cerr << "warden: " << s.message() << "\n";
-  if (json_errors) PrintErrorDocument(s.code(), s.message());
+  if (json_errors) PrintErrorDocument(s.code(), s.message(), more);
   return s.code() == StatusCode::kInvalidArgument ? 2 : 1;
 }
 
@@ -131,7 +135,7 @@ int main(int argc, char** argv) {
     if (arg.empty() || arg[0] == '-') continue;
     const auto subs = app.get_subcommands([&](const CLI::App* c) { return c->get_name() == arg; });
     if (subs.empty()) {
-      const std::string guess = Closest(arg, SubcommandNames(app));
+      const std::string guess = warden::Closest(arg, SubcommandNames(app));
       return FailUsage("unknown command '" + warden::OneLine(warden::RedactDbUrlsIn(arg), 40) +
                        "'" + (guess.empty() ? "" : "; did you mean '" + guess + "'?"));
     }
