@@ -7,15 +7,14 @@
 //   {"task": "email", "payload": {"to": "a@example.com"}, "queue": "mail",
 //    "priority": 1, "delay": "5s", "timeout": "1m", "unique_key": "k"}
 //
-//   task, cmd, queue, unique_key, concurrency_key    string
-//   payload                                         any JSON (default {})
-//   priority                                        integer (an int)
-//   max_attempts, max_crashes                       integer, 1 to 1000000
-//   delay, timeout, lease, start_deadline           duration string: "30s",
-//   "1h30m" at                                              RFC 3339 string
-//   with its offset retry                                           "none",
-//   "default" or "forever" at_most_once                                    true
-//   or false
+//   task, cmd, queue, unique_key, concurrency_key   string
+//   payload                                        any JSON (default {})
+//   priority                                       integer (an int)
+//   max_attempts, max_crashes                      integer, 1 to 1000000
+//   delay, timeout, lease, start_deadline          duration string: "30s", "1h30m"
+//   at                                             RFC 3339 string with its offset
+//   retry                                          "none", "default" or "forever"
+//   at_most_once                                   true or false
 //
 // A field left out, or null, keeps its value from JobJsonOptions::defaults
 // (`warden add --batch`: its flags); `payload: null` is the payload null, as

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "server/api.h"
+#include "warden/job_json.h"
 #include "warden/json_view.h"
 #include "warden/lists.h"
 #include "warden/text.h"
@@ -128,6 +129,66 @@ Response ListJobs(const Request& req, Client& c) {
   return JsonResponse({{"jobs", out}, {"total", total}});
 }
 
+// POST /v1/jobs (one job object) and /v1/jobs/batch ({"jobs": [...]}, at
+// most kMaxBatchJobs, one transaction): every job is checked before any is
+// stored, with `warden add`'s rules (warden/job_json.h).
+Response Enqueue(const Request& req, Client& c, bool batch, bool allow_commands) {
+  auto body = ParseJsonText(req.body);
+  if (!body.has_value()) {
+    return ErrorResponse(400, "invalid_json", "the request body " + body.error().message());
+  }
+  JobJsonOptions options;
+  options.allow_commands = allow_commands;
+  auto now = c.StoreNow();
+  if (!now.has_value()) return ErrorResponse(now.error());
+  options.now = *now;
+  // Said plainly, and as 403: the request is well formed, the server's
+  // operator has not allowed it.
+  auto refuse_commands = [&](const Json& job) -> std::optional<Response> {
+    if (allow_commands || !job.is_object() || !job.contains("cmd") || job["cmd"].is_null()) {
+      return std::nullopt;
+    }
+    return ErrorResponse(403, "commands_not_allowed",
+                         "command jobs (cmd) over HTTP need a server started with "
+                         "warden serve --allow-cmd-jobs");
+  };
+  std::vector<JobSpec> specs;
+  if (!batch) {
+    if (auto refused = refuse_commands(*body)) return *refused;
+    auto spec = JobSpecFromJson(*body, options);
+    if (!spec.has_value()) return ErrorResponse(spec.error());
+    specs.push_back(std::move(*spec));
+  } else {
+    if (!body->is_object() || !body->contains("jobs") || !(*body)["jobs"].is_array() ||
+        body->size() != 1) {
+      return ErrorResponse(400, "invalid_argument",
+                           "the body must be {\"jobs\": [job, ...]} and nothing else");
+    }
+    const Json& jobs = (*body)["jobs"];
+    if (jobs.size() > kMaxBatchJobs) {
+      return ErrorResponse(400, "invalid_argument",
+                           "a batch holds at most " + std::to_string(kMaxBatchJobs) +
+                               " jobs (one transaction); this one has " +
+                               std::to_string(jobs.size()));
+    }
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      if (auto refused = refuse_commands(jobs[i])) return *refused;
+      auto spec = JobSpecFromJson(jobs[i], options);
+      if (!spec.has_value()) {
+        return ErrorResponse(spec.error().Annotate("jobs[" + std::to_string(i) + "]"));
+      }
+      specs.push_back(std::move(*spec));
+    }
+  }
+  auto stored = c.EnqueueMany(specs);
+  if (!stored.has_value()) return ErrorResponse(stored.error());
+  auto entry = [](const EnqueueResult& r) { return Json{{"id", r.id}, {"created", r.created}}; };
+  if (!batch) return JsonResponse(entry((*stored)[0]), 201);
+  Json out = Json::array();
+  for (const EnqueueResult& r : *stored) out.push_back(entry(r));
+  return JsonResponse({{"jobs", out}}, 201);
+}
+
 Response Queues(Client& c) {
   auto queues = c.ListQueues();
   if (!queues.has_value()) return ErrorResponse(queues.error());
@@ -173,10 +234,19 @@ Response Api::Route(const Request& req, Client& c, const Caller& caller) {
   }
 
   if (what == "jobs") {
+    if (n == 2 && m == "POST") {
+      if (!needs(Scope::kEnqueue)) return Forbidden(caller, Scope::kEnqueue);
+      return Enqueue(req, c, /*batch=*/false, options_.allow_command_jobs);
+    }
     if (n == 2) {
-      if (m != "GET") return MethodNotAllowed("GET");
+      if (m != "GET") return MethodNotAllowed("GET, POST");
       if (!needs(Scope::kRead)) return Forbidden(caller, Scope::kRead);
       return ListJobs(req, c);
+    }
+    if (n == 3 && seg[2] == "batch") {
+      if (m != "POST") return MethodNotAllowed("POST");
+      if (!needs(Scope::kEnqueue)) return Forbidden(caller, Scope::kEnqueue);
+      return Enqueue(req, c, /*batch=*/true, options_.allow_command_jobs);
     }
     auto id = JobIdIn(seg[2]);
     if (!id.has_value()) return ErrorResponse(id.error());

@@ -190,6 +190,61 @@ TEST_P(HttpApiTest, APauseOverHttpHoldsTheQueueUntilResumed) {
   EXPECT_TRUE(WaitFor([&] { return JobInState(held, warden::JobState::kSucceeded); }));
 }
 
+TEST_P(HttpApiTest, JobsAreEnqueuedOneOrABatchInOneTransaction) {
+  const std::string producer = Token("producer", "enqueue");
+  const std::string reader = Token("reader", "read");
+  StartServer();
+  HttpResult one = Http("POST", "/v1/jobs", producer,
+                        R"({"task":"email","payload":{"to":"a@example.com"},"queue":"mail",)"
+                        R"("unique_key":"welcome-1"})");
+  ASSERT_EQ(one.status, 201) << one.body;
+  const int64_t id = one.json.value("id", int64_t{0});
+  EXPECT_TRUE(one.json.value("created", false));
+  auto job = GetJob(id);
+  ASSERT_TRUE(job.has_value());
+  EXPECT_EQ(job->queue, "mail");
+  EXPECT_EQ(job->payload["to"], "a@example.com");
+  HttpResult dup = Http("POST", "/v1/jobs", producer, R"({"task":"email","unique_key":"welcome-1"})");
+  ASSERT_EQ(dup.status, 201) << dup.body;
+  EXPECT_EQ(dup.json.value("id", int64_t{0}), id);
+  EXPECT_FALSE(dup.json.value("created", true));
+
+  HttpResult batch = Http("POST", "/v1/jobs/batch", producer,
+                          R"({"jobs":[{"task":"a"},{"task":"b","delay":"1h"},{"task":"c"}]})");
+  ASSERT_EQ(batch.status, 201) << batch.body;
+  ASSERT_EQ(batch.json["jobs"].size(), 3u);
+  // One bad job refuses the whole batch, naming it.
+  const int64_t before = client().CountUnfinished().value();
+  HttpResult bad = Http("POST", "/v1/jobs/batch", producer,
+                        R"({"jobs":[{"task":"ok"},{"task":"x","priorty":1}]})");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_TRUE(Has(bad.json["error"].value("message", ""), "jobs[1]")) << bad.body;
+  EXPECT_TRUE(Has(bad.json["error"].value("message", ""), "priority")) << bad.body;
+  EXPECT_EQ(client().CountUnfinished().value(), before) << "nothing of it stored";
+
+  // Command jobs need the server's consent; reading is not enqueueing.
+  HttpResult cmd = Http("POST", "/v1/jobs", producer, R"({"cmd":"rm -rf /"})");
+  EXPECT_EQ(cmd.status, 403);
+  EXPECT_EQ(cmd.json["error"].value("code", ""), "commands_not_allowed") << cmd.body;
+  EXPECT_EQ(Http("POST", "/v1/jobs", reader, R"({"task":"t"})").status, 403);
+  HttpResult junk = Http("POST", "/v1/jobs", producer, R"({"task":)");
+  EXPECT_EQ(junk.status, 400);
+  EXPECT_EQ(junk.json["error"].value("code", ""), "invalid_json") << junk.body;
+  EXPECT_EQ(client().CountUnfinished().value(), before);
+}
+
+TEST_P(HttpApiTest, CommandJobsOverHttpRunWhenTheServerAllowsThem) {
+  const std::string producer = Token("producer", "enqueue");
+  StartServer({"--allow-cmd-jobs"});
+  StartWorker("w");
+  HttpResult r = Http("POST", "/v1/jobs", producer,
+                      Json{{"cmd", Job("log start")}}.dump());
+  ASSERT_EQ(r.status, 201) << r.body;
+  const int64_t id = r.json.value("id", int64_t{0});
+  EXPECT_TRUE(WaitFor([&] { return JobInState(id, warden::JobState::kSucceeded); }));
+  EXPECT_TRUE(LedgerHas(id, 1, "start"));
+}
+
 TEST_P(HttpApiTest, JobsAreListedShownRetriedAndCancelled) {
   const std::string ops = Token("ops", "operate");
   StartServer();
