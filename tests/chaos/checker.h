@@ -79,6 +79,9 @@ struct RecoveryRow {
   // Samples whose window met a store outage: measured from its end, with
   // the bound + 2 s.
   std::vector<double> disturbed;
+  // Samples whose window met a fault of the maintenance leader: each with
+  // its own bound (recovery_times.cc).
+  std::vector<double> leader_hit;
   double bound = 0;  // seconds
   int over = 0;      // samples past their bound
   int unrecovered = 0;

@@ -82,6 +82,13 @@ void PrintReport(const Options& o, const RunFacts& facts,
       line("  after a store outage (from its end)", row.disturbed,
            row.bound + 2);
     }
+    if (!row.leader_hit.empty()) {
+      fmt::print("  {:<37} {:>7} {:>6.3f} {:>6.3f} {:>6.3f}  (each: from the leader's fault, its "
+                 "ttl + 2 sweeps)\n",
+                 "  the leader hit meanwhile", row.leader_hit.size(),
+                 Percentile(row.leader_hit, 0.5), Percentile(row.leader_hit, 0.99),
+                 row.leader_hit.back());
+    }
     if (row.over > 0 || row.unrecovered > 0) {
       fmt::print("  {:<37} {} past the bound, {} never recovered\n", "",
                  row.over, row.unrecovered);

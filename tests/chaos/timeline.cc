@@ -3,6 +3,10 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <sstream>
+
+#include "proc.h"
+#include "warden/duration.h"
 
 namespace chaos {
 
@@ -51,6 +55,33 @@ Timeline::Timeline(const CheckInput& in) : in_(in) {
     if (f.kind == FaultKind::kPgKillBackends) end = f.start_ms + 500;
     outages_.emplace_back(f.start_ms, end);
   }
+  // Leadership, from each worker's log: a line starts with its time.
+  for (const ProcRecord& p : in.procs) {
+    std::istringstream log(proc::ReadFile(p.log_path + ".err"));
+    std::string line;
+    int64_t since = -1;  // leader since; -1: not leader
+    const int64_t end = p.end_ms >= 0 ? p.end_ms : INT64_MAX;
+    while (std::getline(log, line)) {
+      const bool now = line.find(": now the maintenance leader") != std::string::npos;
+      const bool no_longer = line.find(": no longer the maintenance leader") != std::string::npos;
+      if (!now && !no_longer) continue;
+      auto at = warden::ParseTime(line.substr(0, line.find(' ')));
+      if (!at.has_value()) continue;
+      if (now && since < 0) since = *at;
+      if (no_longer && since >= 0) {
+        leaders_.push_back({p.pid, since, *at});
+        since = -1;
+      }
+    }
+    if (since >= 0) leaders_.push_back({p.pid, since, end});
+  }
+}
+
+bool Timeline::WasLeader(pid_t pid, int64_t at) const {
+  for (const LeaderSpan& s : leaders_) {
+    if (s.pid == pid && s.from <= at && at <= s.to) return true;
+  }
+  return false;
 }
 
 const std::string& Timeline::WorkerName(int64_t worker_id) const {

@@ -70,11 +70,20 @@ class Timeline {
     return outages_;
   }
   const std::string& WorkerName(int64_t worker_id) const;
+  // Whether process `pid` held the maintenance leader's role at `at` (wall
+  // ms), as its log says ("now the maintenance leader" until "no longer
+  // the maintenance leader" or its end).
+  bool WasLeader(pid_t pid, int64_t at) const;
 
  private:
+  struct LeaderSpan {
+    pid_t pid = 0;
+    int64_t from = 0, to = 0;
+  };
   const CheckInput& in_;
   std::map<int64_t, const warden::WorkerInfo*> workers_;
   std::vector<std::pair<int64_t, int64_t>> outages_;
+  std::vector<LeaderSpan> leaders_;
 };
 
 // Invariant 5 (recovery_times.cc): one row per worker fault kind.

@@ -244,4 +244,43 @@ Result<Stats> SimStore::GetStats() {
   return Call<Result<Stats>>("GetStats", [&] { return inner_->GetStats(); });
 }
 
+// The operator surface, over the same link.
+Result<bool> SimStore::QueueSetPaused(const std::string& queue, bool paused,
+                                      const AuditEntry& audit) {
+  return Call<Result<bool>>("QueueSetPaused",
+                            [&] { return inner_->QueueSetPaused(queue, paused, audit); });
+}
+
+Result<std::vector<QueueInfo>> SimStore::QueueList() {
+  return Call<Result<std::vector<QueueInfo>>>("QueueList", [&] { return inner_->QueueList(); });
+}
+
+Result<TokenInfo> SimStore::TokenInsert(const TokenInfo& t, const std::string& hash,
+                                        const AuditEntry& audit) {
+  return Call<Result<TokenInfo>>("TokenInsert", [&] { return inner_->TokenInsert(t, hash, audit); });
+}
+
+Result<std::pair<TokenInfo, std::string>> SimStore::TokenFind(int64_t id) {
+  return Call<Result<std::pair<TokenInfo, std::string>>>("TokenFind",
+                                                         [&] { return inner_->TokenFind(id); });
+}
+
+Result<std::vector<TokenInfo>> SimStore::TokenList() {
+  return Call<Result<std::vector<TokenInfo>>>("TokenList", [&] { return inner_->TokenList(); });
+}
+
+Result<TokenInfo> SimStore::TokenRevoke(const std::string& name_or_id, const AuditEntry& audit) {
+  return Call<Result<TokenInfo>>("TokenRevoke",
+                                 [&] { return inner_->TokenRevoke(name_or_id, audit); });
+}
+
+Status SimStore::AuditAppend(const AuditEntry& audit) {
+  return Call<Status>("AuditAppend", [&] { return inner_->AuditAppend(audit); });
+}
+
+Result<std::vector<AuditEntry>> SimStore::AuditList(int limit, int64_t before) {
+  return Call<Result<std::vector<AuditEntry>>>("AuditList",
+                                               [&] { return inner_->AuditList(limit, before); });
+}
+
 }  // namespace warden::sim

@@ -134,6 +134,16 @@ class SimStore : public Store {
   Result<int> JobPromote() override;
   Result<int> Prune(Millis retention) override;
   Result<Stats> GetStats() override;
+  Result<bool> QueueSetPaused(const std::string& queue, bool paused,
+                              const AuditEntry& audit) override;
+  Result<std::vector<QueueInfo>> QueueList() override;
+  Result<TokenInfo> TokenInsert(const TokenInfo& t, const std::string& hash,
+                                const AuditEntry& audit) override;
+  Result<std::pair<TokenInfo, std::string>> TokenFind(int64_t id) override;
+  Result<std::vector<TokenInfo>> TokenList() override;
+  Result<TokenInfo> TokenRevoke(const std::string& name_or_id, const AuditEntry& audit) override;
+  Status AuditAppend(const AuditEntry& audit) override;
+  Result<std::vector<AuditEntry>> AuditList(int limit, int64_t before) override;
 
  private:
   // The call `apply` as `method` over the link.
