@@ -8,6 +8,7 @@
 #include "client/token.h"
 #include "fuzz_check.h"
 #include "server/url.h"
+#include "warden/text.h"
 
 namespace warden::fuzz {
 namespace {

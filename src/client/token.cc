@@ -45,7 +45,8 @@ std::optional<Parsed> Parse(std::string_view text) {
   if (text.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
   text.remove_prefix(kPrefix.size());
   const size_t sep = text.find('_');
-  if (sep == std::string_view::npos || sep == 0 || sep > 18) return std::nullopt;
+  // One spelling per token: no leading zero (fuzz/request_target).
+  if (sep == std::string_view::npos || sep == 0 || sep > 18 || text[0] == '0') return std::nullopt;
   Parsed p;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + sep, p.id);
   if (ec != std::errc() || end != text.data() + sep || p.id <= 0) return std::nullopt;
