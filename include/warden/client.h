@@ -23,6 +23,7 @@
 #include "warden/job.h"
 #include "warden/operator.h"
 #include "warden/status.h"
+#include "warden/why.h"
 
 namespace warden {
 
@@ -108,6 +109,8 @@ class Client {
   // false: it was paused (resumed) already.
   Result<bool> PauseQueue(const std::string& queue);
   Result<bool> ResumeQueue(const std::string& queue);
+  // Since when `queue` is paused; nullopt: it is not.
+  Result<std::optional<TimeMs>> QueuePausedSince(const std::string& queue);
   // Every queue with a job or a pause, by name, with its live workers.
   Result<std::vector<QueueInfo>> ListQueues();
   // A token with `scope`; its secret is in the result and nowhere else.
@@ -118,6 +121,9 @@ class Client {
   // The live token `secret` is. Any other text, a revoked token or a wrong
   // secret: kNotFound with the same message, whatever was wrong.
   Result<TokenInfo> Authenticate(const std::string& secret);
+  // Why job `id` is not running now (warden/why.h): every reason that
+  // holds, with its evidence, as the store sees it at this moment.
+  Result<std::vector<WhyReason>> WhyNotRunning(JobId id);
   // Newest first; `before`: an entry id to page back from (0: the newest).
   Result<std::vector<AuditEntry>> ListAudit(int limit = 100, int64_t before = 0);
 

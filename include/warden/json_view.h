@@ -8,6 +8,7 @@
 #include "warden/backlog.h"
 #include "warden/job.h"
 #include "warden/operator.h"
+#include "warden/why.h"
 #include "warden/worker.h"
 
 namespace warden {
@@ -20,5 +21,7 @@ Json UnservedToJson(const std::vector<BacklogGroup>& unserved);
 Json QueueToJson(const QueueInfo& q, TimeMs now);
 Json TokenToJson(const TokenInfo& t);
 Json AuditToJson(const AuditEntry& e);
+// {"id", "state", "reasons": [{"code", "message", "evidence"}, ...]}
+Json WhyToJson(const JobInfo& job, const std::vector<WhyReason>& reasons);
 
 }  // namespace warden

@@ -249,6 +249,11 @@ void AddAddCommand(CLI::App& app, Globals& g, Action* action) {
         std::cerr << "warden: note: no active worker runs job " << r->id << " yet; it waits "
                   << "until one does (" << WhoWouldRun(*spec) << ")\n";
       }
+      auto paused = (*client)->QueuePausedSince(spec->queue);
+      if (paused.has_value() && paused->has_value() && r->created) {
+        std::cerr << "warden: note: queue " << spec->queue << " is paused; job " << r->id
+                  << " waits until `warden queues resume " << spec->queue << "`\n";
+      }
       if (f->wait) {
         // stdout is the job's outcome, whose first line names it
         // ("job 42 succeeded"); --json, its document (with "id").

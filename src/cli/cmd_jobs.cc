@@ -106,6 +106,23 @@ void AddJobsCommand(CLI::App& app, Globals& g, Action* action) {
     });
   });
 
+  CLI::App* why = jobs->add_subcommand(
+      "why", "why a job is not running: every reason that holds, with its evidence");
+  why->add_option("id", *id, "job id")->required();
+  why->callback([=, &g] {
+    *action = WithJobId(g, id, [=, &g](Client& c, JobId jid) -> Status {
+      WARDEN_ASSIGN_OR_RETURN(JobInfo job, c.GetJob(jid));
+      WARDEN_ASSIGN_OR_RETURN(auto reasons, c.WhyNotRunning(jid));
+      if (g.json) {
+        PrintJson(WhyToJson(job, reasons));
+      } else {
+        std::cout << "job " << jid << " (" << JobStateName(job.state) << "):\n";
+        for (const WhyReason& r : reasons) std::cout << "  " << r.code << ": " << r.message << "\n";
+      }
+      return Status::Ok();
+    });
+  });
+
   CLI::App* retry = jobs->add_subcommand("retry", "run a dead, cancelled or expired job again");
   retry->add_option("id", *id, "job id")->required();
   retry->callback([=, &g] {

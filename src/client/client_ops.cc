@@ -23,6 +23,10 @@ Result<bool> Client::ResumeQueue(const std::string& queue) {
                                 AuditEntry{0, 0, actor_, "queue.resume", queue, 0});
 }
 
+Result<std::optional<TimeMs>> Client::QueuePausedSince(const std::string& queue) {
+  return store_->QueuePausedAt(queue);
+}
+
 Result<std::vector<QueueInfo>> Client::ListQueues() {
   WARDEN_ASSIGN_OR_RETURN(std::vector<QueueInfo> queues, store_->QueueList());
   WARDEN_ASSIGN_OR_RETURN(std::vector<WorkerInfo> live, store_->WorkerList(true));
@@ -71,6 +75,19 @@ Result<TokenInfo> Client::Authenticate(const std::string& secret) {
   }
   if (!token::SameHash(token::Hash(parsed->secret), found->second)) return refused;
   return found->first;
+}
+
+Result<std::vector<WhyReason>> Client::WhyNotRunning(JobId id) {
+  WhyFacts facts;
+  WARDEN_ASSIGN_OR_RETURN(facts.job, store_->JobGet(id));
+  WARDEN_ASSIGN_OR_RETURN(facts.now, store_->Now());
+  WARDEN_ASSIGN_OR_RETURN(facts.queue_paused_at, store_->QueuePausedAt(facts.job.queue));
+  if (!facts.job.concurrency_key.empty()) {
+    WARDEN_ASSIGN_OR_RETURN(facts.key_holder, store_->JobHoldingKey(facts.job.concurrency_key));
+    if (facts.key_holder == id) facts.key_holder.reset();
+  }
+  WARDEN_ASSIGN_OR_RETURN(facts.live_workers, store_->WorkerList(true));
+  return warden::WhyNotRunning(facts);
 }
 
 Result<std::vector<AuditEntry>> Client::ListAudit(int limit, int64_t before) {

@@ -165,4 +165,12 @@ Json AuditToJson(const AuditEntry& e) {
           {"count", e.count}};
 }
 
+Json WhyToJson(const JobInfo& job, const std::vector<WhyReason>& reasons) {
+  Json out = Json::array();
+  for (const WhyReason& r : reasons) {
+    out.push_back({{"code", r.code}, {"message", r.message}, {"evidence", r.evidence}});
+  }
+  return {{"id", job.id}, {"state", JobStateName(job.state)}, {"reasons", out}};
+}
+
 }  // namespace warden

@@ -375,17 +375,32 @@ bool Worker::Impl::NothingLeftToRun(bool may_exit) {
     }
   }
   if (!exit_check) return false;
+  // A paused queue's jobs are not work it can do now: they wait for a
+  // resume, which may never come while this batch runs.
+  std::map<std::string, bool> paused;
+  auto is_paused = [&](const std::string& queue) {
+    auto it = paused.find(queue);
+    if (it != paused.end()) return it->second;
+    auto at = claim_store_->QueuePausedAt(queue);
+    // Unknown: as running, so that a failed read never ends the worker.
+    return paused[queue] = at.has_value() && at->has_value();
+  };
   for (const BacklogGroup& g : *backlog) {
     const bool later = g.state == JobState::kScheduled && g.next_run_at > now;
-    if (CanRun(self, g.queue, g.task, g.command) && !later) return false;
+    if (CanRun(self, g.queue, g.task, g.command) && !later && !is_paused(g.queue)) return false;
   }
   auto everything = claim_store_->JobBacklog({});
   std::vector<BacklogGroup> left;
   for (const BacklogGroup& g : everything.has_value() ? *everything : *backlog) {
     if (g.state != JobState::kRunning) left.push_back(g);
   }
+  std::string paused_queues;
+  for (const auto& [queue, is] : paused) {
+    if (is) paused_queues += (paused_queues.empty() ? "" : ", ") + queue;
+  }
   Log(LogLevel::kInfo, "nothing left that it can run; exiting (--exit-when-idle)" +
-                           (left.empty() ? "" : ". Still waiting: " + DescribeGroups(left, now)));
+                           (left.empty() ? "" : ". Still waiting: " + DescribeGroups(left, now)) +
+                           (paused_queues.empty() ? "" : " (paused: " + paused_queues + ")"));
   return true;
 }
 

@@ -247,6 +247,10 @@ class Store {
   virtual Result<bool> QueueSetPaused(const std::string& queue, bool paused,
                                       const AuditEntry& audit) = 0;
   virtual Result<std::vector<QueueInfo>> QueueList() = 0;
+  // When `queue` was paused; nullopt: it is not paused.
+  virtual Result<std::optional<TimeMs>> QueuePausedAt(const std::string& queue) = 0;
+  // The running job that holds concurrency key `key`, if any.
+  virtual Result<std::optional<JobId>> JobHoldingKey(const std::string& key) = 0;
   // A token row (its secret's hash beside it); kAlreadyExists when a live
   // token has the name.
   virtual Result<TokenInfo> TokenInsert(const TokenInfo& t, const std::string& hash,

@@ -276,6 +276,12 @@ TEST_P(HttpApiTest, JobsAreListedShownRetriedAndCancelled) {
   EXPECT_EQ(again.status, 409) << again.body;
   EXPECT_EQ(again.json["error"].value("code", ""), "failed_precondition");
   EXPECT_EQ(Http("GET", "/v1/jobs/999999", ops).status, 404);
+
+  HttpResult why = Http("GET", "/v1/jobs/" + std::to_string(later) + "/why", ops);
+  ASSERT_EQ(why.status, 200) << why.body;
+  EXPECT_EQ(why.json.value("state", ""), "cancelled");
+  ASSERT_EQ(why.json["reasons"].size(), 1u) << why.body;
+  EXPECT_EQ(why.json["reasons"][0].value("code", ""), "finished");
 }
 
 TEST_P(HttpApiTest, BadRequestsGetAJsonErrorAndTheServerGoesOn) {

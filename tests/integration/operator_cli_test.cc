@@ -29,7 +29,13 @@ TEST_P(OperatorCliTest, APausedQueueWaitsWhileOthersRunAndResumeWakesTheWorkers)
   CliResult paused = Cli({"queues", "pause", "mail"});
   ASSERT_EQ(paused.exit_code, 0) << paused.err;
   EXPECT_EQ(paused.json.value("changed", false), true);
-  const int64_t held = Add(Job("log start"), {"--queue", "mail"});
+  CliResult noted = Cli({"add", "--cmd", Job("log start"), "--queue", "mail"}, /*json=*/false);
+  ASSERT_EQ(noted.exit_code, 0) << noted.err;
+  const int64_t held = std::stoll(noted.out);
+  EXPECT_NE(noted.err.find("queue mail is paused; job " + std::to_string(held) +
+                           " waits until `warden queues resume mail`"),
+            std::string::npos)
+      << noted.err;
   const int64_t other = Add(Job("log start"));
   EXPECT_TRUE(WaitFor([&] { return JobInState(other, warden::JobState::kSucceeded); }));
   EXPECT_TRUE(WaitFor([&] { return JobInState(running, warden::JobState::kSucceeded); }))
@@ -89,6 +95,68 @@ TEST_P(OperatorCliTest, ATokenIsShownOnceAndStoredOnlyAsAHash) {
   CliResult again = Cli({"tokens", "revoke", "ci"});
   EXPECT_EQ(again.exit_code, 1);
   EXPECT_NE(again.err.find("no live token named 'ci'"), std::string::npos) << again.err;
+}
+
+// --exit-when-idle does not wait for a paused queue: its jobs are not work
+// the worker can do now, and it says why they are left.
+TEST_P(OperatorCliTest, AnIdleWorkerDoesNotWaitForAPausedQueue) {
+  const int64_t held = Add(Job("log start"), {"--queue", "mail"});
+  const int64_t runs = Add(Job("log start"));
+  ASSERT_EQ(Cli({"queues", "pause", "mail"}).exit_code, 0);
+  std::vector<std::string> argv = {WARDEN_BIN, "--db", db(), "worker", "--exit-when-idle",
+                                   "--allow-cmd", "--queues", "default,mail"};
+  const auto fast = FastFlags();
+  argv.insert(argv.end(), fast.begin(), fast.end());
+  CliResult r = RunToExit(argv, dir() + "/idle", Millis(60'000));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(JobInState(runs, warden::JobState::kSucceeded));
+  EXPECT_TRUE(JobInState(held, warden::JobState::kAvailable));
+  EXPECT_NE(r.err.find("1 job on queue mail"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(paused: mail)"), std::string::npos) << r.err;
+}
+
+// `jobs why` with real workers: each reason as the store shows it, and
+// the reasons go away as their causes do.
+TEST_P(OperatorCliTest, JobsWhyNamesWhatHoldsAJobBack) {
+  auto codes = [&](int64_t id) {
+    CliResult r = Cli({"jobs", "why", std::to_string(id)});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::vector<std::string> out;
+    for (const Json& reason : r.json["reasons"]) out.push_back(reason.value("code", ""));
+    return out;
+  };
+  using Codes = std::vector<std::string>;
+  // No worker at all yet.
+  const int64_t lonely = Add(Job("log start"));
+  EXPECT_EQ(codes(lonely), Codes{"no_worker_serves"});
+  CliResult text = Cli({"jobs", "why", std::to_string(lonely)}, /*json=*/false);
+  EXPECT_NE(text.out.find("no_worker_serves: no active worker serves it"), std::string::npos)
+      << text.out;
+
+  // A worker with one slot, busy with a keyed job.
+  std::vector<std::string> flags = FastFlags();
+  StartWorker("w", flags, /*concurrency=*/1);
+  EXPECT_TRUE(WaitFor([&] { return JobInState(lonely, warden::JobState::kSucceeded); }));
+  const int64_t holder = Add(Job("log start; sleep 30"), {"--concurrency-key", "acct-1"});
+  ASSERT_TRUE(WaitFor([&] { return LedgerHas(holder, 1, "start"); }));
+  EXPECT_EQ(codes(holder), Codes{"running"});
+  const int64_t keyed = Add(Job("log start"), {"--concurrency-key", "acct-1"});
+  EXPECT_EQ(codes(keyed), (Codes{"concurrency_key_held", "slots_busy"}));
+  CliResult keyed_json = Cli({"jobs", "why", std::to_string(keyed)});
+  EXPECT_EQ(keyed_json.json["reasons"][0]["evidence"].value("held_by", int64_t{0}), holder);
+
+  ASSERT_EQ(Cli({"queues", "pause", "default"}).exit_code, 0);
+  const int64_t later = Add(Job("log start"), {"--delay", "1h"});
+  EXPECT_EQ(codes(later), (Codes{"scheduled", "queue_paused", "slots_busy"}));
+  ASSERT_EQ(Cli({"queues", "resume", "default"}).exit_code, 0);
+  ASSERT_EQ(Cli({"jobs", "cancel", std::to_string(holder)}).exit_code, 0);
+  EXPECT_TRUE(WaitFor([&] { return JobInState(keyed, warden::JobState::kSucceeded); }));
+  EXPECT_EQ(codes(keyed), Codes{"finished"});
+  EXPECT_EQ(codes(later), Codes{"scheduled"});
+
+  CliResult missing = Cli({"jobs", "why", "999999"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("no job with id 999999"), std::string::npos) << missing.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, OperatorCliTest, ::testing::ValuesIn(AllBackends()),

@@ -102,6 +102,25 @@ TEST_P(OperatorStoreTest, QueuesListCountsByStateOldestAvailableAndPauses) {
   EXPECT_FALSE(queues[1].oldest_available_at.has_value());
 }
 
+TEST_P(OperatorStoreTest, APauseAndAKeyHolderAreFoundDirectly) {
+  EXPECT_FALSE(store_->QueuePausedAt("q").value().has_value());
+  clock_.Advance(Millis(250));
+  ASSERT_TRUE(store_->QueueSetPaused("q", true, By("queue.pause", "q")).value());
+  EXPECT_EQ(store_->QueuePausedAt("q").value(), clock_.NowMs());
+  EXPECT_FALSE(store_->QueuePausedAt("other").value().has_value());
+
+  const WorkerId w = RegisterWorker();
+  JobSpec keyed = Spec();
+  keyed.concurrency_key = "acct-1";
+  const JobId first = Add(keyed);
+  const JobId second = Add(keyed);
+  EXPECT_FALSE(store_->JobHoldingKey("acct-1").value().has_value()) << "none running yet";
+  ASSERT_EQ(Claim(w).size(), 1u) << "one per key";
+  EXPECT_EQ(store_->JobHoldingKey("acct-1").value(), first);
+  EXPECT_FALSE(store_->JobHoldingKey("acct-2").value().has_value());
+  EXPECT_EQ(store_->JobGet(second).value().state, JobState::kAvailable);
+}
+
 TEST_P(OperatorStoreTest, TokensAreFoundByIdUntilRevoked) {
   TokenInfo t;
   t.name = "ci";

@@ -57,6 +57,23 @@ Result<std::vector<QueueInfo>> MemoryStore::QueueList() {
   return out;
 }
 
+Result<std::optional<TimeMs>> MemoryStore::QueuePausedAt(const std::string& queue) {
+  MutexLock lock(db_->mu);
+  auto it = db_->t.queue_pauses.find(queue);
+  if (it == db_->t.queue_pauses.end()) return std::optional<TimeMs>();
+  return std::optional<TimeMs>(it->second);
+}
+
+Result<std::optional<JobId>> MemoryStore::JobHoldingKey(const std::string& key) {
+  MutexLock lock(db_->mu);
+  for (const auto& [id, job] : db_->t.jobs) {
+    if (job.state == JobState::kRunning && !key.empty() && job.concurrency_key == key) {
+      return std::optional<JobId>(id);
+    }
+  }
+  return std::optional<JobId>();
+}
+
 Result<TokenInfo> MemoryStore::TokenInsert(const TokenInfo& t, const std::string& hash,
                                            const AuditEntry& audit) {
   MutexLock lock(db_->mu);

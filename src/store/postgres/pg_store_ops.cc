@@ -82,6 +82,25 @@ Result<std::vector<QueueInfo>> PgStore::QueueList() {
   return out;
 }
 
+Result<std::optional<TimeMs>> PgStore::QueuePausedAt(const std::string& queue) {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows r, conn_->Exec("SELECT paused_at FROM warden.queue_pauses WHERE queue = $1",
+                          Params().Add(queue)));
+  if (r.empty()) return std::optional<TimeMs>();
+  return std::optional<TimeMs>(r.Int(0, 0));
+}
+
+Result<std::optional<JobId>> PgStore::JobHoldingKey(const std::string& key) {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows r, conn_->Exec("SELECT id FROM warden.jobs WHERE state = 'running' AND "
+                          "concurrency_key = $1",
+                          Params().Add(key)));
+  if (r.empty()) return std::optional<JobId>();
+  return std::optional<JobId>(r.Int(0, 0));
+}
+
 Result<TokenInfo> PgStore::TokenInsert(const TokenInfo& t, const std::string& hash,
                                        const AuditEntry& audit) {
   MutexLock lock(mu_);

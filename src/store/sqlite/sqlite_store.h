@@ -88,6 +88,8 @@ class SqliteStore final : public Store {
   Result<bool> QueueSetPaused(const std::string& queue, bool paused,
                               const AuditEntry& audit) override;
   Result<std::vector<QueueInfo>> QueueList() override;
+  Result<std::optional<TimeMs>> QueuePausedAt(const std::string& queue) override;
+  Result<std::optional<JobId>> JobHoldingKey(const std::string& key) override;
   Result<TokenInfo> TokenInsert(const TokenInfo& t, const std::string& hash,
                                 const AuditEntry& audit) override;
   Result<std::pair<TokenInfo, std::string>> TokenFind(int64_t id) override;

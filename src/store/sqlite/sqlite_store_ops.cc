@@ -87,6 +87,30 @@ Result<std::vector<QueueInfo>> SqliteStore::QueueList() {
   return out;
 }
 
+Result<std::optional<TimeMs>> SqliteStore::QueuePausedAt(const std::string& queue) {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(Stmt q,
+                          db_->Prepare("SELECT paused_at FROM queue_pauses WHERE queue = ?"));
+  WARDEN_ASSIGN_OR_RETURN(bool row, q.Bind(1, queue).Step());
+  std::optional<TimeMs> at;
+  if (row) at = q.Int(0);
+  q.Reset();
+  return at;
+}
+
+Result<std::optional<JobId>> SqliteStore::JobHoldingKey(const std::string& key) {
+  MutexLock lock(mu_);
+  // jobs_running_ckey holds exactly these rows.
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt q, db_->Prepare("SELECT id FROM jobs WHERE state = 'running' AND concurrency_key = ? "
+                           "AND concurrency_key IS NOT NULL"));
+  WARDEN_ASSIGN_OR_RETURN(bool row, q.Bind(1, key).Step());
+  std::optional<JobId> id;
+  if (row) id = q.Int(0);
+  q.Reset();
+  return id;
+}
+
 Result<TokenInfo> SqliteStore::TokenInsert(const TokenInfo& t, const std::string& hash,
                                            const AuditEntry& audit) {
   MutexLock lock(mu_);

@@ -255,6 +255,16 @@ Result<std::vector<QueueInfo>> SimStore::QueueList() {
   return Call<Result<std::vector<QueueInfo>>>("QueueList", [&] { return inner_->QueueList(); });
 }
 
+Result<std::optional<TimeMs>> SimStore::QueuePausedAt(const std::string& queue) {
+  return Call<Result<std::optional<TimeMs>>>("QueuePausedAt",
+                                             [&] { return inner_->QueuePausedAt(queue); });
+}
+
+Result<std::optional<JobId>> SimStore::JobHoldingKey(const std::string& key) {
+  return Call<Result<std::optional<JobId>>>("JobHoldingKey",
+                                            [&] { return inner_->JobHoldingKey(key); });
+}
+
 Result<TokenInfo> SimStore::TokenInsert(const TokenInfo& t, const std::string& hash,
                                         const AuditEntry& audit) {
   return Call<Result<TokenInfo>>("TokenInsert", [&] { return inner_->TokenInsert(t, hash, audit); });

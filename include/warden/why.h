@@ -1,0 +1,37 @@
+// Why isn't this job running? The reasons, each with its evidence, from
+// what the store says about the job, its queue, its concurrency key and
+// the live workers: `warden jobs why ID`, GET /v1/jobs/{id}/why, the
+// dashboard. Pure: the caller reads the facts (Client::WhyNotRunning).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "warden/job.h"
+
+namespace warden {
+
+struct WhyFacts {
+  JobInfo job;
+  TimeMs now = 0;  // the store's clock
+  std::optional<TimeMs> queue_paused_at;
+  // A running job that holds the job's concurrency key (none: free).
+  std::optional<JobId> key_holder;
+  std::vector<WorkerInfo> live_workers;  // active and draining, with running counts
+};
+
+struct WhyReason {
+  // Stable codes: running, finished, scheduled, backing_off, queue_paused,
+  // concurrency_key_held, start_deadline_passed, no_worker_serves,
+  // only_draining_workers, slots_busy, claimable.
+  std::string code;
+  std::string message;  // for a person, one line
+  Json evidence;        // the facts behind it (times, ids, names, counts)
+};
+
+// Every reason that holds, most decisive first; never empty (a job that
+// nothing holds back is `claimable`).
+std::vector<WhyReason> WhyNotRunning(const WhyFacts& facts);
+
+}  // namespace warden

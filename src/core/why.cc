@@ -1,0 +1,122 @@
+#include "warden/why.h"
+
+#include "warden/backlog.h"
+#include "warden/duration.h"
+#include "warden/plural.h"
+
+namespace warden {
+namespace {
+
+std::string In(TimeMs t, TimeMs now) {
+  return t > now ? "in " + FormatDuration(Millis(t - now)) : "now";
+}
+
+}  // namespace
+
+std::vector<WhyReason> WhyNotRunning(const WhyFacts& f) {
+  const JobInfo& j = f.job;
+  std::vector<WhyReason> out;
+  if (j.state == JobState::kRunning) {
+    out.push_back({"running",
+                   "it is running: attempt " + std::to_string(j.attempt) + " on worker " +
+                       (j.worker_name.empty() ? std::to_string(j.worker.value_or(0))
+                                              : j.worker_name),
+                   {{"worker", j.worker ? Json(*j.worker) : Json()},
+                    {"worker_name", j.worker_name},
+                    {"attempt", j.attempt},
+                    {"lease_token", j.lease_token},
+                    {"lease_expires_at",
+                     j.lease_expires_at ? Json(FormatTime(*j.lease_expires_at)) : Json()}}});
+    return out;
+  }
+  if (IsTerminal(j.state)) {
+    std::string message = std::string("it has finished: ") + JobStateName(j.state);
+    if (j.last_error) message += std::string(" (last error: ") + ErrorKindName(*j.last_error) + ")";
+    if (j.state != JobState::kSucceeded) message += "; `warden jobs retry` runs it again";
+    out.push_back({"finished", message,
+                   {{"state", JobStateName(j.state)},
+                    {"last_error", j.last_error ? Json(ErrorKindName(*j.last_error)) : Json()},
+                    {"finished_at", j.finished_at ? Json(FormatTime(*j.finished_at)) : Json()}}});
+    return out;
+  }
+  // Waiting: scheduled, available or retryable.
+  if (j.state == JobState::kScheduled && j.run_at > f.now) {
+    out.push_back({"scheduled", "it is scheduled for " + FormatTime(j.run_at) + " (" +
+                                    In(j.run_at, f.now) + ")",
+                   {{"run_at", FormatTime(j.run_at)}}});
+  }
+  if (j.state == JobState::kRetryable && j.run_at > f.now) {
+    std::string message = "it is backing off after attempt " + std::to_string(j.attempt);
+    if (j.last_error) message += std::string(" failed (") + ErrorKindName(*j.last_error) + ")";
+    message += "; it retries at " + FormatTime(j.run_at) + " (" + In(j.run_at, f.now) + ")";
+    out.push_back({"backing_off", message,
+                   {{"run_at", FormatTime(j.run_at)},
+                    {"attempt", j.attempt},
+                    {"last_error", j.last_error ? Json(ErrorKindName(*j.last_error)) : Json()},
+                    {"last_error_message", j.last_error_message}}});
+  }
+  if (j.start_deadline_at && *j.start_deadline_at < f.now) {
+    out.push_back({"start_deadline_passed",
+                   "its start deadline passed at " + FormatTime(*j.start_deadline_at) +
+                       ": it will not start, and the next sweep expires it",
+                   {{"start_deadline_at", FormatTime(*j.start_deadline_at)}}});
+  }
+  if (f.queue_paused_at) {
+    out.push_back({"queue_paused",
+                   "its queue " + j.queue + " is paused (since " + FormatTime(*f.queue_paused_at) +
+                       "): `warden queues resume " + j.queue + "`",
+                   {{"queue", j.queue}, {"paused_at", FormatTime(*f.queue_paused_at)}}});
+  }
+  if (f.key_holder) {
+    out.push_back({"concurrency_key_held",
+                   "its concurrency key " + j.concurrency_key + " is held by running job " +
+                       std::to_string(*f.key_holder),
+                   {{"concurrency_key", j.concurrency_key}, {"held_by", *f.key_holder}}});
+  }
+  const bool command = !j.command.empty();
+  int serving_active = 0, serving_draining = 0, free_slots = 0, slots = 0;
+  Json serving = Json::array();
+  for (const WorkerInfo& w : f.live_workers) {
+    if (!CanRun(ServingOf(w), j.queue, j.task, command)) continue;
+    if (w.state == WorkerState::kDraining) {
+      ++serving_draining;
+      continue;
+    }
+    if (w.state != WorkerState::kActive) continue;
+    ++serving_active;
+    slots += w.concurrency;
+    free_slots += std::max(0, w.concurrency - w.running);
+    serving.push_back({{"id", w.id}, {"name", w.name}, {"running", w.running},
+                       {"concurrency", w.concurrency}});
+  }
+  if (serving_active == 0) {
+    Json evidence = {{"queue", j.queue}, {"task", j.task}, {"command", command},
+                     {"draining_workers", serving_draining}};
+    if (serving_draining > 0) {
+      out.push_back({"only_draining_workers",
+                     "only draining workers serve it (" + Plural(serving_draining, "worker") +
+                         "): they claim nothing more",
+                     evidence});
+    } else {
+      out.push_back({"no_worker_serves",
+                     "no active worker serves it: none listens on queue " + j.queue +
+                         (command ? " and runs command jobs (--allow-cmd)"
+                                  : " with a handler or --task for " + j.task),
+                     evidence});
+    }
+  } else if (free_slots == 0) {
+    out.push_back({"slots_busy",
+                   "every slot of the " + Plural(serving_active, "worker") +
+                       " that serve it is busy (" + std::to_string(slots) + " running)",
+                   {{"workers", serving}, {"slots", slots}}});
+  }
+  if (out.empty()) {
+    out.push_back({"claimable",
+                   "nothing holds it back: a serving worker with a free slot claims it next "
+                   "(jobs of higher priority, or older, go first)",
+                   {{"free_slots", free_slots}, {"workers", serving}}});
+  }
+  return out;
+}
+
+}  // namespace warden
