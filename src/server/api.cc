@@ -2,6 +2,8 @@
 // errors as JSON. The routes themselves are in api_routes.cc.
 #include "server/api.h"
 
+#include "server/openapi.h"
+
 #include "warden/db_url.h"
 #include "warden/text.h"
 
@@ -76,6 +78,12 @@ Response Api::Handle(const Request& req) {
   // The probes answer anyone: a load balancer or kubelet has no token.
   if (req.path == "/healthz" && req.method == "GET") {
     return JsonResponse({{"status", "ok"}});
+  }
+  // The API's description is no secret.
+  if (req.path == "/openapi.json" && req.method == "GET") {
+    Response r;
+    r.body = kOpenApiJson;
+    return r;
   }
   auto lease = clients_.Acquire();
   Client& c = *lease;

@@ -255,6 +255,15 @@ Response Api::Route(const Request& req, Client& c, const Caller& caller) {
       if (!needs(Scope::kRead)) return Forbidden(caller, Scope::kRead);
       return Answer<JobInfo>(c.GetJob(*id), [](const JobInfo& j) { return JobToJson(j, true); });
     }
+    if (n == 4 && seg[3] == "why") {
+      if (m != "GET") return MethodNotAllowed("GET");
+      if (!needs(Scope::kRead)) return Forbidden(caller, Scope::kRead);
+      auto job = c.GetJob(*id);
+      if (!job.has_value()) return ErrorResponse(job.error());
+      auto reasons = c.WhyNotRunning(*id);
+      if (!reasons.has_value()) return ErrorResponse(reasons.error());
+      return JsonResponse(WhyToJson(*job, *reasons));
+    }
     if (n == 4 && seg[3] == "retry") {
       if (m != "POST") return MethodNotAllowed("POST");
       if (!needs(Scope::kOperate)) return Forbidden(caller, Scope::kOperate);

@@ -1,0 +1,208 @@
+// The OpenAPI document against the server that serves it: the document is
+// valid OpenAPI 3.1 (@seriousme/openapi-schema-validator), the server
+// serves exactly it, and real responses of every route, success and
+// errors, from a real `warden serve` over a real database, validate
+// against the schema the document gives for their path, method and status
+// (Ajv, JSON Schema 2020-12). Every operation of the document is called.
+//
+//   WARDEN_BIN=build/warden node tests/api/openapi_test.mjs
+// With WARDEN_TEST_PG_URL set, it runs on PostgreSQL too (a database of
+// its own on that server, dropped after).
+import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { Validator } from '@seriousme/openapi-schema-validator';
+import Ajv2020 from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const WARDEN = process.env.WARDEN_BIN;
+if (!WARDEN) throw new Error('set WARDEN_BIN to the warden binary');
+const doc = JSON.parse(readFileSync(join(here, '../../src/server/openapi.json'), 'utf8'));
+
+// 1. The document itself.
+const validity = await new Validator().validate(doc);
+assert.ok(validity.valid, 'not valid OpenAPI: ' + JSON.stringify(validity.errors, null, 1));
+
+// 2. A validator per (path, method, status).
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+addFormats(ajv);
+ajv.addSchema({ $id: 'doc', components: doc.components });
+const rewrite = (node) => {  // '#/components/...' refs point into the 'doc' schema
+  if (Array.isArray(node)) return node.map(rewrite);
+  if (node && typeof node === 'object') {
+    const out = {};
+    for (const [k, v] of Object.entries(node)) {
+      out[k] = k === '$ref' && v.startsWith('#/components/') ? 'doc' + v : rewrite(v);
+    }
+    return out;
+  }
+  return node;
+};
+const routes = Object.entries(doc.paths).map(([template, ops]) => ({
+  template,
+  regex: new RegExp('^' + template.replace(/\{[^}]+\}/g, '[^/]+') + '$'),
+  ops,
+}));
+const called = new Set();
+function responseSpec(path, method, status) {
+  const route = routes.find((r) => r.regex.test(path));
+  assert.ok(route, `${method} ${path}: no path of the document matches`);
+  const op = route.ops[method.toLowerCase()];
+  // A method a path does not have: its 405 is the common error.
+  if (!op && status === 405) return doc.components.responses.E405;
+  assert.ok(op, `${method} ${path}: the document has no ${method} for ${route.template}`);
+  called.add(`${method} ${route.template}`);
+  let spec = op.responses[String(status)];
+  assert.ok(spec, `${method} ${path}: status ${status} is not documented for ${route.template}`);
+  if (spec.$ref) spec = spec.$ref.split('/').slice(1).reduce((n, k) => n[k], doc);
+  return spec;
+}
+
+// 3. A real server.
+const dir = mkdtempSync(join(tmpdir(), 'warden-openapi-'));
+const children = [];
+const cleanup = () => {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+};
+process.on('exit', cleanup);
+
+async function onBackend(name, db) {
+  const warden = (...args) =>
+    execFileSync(WARDEN, ['--db', db, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const admin = JSON.parse(warden('--json', 'tokens', 'create', 'admin', '--scope', 'admin')).token;
+  const reader = JSON.parse(warden('--json', 'tokens', 'create', 'reader', '--scope', 'read')).token;
+
+  const server = spawn(WARDEN, ['--db', db, 'serve', '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  children.push(server);
+  const port = await new Promise((resolve, reject) => {
+    let err = '';
+    server.stderr.on('data', (d) => {
+      err += d;
+      const m = err.match(/serving on 127\.0\.0\.1:(\d+)/);
+      if (m) resolve(Number(m[1]));
+    });
+    server.on('exit', (code) => reject(new Error(`warden serve exited ${code}: ${err}`)));
+    setTimeout(() => reject(new Error('warden serve did not start: ' + err)), 30000);
+  });
+  const worker = spawn(WARDEN, ['--db', db, 'worker', '--allow-cmd', '--name', 'w1', '--concurrency', '2',
+    '--heartbeat', '100ms', '--lease', '1s'], { stdio: 'ignore' });
+  children.push(worker);
+
+  const base = `http://127.0.0.1:${port}`;
+  let checked = 0;
+  async function call(method, path, { token = admin, body, expect }) {
+    const headers = {};
+    if (token) headers.authorization = `Bearer ${token}`;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const res = await fetch(base + path, {
+      method, headers, body: body === undefined ? undefined : (typeof body === 'string' ? body : JSON.stringify(body)),
+    });
+    const text = await res.text();
+    const where = `${name}: ${method} ${path} -> ${res.status}`;
+    if (expect !== undefined) assert.equal(res.status, expect, `${where}: ${text}`);
+    const spec = responseSpec(path.split('?')[0], method, res.status);
+    const type = (res.headers.get('content-type') || '').split(';')[0];
+    const media = spec.content && spec.content[type];
+    assert.ok(media, `${where}: content type ${type} is not documented (${Object.keys(spec.content || {})})`);
+    if (type === 'application/json') {
+      const data = JSON.parse(text);
+      const validate = ajv.compile(rewrite(media.schema));
+      assert.ok(validate(data), `${where}: ${ajv.errorsText(validate.errors)}\n${text.slice(0, 600)}`);
+      checked++;
+      return data;
+    }
+    return text;
+  }
+
+  // Jobs in several states, a finished attempt with an error among them.
+  const dead = JSON.parse(warden('--json', 'add', '--cmd', 'echo oops >&2; exit 3', '--max-attempts', '1')).id;
+  const keyed = JSON.parse(warden('--json', 'add', '--cmd', 'sleep 30', '--concurrency-key', 'k')).id;
+  for (let i = 0; i < 100 && JSON.parse(warden('--json', 'jobs', 'show', String(dead))).state !== 'dead'; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+
+  await call('GET', '/healthz', { token: null, expect: 200 });
+  await call('GET', '/readyz', { token: null, expect: 200 });
+  const served = await call('GET', '/openapi.json', { token: null, expect: 200 });
+  assert.deepEqual(served, doc, 'the server serves the document in the tree');
+  assert.match(await call('GET', '/metrics', { expect: 200 }), /warden_jobs\{/);
+  await call('GET', '/metrics', { token: null, expect: 401 });
+
+  await call('GET', '/v1/queues', { expect: 200 });
+  await call('POST', '/v1/queues/mail/pause', { expect: 200 });
+  await call('POST', '/v1/queues/mail/pause', { token: reader, expect: 403 });
+  await call('POST', '/v1/queues/mail/resume', { expect: 200 });
+  await call('POST', '/v1/queues/a%2Cb/pause', { expect: 400 });
+
+  const one = await call('POST', '/v1/jobs', { body: { task: 'email', payload: { to: 'x' }, delay: '1h', unique_key: 'u' }, expect: 201 });
+  await call('POST', '/v1/jobs', { body: { task: 'email', bogus: 1 }, expect: 400 });
+  await call('POST', '/v1/jobs', { body: '{"task":', expect: 400 });
+  await call('POST', '/v1/jobs', { body: { cmd: 'true' }, expect: 403 });
+  await call('POST', '/v1/jobs/batch', { body: { jobs: [{ task: 'a' }, { task: 'b', delay: '2h' }] }, expect: 201 });
+  await call('POST', '/v1/jobs/batch', { body: { jobs: [{ task: '' }] }, expect: 400 });
+  await call('GET', '/v1/jobs', { expect: 200 });
+  await call('GET', '/v1/jobs?state=dead,scheduled&queue=default&limit=5', { expect: 200 });
+  await call('GET', '/v1/jobs?limit=0', { expect: 400 });
+  await call('GET', '/v1/jobs', { token: null, expect: 401 });
+  await call('GET', `/v1/jobs/${dead}`, { expect: 200 });
+  await call('GET', `/v1/jobs/${keyed}`, { expect: 200 });
+  await call('GET', '/v1/jobs/424242', { expect: 404 });
+  await call('GET', '/v1/jobs/abc', { expect: 400 });
+  await call('GET', `/v1/jobs/${one.id}/why`, { expect: 200 });
+  await call('GET', `/v1/jobs/${dead}/why`, { expect: 200 });
+  await call('POST', `/v1/jobs/${dead}/retry`, { expect: 200 });
+  await call('POST', `/v1/jobs/${keyed}/retry`, { expect: 409 });
+  await call('POST', `/v1/jobs/${one.id}/cancel`, { expect: 200 });
+  await call('POST', `/v1/jobs/${one.id}/cancel`, { expect: 409 });
+  await call('POST', `/v1/jobs/${keyed}/cancel`, { expect: 200 });
+  await call('DELETE', `/v1/jobs/${keyed}/cancel`, { expect: 405 });
+
+  await call('GET', '/v1/workers', { expect: 200 });
+  await call('GET', '/v1/workers?all=true', { expect: 200 });
+  await call('GET', '/v1/workers?all=maybe', { expect: 400 });
+  await call('POST', '/v1/workers/no-such-worker/release', { expect: 404 });
+  await call('POST', '/v1/workers/w1/release', { expect: 409 });  // its process runs here
+  await call('GET', '/v1/stats', { expect: 200 });
+  await call('GET', '/v1/audit?limit=10', { expect: 200 });
+  await call('GET', '/v1/audit?before=x', { expect: 400 });
+
+  await call('GET', '/v1/tokens', { expect: 200 });
+  await call('GET', '/v1/tokens', { token: reader, expect: 403 });
+  await call('POST', '/v1/tokens', { body: { name: 'ci', scope: 'enqueue' }, expect: 201 });
+  await call('POST', '/v1/tokens', { body: { name: 'ci' }, expect: 409 });
+  await call('POST', '/v1/tokens', { body: { scope: 'read' }, expect: 400 });
+  await call('DELETE', '/v1/tokens/ci', { expect: 200 });
+  await call('DELETE', '/v1/tokens/ci', { expect: 404 });
+
+  server.kill('SIGTERM');
+  worker.kill('SIGTERM');
+  console.log(`${name}: ${checked} JSON responses valid against the document`);
+}
+
+await onBackend('sqlite', join(dir, 'api.db'));
+const pg = process.env.WARDEN_TEST_PG_URL;
+if (pg) {
+  const name = `openapi_${process.pid}`;
+  execFileSync('psql', [pg, '-qc', `CREATE DATABASE ${name}`]);
+  try {
+    await onBackend('postgres', pg.replace(/\/[^/?]*(\?|$)/, `/${name}$1`));
+  } finally {
+    for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+    await new Promise((r) => setTimeout(r, 500));
+    execFileSync('psql', [pg, '-qc', `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`]);
+  }
+} else if (process.env.CI === 'true') {
+  throw new Error('CI=true and no WARDEN_TEST_PG_URL: the PostgreSQL half cannot run');
+}
+
+// Every operation of the document was called.
+const documented = routes.flatMap((r) => Object.keys(r.ops).map((m) => `${m.toUpperCase()} ${r.template}`));
+const missed = documented.filter((op) => !called.has(op));
+assert.deepEqual(missed, [], 'operations of the document no request called');
+console.log(`openapi: ${documented.length} operations, each called; the document is valid OpenAPI 3.1`);
