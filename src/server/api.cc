@@ -2,6 +2,7 @@
 // errors as JSON. The routes themselves are in api_routes.cc.
 #include "server/api.h"
 
+#include "server/dashboard.h"
 #include "warden/db_url.h"
 #include "warden/text.h"
 
@@ -77,6 +78,8 @@ Response Api::Handle(const Request& req) {
   if (req.path == "/healthz" && req.method == "GET") {
     return JsonResponse({{"status", "ok"}});
   }
+  // The dashboard's static files: no token, no database (server/dashboard.h).
+  if (auto page = DashboardResponse(req)) return *page;
   auto lease = clients_.Acquire();
   Client& c = *lease;
   if (req.path == "/readyz" && req.method == "GET") {
