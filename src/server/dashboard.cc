@@ -1,6 +1,7 @@
 #include "server/dashboard.h"
 
 #include <string>
+#include <utility>
 
 namespace warden::server {
 namespace {
@@ -10,15 +11,11 @@ constexpr char kContentSecurityPolicy[] =
     "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 std::string ContentType(std::string_view name) {
-  auto ends_with = [&](std::string_view ext) {
-    return name.size() >= ext.size() && name.substr(name.size() - ext.size()) == ext;
-  };
-  if (ends_with(".html")) return "text/html; charset=utf-8";
-  if (ends_with(".js") || ends_with(".mjs")) return "text/javascript; charset=utf-8";
-  if (ends_with(".css")) return "text/css; charset=utf-8";
-  if (ends_with(".svg")) return "image/svg+xml";
-  if (ends_with(".png")) return "image/png";
-  if (ends_with(".ico")) return "image/x-icon";
+  if (name.ends_with(".html")) return "text/html; charset=utf-8";
+  if (name.ends_with(".js")) return "text/javascript; charset=utf-8";
+  if (name.ends_with(".css")) return "text/css; charset=utf-8";
+  if (name.ends_with(".svg")) return "image/svg+xml";
+  if (name.ends_with(".png")) return "image/png";
   return "application/octet-stream";
 }
 
@@ -41,12 +38,12 @@ Response Plain(int status, std::string text) {
 }  // namespace
 
 std::optional<Response> DashboardResponse(const Request& req) {
-  constexpr std::string_view kPrefix = "/ui/";
+  const std::string_view path = req.path;
   std::string_view name;
-  if (req.path == "/" || req.path == "/ui" || req.path == "/ui/") {
+  if (path == "/" || path == "/ui" || path == "/ui/") {
     name = "index.html";
-  } else if (std::string_view(req.path).substr(0, kPrefix.size()) == kPrefix) {
-    name = std::string_view(req.path).substr(kPrefix.size());
+  } else if (path.starts_with("/ui/")) {
+    name = path.substr(4);
   } else {
     return std::nullopt;
   }
