@@ -9,12 +9,12 @@
 //   WARDEN_BIN=build/warden WARDEN_ARTIFACTS=build/web-artifacts \
 //     node --test tests/web/dashboard.test.mjs
 // (tests/web/run.sh, the ctest `dashboard`, checks what it needs first.)
-// A screenshot of each page lands in WARDEN_ARTIFACTS.
+// A screenshot of each page, and each process's output, land in
+// WARDEN_ARTIFACTS.
 import {test, after} from 'node:test';
 import assert from 'node:assert/strict';
 import {spawn, execFileSync} from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import {chromium} from 'playwright-core';
 
@@ -35,9 +35,11 @@ const XSS_PAYLOAD = {html: '<img src=x onerror=alert(4)>', quote: '"\'><b>bold</
 const FAST = ['--heartbeat', '100ms', '--lease', '1s', '--keepalive-threshold', '1s',
   '--sweep-interval', '100ms', '--kill-grace', '200ms', '--poll-interval', '200ms'];
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'warden-dashboard-'));
-const DB = path.join(dir, 'jobs.db');
+// The database, the flag files and each process's output, kept with the
+// screenshots: a failure's logs are artifacts too.
 fs.mkdirSync(ARTIFACTS, {recursive: true});
+const dir = fs.mkdtempSync(path.join(ARTIFACTS, 'run-'));
+const DB = path.join(dir, 'jobs.db');
 
 // Every process started here, stopped by cleanup() whatever happens.
 const children = new Set();
@@ -121,9 +123,8 @@ async function shot(page, name) {
   await page.screenshot({path: path.join(ARTIFACTS, `${name}.png`), fullPage: true});
 }
 
-async function startServer(extra = []) {
-  const server = start(`serve${extra.length ? '-' + extra.join('') : ''}`,
-    ['serve', '--listen', '127.0.0.1:0', ...extra]);
+async function startServer(name, extra = []) {
+  const server = start(name, ['serve', '--listen', '127.0.0.1:0', ...extra]);
   const port = await until('warden serve says where it serves', () => {
     if (server.exitCode !== null) throw new Error(`serve exited: ${server.output}`);
     const m = server.output.match(/serving on 127\.0\.0\.1:(\d+) \(http\)/);
@@ -169,7 +170,7 @@ test('the dashboard, end to end in Chromium', async (t) => {
   const problems = [];
   const token = cli('tokens', 'create', 'ui', '--scope', 'operate').split('\n')[0];
   assert.match(token, /^wdn_\d+_[0-9a-f]{64}$/);
-  const base = await startServer();
+  const base = await startServer('serve');
 
   // Jobs that succeed, one that fails once then succeeds when retried, and
   // one with markup everywhere whose stderr is markup too.
@@ -373,7 +374,7 @@ test('the dashboard, end to end in Chromium', async (t) => {
   });
 
   await t.test('--no-auth: no login form', async () => {
-    const open = await startServer(['--no-auth']);
+    const open = await startServer('serve-no-auth', ['--no-auth']);
     const p = await newPage(context, problems);
     await p.goto(`${open}/`);
     await p.locator('#job-counts').waitFor();
