@@ -24,7 +24,22 @@ PACKAGES=(
   gnuplot-nox                        # the benchmark's plots
   prometheus                         # promtool: checks and unit-tests the alert rules
                                      # (deploy/prometheus/); its server is stopped below
+  chromium                           # the dashboard's end-to-end test (tests/web): a real
+                                     # headless browser, driven by playwright-core from npm
 )
+
+# The dashboard's end-to-end test (tests/web) drives that chromium with
+# playwright-core, from npm at the version tests/web/package-lock.json pins
+# (it downloads no browser of its own); installed again only when the lock
+# file changes. Run last, once npm is there.
+web_test_modules() {
+  local web
+  web=$(cd "$(dirname "$0")/.." && pwd)/tests/web
+  cmp -s "$web/package-lock.json" "$web/node_modules/.deps-lock" 2>/dev/null && return
+  echo "deps: installing tests/web's node modules (playwright-core)"
+  PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --prefix "$web" --no-audit --no-fund --loglevel=error >/dev/null
+  cp "$web/package-lock.json" "$web/node_modules/.deps-lock"
+}
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -34,6 +49,7 @@ done
 # own npm (NodeSource's nodejs), which Debian's npm would conflict with.
 command -v npm >/dev/null || missing+=(npm)
 if [ ${#missing[@]} -eq 0 ]; then
+  web_test_modules
   exit 0
 fi
 echo "deps: installing ${missing[*]}"
@@ -55,3 +71,4 @@ if [[ " ${missing[*]} " == *" prometheus "* ]]; then
     $SUDO update-rc.d prometheus disable
   fi
 fi
+web_test_modules

@@ -2,8 +2,8 @@
 // errors as JSON. The routes themselves are in api_routes.cc.
 #include "server/api.h"
 
+#include "server/dashboard.h"
 #include "server/openapi.h"
-
 #include "warden/db_url.h"
 #include "warden/text.h"
 
@@ -85,6 +85,8 @@ Response Api::Handle(const Request& req) {
     r.body = kOpenApiJson;
     return r;
   }
+  // The dashboard's static files: no token, no database (server/dashboard.h).
+  if (auto page = DashboardResponse(req)) return *page;
   auto lease = clients_.Acquire();
   Client& c = *lease;
   if (req.path == "/readyz" && req.method == "GET") {

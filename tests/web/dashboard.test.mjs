@@ -1,0 +1,396 @@
+// The dashboard end to end, in a real headless Chromium: real `warden
+// serve` and worker processes on one SQLite file, jobs added with the CLI,
+// and a person's clicks. Login with a token, the overview and its charts,
+// filtering jobs, a job's attempts, retrying a dead job, pausing a queue,
+// a worker SIGKILLed and its job rescued (seen within seconds, without a
+// reload), markup in every field shown as text and never run, the
+// Content-Security-Policy, --no-auth, and a revoked token.
+//
+//   WARDEN_BIN=build/warden WARDEN_ARTIFACTS=build/web-artifacts \
+//     node --test tests/web/dashboard.test.mjs
+// (tests/web/run.sh, the ctest `dashboard`, checks what it needs first.)
+// A screenshot of each page, and each process's output, land in
+// WARDEN_ARTIFACTS.
+import {test, after} from 'node:test';
+import assert from 'node:assert/strict';
+import {spawn, execFileSync} from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import {chromium} from 'playwright-core';
+
+const BIN = process.env.WARDEN_BIN;
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const ARTIFACTS = path.resolve(process.env.WARDEN_ARTIFACTS || 'web-artifacts');
+assert.ok(BIN, 'set WARDEN_BIN to the warden binary');
+
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+  "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+// Markup in every field a job has: none of it may run or become an element.
+const MARKUP = '<img src=x onerror=alert(1)><script>alert(2)</script>';
+const XSS_QUEUE = '<img src=x onerror=alert(3)>';
+const XSS_TASK = '<script>alert(5)</script>';
+const XSS_PAYLOAD = {html: '<img src=x onerror=alert(4)>', quote: '"\'><b>bold</b>'};
+// The workers' recovery settings of tests/support/harness.cc (FastFlags):
+// a killed worker's jobs are rescued about a second after its death.
+const FAST = ['--heartbeat', '100ms', '--lease', '1s', '--keepalive-threshold', '1s',
+  '--sweep-interval', '100ms', '--kill-grace', '200ms', '--poll-interval', '200ms'];
+
+// The database, the flag files and each process's output, kept with the
+// screenshots: a failure's logs are artifacts too.
+fs.mkdirSync(ARTIFACTS, {recursive: true});
+const dir = fs.mkdtempSync(path.join(ARTIFACTS, 'run-'));
+const DB = path.join(dir, 'jobs.db');
+
+// Every process started here, stopped by cleanup() whatever happens.
+const children = new Set();
+let browser = null;
+
+function start(name, args) {
+  const log = fs.createWriteStream(path.join(dir, `${name}.log`));
+  const child = spawn(BIN, ['--db', DB, ...args], {stdio: ['ignore', 'pipe', 'pipe']});
+  child.output = '';
+  for (const stream of [child.stdout, child.stderr]) {
+    stream.on('data', (chunk) => {
+      child.output += chunk;
+      log.write(chunk);
+    });
+  }
+  child.exited = new Promise((resolve) => child.on('exit', (code, signal) => {
+    children.delete(child);
+    resolve({code, signal});
+  }));
+  child.label = name;
+  children.add(child);
+  return child;
+}
+
+async function stop(child, signal = 'SIGTERM') {
+  if (!children.has(child)) return;
+  child.kill(signal);
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+  await child.exited;
+  clearTimeout(timer);
+}
+
+async function cleanup() {
+  if (browser) await browser.close().catch(() => {});
+  browser = null;
+  await Promise.all([...children].map((c) => stop(c)));
+}
+
+after(cleanup);
+// If the runner dies some other way, no worker or server outlives it.
+process.on('exit', () => {
+  for (const c of children) c.kill('SIGKILL');
+});
+
+// `warden --db DB ARGS...`: its stdout, trimmed.
+function cli(...args) {
+  return execFileSync(BIN, ['--db', DB, ...args], {encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe']}).trim();
+}
+
+function add(...args) {
+  return Number(cli('add', ...args));
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// Retries `check` until it returns a truthy value (which it returns) or
+// `timeout` ms pass; then fails with `what` and the last reason.
+async function until(what, check, timeout = 10000) {
+  const deadline = Date.now() + timeout;
+  let last = null;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v) return v;
+      last = `got ${JSON.stringify(v)}`;
+    } catch (e) {
+      last = e.message;
+    }
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeout} ms (${last})`);
+    await sleep(50);
+  }
+}
+
+// What the DOM holds now, without waiting: the text of the first match.
+const textOf = (page, selector) =>
+  page.evaluate((s) => document.querySelector(s)?.textContent ?? null, selector);
+const count = (page, selector) =>
+  page.evaluate((s) => document.querySelectorAll(s).length, selector);
+
+async function shot(page, name) {
+  await page.screenshot({path: path.join(ARTIFACTS, `${name}.png`), fullPage: true});
+}
+
+async function startServer(name, extra = []) {
+  const server = start(name, ['serve', '--listen', '127.0.0.1:0', ...extra]);
+  const port = await until('warden serve says where it serves', () => {
+    if (server.exitCode !== null) throw new Error(`serve exited: ${server.output}`);
+    const m = server.output.match(/serving on 127\.0\.0\.1:(\d+) \(http\)/);
+    return m && Number(m[1]);
+  }, 15000);
+  return `http://127.0.0.1:${port}`;
+}
+
+function startWorker(name, queues) {
+  return start(name, ['worker', '--allow-cmd', '--name', name, '--queues', queues, ...FAST]);
+}
+
+// A new tab that fails the test on any dialog, page error or CSP report.
+async function newPage(context, problems) {
+  const page = await context.newPage();
+  page.setDefaultTimeout(10000);
+  page.on('dialog', async (d) => {
+    problems.push(`a dialog opened: ${d.type()} ${d.message()}`);
+    await d.dismiss().catch(() => {});
+  });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) {
+      problems.push(`CSP violation: ${m.text()}`);
+    }
+  });
+  return page;
+}
+
+async function login(page, base, token) {
+  await page.goto(`${base}/`);
+  await page.locator('#login').waitFor();
+  await page.fill('#token', token);
+  await page.click('#login button[type=submit]');
+  await page.locator('#job-counts').waitFor();
+}
+
+async function go(page, route) {
+  await page.evaluate((r) => { location.hash = r; }, route);
+}
+
+test('the dashboard, end to end in Chromium', async (t) => {
+  const problems = [];
+  const token = cli('tokens', 'create', 'ui', '--scope', 'operate').split('\n')[0];
+  assert.match(token, /^wdn_\d+_[0-9a-f]{64}$/);
+  const base = await startServer('serve');
+
+  // Jobs that succeed, one that fails once then succeeds when retried, and
+  // one with markup everywhere whose stderr is markup too.
+  const retryFlag = path.join(dir, 'retried');
+  for (let i = 0; i < 3; ++i) add('--cmd', 'true');
+  add('--cmd', 'true', '--queue', 'mail');
+  const flaky = add('--cmd', `if [ -e ${retryFlag} ]; then echo fine; exit 0; fi; ` +
+    `touch ${retryFlag}; echo boom >&2; exit 3`, '--max-attempts', '1', 'flaky');
+  const xss = add('--cmd', `printf '%s' '${MARKUP}' >&2; exit 1`, '--queue', XSS_QUEUE,
+    '--max-attempts', '1', XSS_TASK, JSON.stringify(XSS_PAYLOAD));
+  const w1 = startWorker('w1', `default,mail,rescue,${XSS_QUEUE}`);
+
+  browser = await chromium.launch({executablePath: CHROMIUM, headless: true});
+  const context = await browser.newContext({viewport: {width: 1400, height: 1000}});
+  const page = await newPage(context, problems);
+
+  await t.test('the files are served with their types and a strict CSP', async () => {
+    const res = await page.goto(`${base}/`);
+    const h = res.headers();
+    assert.equal(res.status(), 200);
+    assert.equal(h['content-security-policy'], CSP);
+    assert.equal(h['x-frame-options'], 'DENY');
+    assert.equal(h['referrer-policy'], 'no-referrer');
+    assert.match(h['content-type'], /^text\/html/);
+    const js = await fetch(`${base}/ui/app.js`);
+    assert.match(js.headers.get('content-type'), /^text\/javascript/);
+    assert.equal(js.headers.get('content-security-policy'), CSP);
+    assert.equal(js.headers.get('set-cookie'), null);
+    const css = await fetch(`${base}/ui/app.css`);
+    assert.match(css.headers.get('content-type'), /^text\/css/);
+    const missing = await fetch(`${base}/ui/nope.js`);
+    assert.equal(missing.status, 404);
+    assert.equal(missing.headers.get('content-security-policy'), CSP);
+    assert.equal((await fetch(`${base}/`, {method: 'POST'})).status, 405);
+    // The API still wants its token.
+    assert.equal((await fetch(`${base}/v1/queues`)).status, 401);
+  });
+
+  await t.test('a wrong token is refused; the right one shows the overview', async () => {
+    await page.goto(`${base}/`);
+    await page.locator('#login').waitFor();
+    await page.fill('#token', 'wdn_1_' + '0'.repeat(64));
+    await page.click('#login button[type=submit]');
+    await until('the refusal', async () =>
+      /not a live token/.test(await textOf(page, '#login-error')));
+    await page.fill('#token', token);
+    await page.click('#login button[type=submit]');
+    await page.locator('#job-counts').waitFor();
+    assert.equal(await page.evaluate(() => document.cookie), '');
+    await until('the four quick jobs succeeded', async () =>
+      Number(await textOf(page, '#job-counts [data-state=succeeded] .count')) >= 4);
+    await until('the dead jobs', async () =>
+      Number(await textOf(page, '#job-counts [data-state=dead] .count')) >= 2);
+    await until('w1 among the live workers', () => count(page, '#live-workers tr[data-worker=w1]'));
+    assert.equal(await count(page, '#queues tr[data-queue=default]'), 1);
+    // The charts move with new work, polled without a reload.
+    for (let i = 0; i < 5; ++i) add('--cmd', 'true');
+    add('--cmd', 'exit 1', '--max-attempts', '1', 'doomed');
+    const bars = (id) => page.evaluate((s) => [...document.querySelectorAll(`#${s} rect`)]
+      .some((r) => Number(r.getAttribute('height')) > 0), id);
+    await until('a bar in the throughput chart', () => bars('throughput'));
+    await until('a bar in the failure chart', () => bars('failures'));
+    await shot(page, 'overview');
+  });
+
+  await t.test('jobs filter by state, queue and task', async () => {
+    await page.click('nav a[href="#/jobs"]');
+    await page.locator('#filters').waitFor();
+    await page.selectOption('#filter-state', 'dead');
+    await until('only dead jobs', async () => {
+      const states = await page.evaluate(() =>
+        [...document.querySelectorAll('#jobs tbody tr')].map((r) => r.dataset.state));
+      return states.length >= 3 && states.every((s) => s === 'dead');
+    });
+    assert.match(page.url(), /#\/jobs\?state=dead$/);
+    await page.fill('#filter-task', 'flaky');
+    await page.click('#filters button[type=submit]');
+    await until('the flaky job alone', async () =>
+      (await count(page, '#jobs tbody tr')) === 1 &&
+      (await count(page, `#jobs tr[data-job="${flaky}"]`)) === 1);
+    await shot(page, 'jobs');
+  });
+
+  await t.test('a job shows its attempts', async () => {
+    await page.click(`#jobs a[href="#/jobs/${flaky}"]`);
+    await until('its failed attempt', async () =>
+      (await count(page, '#attempts tr[data-attempt="1"][data-outcome=error]')) === 1);
+    const row = await page.evaluate(() => [...document.querySelectorAll(
+      '#attempts tr[data-attempt="1"] td')].map((td) => td.textContent));
+    assert.equal(row[1], 'w1');
+    assert.equal(row[6], '3', `exit code in ${JSON.stringify(row)}`);
+    assert.equal(row[9], 'boom\n');
+    assert.equal(await textOf(page, '#job-state'), 'dead');
+    await shot(page, 'job');
+  });
+
+  await t.test('a dead job retried from the dead letters runs again', async () => {
+    await page.click('nav a[href="#/dead"]');
+    const button = `#jobs tr[data-job="${flaky}"] button.retry`;
+    await page.locator(button).waitFor();
+    await shot(page, 'dead-letters');
+    await page.click(button);
+    await until('the retry said', async () => /is available again/.test(await textOf(page, '#flash')));
+    await go(page, `#/jobs/${flaky}`);
+    await until('its second attempt succeeded', async () =>
+      (await count(page, '#attempts tr[data-attempt="2"][data-outcome=succeeded]')) === 1 &&
+      (await textOf(page, '#job-state')) === 'succeeded');
+    assert.match(await textOf(page, '#result'), /fine/);
+  });
+
+  await t.test('a paused queue keeps a new job available until resumed', async () => {
+    await page.click('nav a[href="#/queues"]');
+    await page.click('#queues tr[data-queue=mail] button[data-action=pause]');
+    await until('mail paused', () => count(page, '#queues tr[data-queue=mail][data-paused=true]'));
+    const held = add('--cmd', 'true', '--queue', 'mail', 'held');
+    // Several of the worker's polls and the page's: still waiting.
+    await sleep(1500);
+    await until('the held job counted available', async () =>
+      (await textOf(page, '#queues tr[data-queue=mail] td:nth-child(3)')) === '1');
+    await shot(page, 'queues-paused');
+    assert.equal(JSON.parse(cli('jobs', 'show', String(held), '--json')).state, 'available');
+    await page.click('#queues tr[data-queue=mail] button[data-action=resume]');
+    await until('mail resumed', () => count(page, '#queues tr[data-queue=mail][data-paused=false]'));
+    await go(page, `#/jobs/${held}`);
+    await until('the held job ran', async () => (await textOf(page, '#job-state')) === 'succeeded');
+  });
+
+  await t.test('the audit log names what the token did', async () => {
+    await page.click('nav a[href="#/audit"]');
+    for (const action of ['queue.pause', 'queue.resume', 'job.retry']) {
+      await until(action, () => count(page, `#audit tr[data-action="${action}"]`));
+    }
+    assert.match(await textOf(page, '#audit tbody'), /token:ui/);
+    await shot(page, 'audit');
+  });
+
+  await t.test('a SIGKILLed worker and its rescued job show within seconds', async () => {
+    const flag = path.join(dir, 'rescued');
+    const slow = add('--cmd', `if [ -e ${flag} ]; then echo second; exit 0; fi; touch ${flag}; ` +
+      'sleep 60', '--queue', 'rescue', 'slow');
+    await go(page, `#/jobs/${slow}`);
+    await until('the slow job running on w1', async () =>
+      (await textOf(page, '#job-state')) === 'running' &&
+      (await count(page, '#attempts tr[data-attempt="1"][data-outcome=running]')) === 1);
+    const w2 = startWorker('w2', 'default,mail,rescue');
+    // A second tab (its own login: the token is kept per tab) on the workers.
+    const workers = await newPage(context, problems);
+    await login(workers, base, token);
+    await go(workers, '#/workers');
+    await until('w2 live', () => count(workers, '#workers tr[data-worker=w2][data-state=active]'));
+
+    const killed = Date.now();
+    w1.kill('SIGKILL');
+    await until('the lost attempt shown', () =>
+      count(page, '#attempts tr[data-attempt="1"][data-outcome=lost]'), 8000);
+    const lostAfter = Date.now() - killed;
+    await until('w1 shown dead', () =>
+      count(workers, '#workers tr[data-worker=w1][data-state=dead]'), 8000);
+    const deadAfter = Date.now() - killed;
+    t.diagnostic(`after SIGKILL: lost attempt shown in ${lostAfter} ms, dead worker in ${deadAfter} ms`);
+    assert.notEqual(await textOf(workers, '#workers tr[data-worker=w1] td:last-child'), '');
+    await until('the rescued job run again by w2', async () =>
+      (await textOf(page, '#job-state')) === 'succeeded' &&
+      (await textOf(page, '#attempts tr[data-attempt="2"] td:nth-child(2)')) === 'w2');
+    await shot(page, 'rescued-job');
+    await shot(workers, 'workers');
+    await workers.close();
+    await stop(w2);
+  });
+
+  await t.test('markup in a job is shown as text and never runs', async () => {
+    await go(page, `#/jobs/${xss}`);
+    await until('the failed attempt', () => count(page, '#attempts tr[data-attempt="1"]'));
+    const tailText = await textOf(page, '#attempts tr[data-attempt="1"] pre.tail');
+    assert.equal(tailText, MARKUP);
+    assert.deepEqual(JSON.parse(await textOf(page, '#payload pre')), XSS_PAYLOAD);
+    const fields = await textOf(page, '#job-fields');
+    assert.ok(fields.includes(XSS_QUEUE) && fields.includes(XSS_TASK), fields);
+    await shot(page, 'xss-job');
+    // Every page that shows its queue or task, each checked once it shows it.
+    const shown = [
+      ['#/', '#queues tbody', XSS_QUEUE],
+      [`#/jobs?queue=${encodeURIComponent(XSS_QUEUE)}`, '#jobs tbody td:nth-child(2)', XSS_QUEUE],
+      [`#/jobs?task=${encodeURIComponent(XSS_TASK)}`, '#jobs tbody td:nth-child(3)', XSS_TASK],
+      ['#/dead', '#jobs tbody', XSS_TASK],
+      ['#/queues', '#queues tbody', XSS_QUEUE],
+    ];
+    for (const [route, selector, markup] of shown) {
+      await go(page, route);
+      await until(`${route} shows ${markup} as text`, async () =>
+        (await textOf(page, selector))?.includes(markup));
+      assert.equal(await count(page, 'img'), 0, route);
+    }
+    // Nothing of it became an element: the page has no image, no bold, and
+    // one script, its own.
+    assert.equal(await count(page, 'img'), 0);
+    assert.equal(await count(page, 'main b'), 0);
+    assert.deepEqual(await page.evaluate(() =>
+      [...document.scripts].map((s) => new URL(s.src).pathname)), ['/ui/app.js']);
+    await shot(page, 'xss-queues');
+  });
+
+  await t.test('--no-auth: no login form', async () => {
+    const open = await startServer('serve-no-auth', ['--no-auth']);
+    const p = await newPage(context, problems);
+    await p.goto(`${open}/`);
+    await p.locator('#job-counts').waitFor();
+    assert.equal(await count(p, '#login'), 0);
+    assert.equal(await p.isHidden('#logout'), true);
+    await p.close();
+  });
+
+  await t.test('a revoked token brings the login form back', async () => {
+    await go(page, '#/');
+    await page.locator('#job-counts').waitFor();
+    cli('tokens', 'revoke', 'ui');
+    await until('the login form', () => count(page, '#login'));
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('warden.token')), null);
+    await shot(page, 'login');
+  });
+
+  assert.deepEqual(problems, [], 'no dialog, page error or CSP violation');
+});

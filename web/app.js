@@ -1,0 +1,161 @@
+// The dashboard: hash routes (#/jobs?state=dead, #/jobs/42, ...), a login
+// form when the server wants a token, and the current page's data polled
+// every 500 ms so that what happens (a worker killed, its jobs rescued)
+// shows within a second, without a reload.
+import {el} from './dom.js';
+import * as api from './api.js';
+import * as overview from './overview.js';
+import * as jobs from './jobs.js';
+import * as job from './job.js';
+import * as workers from './workers.js';
+import * as dead from './dead.js';
+import * as queues from './queues.js';
+import * as audit from './audit.js';
+
+const POLL_MS = 500;
+
+// Each page: render(params, ctx) -> {node, load(), show(data)}: `node` is
+// made once; load() fetches, show() redraws the parts that hold data.
+const ROUTES = [
+  [/^\/$/, overview, 'Overview'],
+  [/^\/jobs$/, jobs, 'Jobs'],
+  [/^\/jobs\/(\d+)$/, job, 'Job'],
+  [/^\/workers$/, workers, 'Workers'],
+  [/^\/dead$/, dead, 'Dead letters'],
+  [/^\/queues$/, queues, 'Queues'],
+  [/^\/audit$/, audit, 'Audit log'],
+];
+
+const $ = (id) => document.getElementById(id);
+let generation = 0;  // bumped by each route change and login: older loops stop
+let wake = null;     // ends the current wait between polls early
+
+function parseHash() {
+  const raw = location.hash.replace(/^#/, '') || '/';
+  const q = raw.indexOf('?');
+  return {
+    path: q < 0 ? raw : raw.slice(0, q),
+    params: new URLSearchParams(q < 0 ? '' : raw.slice(q + 1)),
+  };
+}
+
+function setStatus(text, isError = false) {
+  $('status').textContent = text;
+  $('status').classList.toggle('error', isError);
+}
+
+// A message above the page: what an action did, or why it was refused.
+function flash(text, isError = false) {
+  const box = $('flash');
+  box.textContent = text;
+  box.classList.toggle('error', isError);
+  box.hidden = !text;
+}
+
+// POST `path` for a button; the page is polled again at once after it.
+async function act(button, path, done) {
+  button.disabled = true;
+  try {
+    const answer = await api.post(path);
+    flash(done(answer));
+  } catch (e) {
+    if (e instanceof api.Unauthorized) return showLogin('The token was refused: log in again.');
+    flash(e.message, true);
+  } finally {
+    button.disabled = false;
+  }
+  if (wake) wake();
+}
+
+function route() {
+  const gen = ++generation;
+  const {path, params} = parseHash();
+  const found = ROUTES.find(([pattern]) => pattern.test(path));
+  $('nav').hidden = false;
+  $('logout').hidden = !api.token();
+  flash('');
+  for (const a of $('nav').querySelectorAll('a')) {
+    const target = a.getAttribute('href').slice(1);
+    a.classList.toggle('current', target === '/' ? path === '/' : path.startsWith(target));
+  }
+  if (!found) {
+    document.title = 'warden';
+    $('main').replaceChildren(el('p', {class: 'error'}, 'No such page: ', path));
+    return;
+  }
+  const [pattern, page, title] = found;
+  document.title = `${title} · warden`;
+  const view = page.render(params, {act, match: path.match(pattern)});
+  $('main').replaceChildren(view.node);
+  poll(gen, view);
+}
+
+async function poll(gen, view) {
+  while (gen === generation) {
+    const started = performance.now();
+    try {
+      const data = await view.load();
+      if (gen !== generation) return;
+      view.show(data);
+      setStatus(`live · ${new Date().toLocaleTimeString()}`);
+    } catch (e) {
+      if (gen !== generation) return;
+      if (e instanceof api.Unauthorized) return showLogin('The token was refused: log in again.');
+      setStatus(e instanceof api.ApiError ? e.message : `cannot reach the server (${e.message})`,
+        true);
+    }
+    const left = Math.max(0, POLL_MS - (performance.now() - started));
+    await new Promise((resolve) => {
+      const timer = setTimeout(resolve, left);
+      wake = () => { clearTimeout(timer); resolve(); };
+    });
+  }
+}
+
+function showLogin(message = '') {
+  ++generation;
+  api.setToken('');
+  $('nav').hidden = true;
+  $('logout').hidden = true;
+  flash('');
+  setStatus('');
+  document.title = 'Log in · warden';
+  const input = el('input', {id: 'token', name: 'token', type: 'password', autocomplete: 'off',
+    spellcheck: 'false', placeholder: 'wdn_…', required: true});
+  const error = el('p', {id: 'login-error', class: 'error'}, message);
+  const form = el('form', {id: 'login', class: 'login', onsubmit: async (event) => {
+    event.preventDefault();
+    api.setToken(input.value.trim());
+    try {
+      await api.get('/v1/queues');
+      route();
+    } catch (e) {
+      api.setToken('');
+      error.textContent = e instanceof api.Unauthorized ? 'That is not a live token.' : e.message;
+    }
+  }},
+  el('h1', {}, 'Log in'),
+  el('p', {}, 'A token of the HTTP API (', el('code', {}, 'warden tokens create NAME'),
+    '), kept in this tab only.'),
+  el('label', {for: 'token'}, 'Token'), input,
+  el('button', {type: 'submit'}, 'Log in'),
+  error);
+  $('main').replaceChildren(form);
+  input.focus();
+}
+
+async function start() {
+  window.addEventListener('hashchange', () => { if (!$('login')) route(); });
+  $('logout').addEventListener('click', () => showLogin());
+  if (api.token()) return route();
+  // A server started with --no-auth answers without a token.
+  try {
+    await api.get('/v1/queues');
+    route();
+  } catch (e) {
+    if (e instanceof api.Unauthorized) showLogin();
+    else $('main').replaceChildren(el('p', {class: 'error'}, `cannot reach the server: ${e.message}`));
+  }
+}
+
+start();

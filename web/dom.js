@@ -1,0 +1,83 @@
+// Building the page from data, safely: every value becomes a text node or
+// an attribute set by code, never markup. Nothing here parses HTML.
+
+// el('a', {href: '#/jobs', class: 'x'}, 'text', child): an element whose
+// children are nodes or text. `on*` attributes become event listeners.
+export function el(tag, attrs = {}, ...children) {
+  return fill(document.createElement(tag), attrs, children);
+}
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
+
+// An SVG element, as el().
+export function svg(tag, attrs = {}, ...children) {
+  return fill(document.createElementNS(SVG_NS, tag), attrs, children);
+}
+
+function fill(node, attrs, children) {
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name.startsWith('on')) {
+      node.addEventListener(name.slice(2), value);
+    } else {
+      node.setAttribute(name, value === true ? '' : String(value));
+    }
+  }
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : String(child));
+  }
+  return node;
+}
+
+// A link inside the dashboard: `route` is built by code ('#/jobs/' + id),
+// so it is always a fragment of this page, never another scheme.
+export function link(route, text) {
+  return el('a', {href: route}, text);
+}
+
+// A table: `columns` are [{title, cell: row => node or text, class?}].
+export function table(columns, rows, {id, empty = 'none', rowAttrs} = {}) {
+  const head = el('tr', {}, columns.map((c) => el('th', {class: c.class}, c.title)));
+  const body = rows.length
+    ? rows.map((row) =>
+        el('tr', rowAttrs ? rowAttrs(row) : {},
+          columns.map((c) => el('td', {class: c.class}, c.cell(row)))))
+    : [el('tr', {}, el('td', {class: 'empty', colspan: columns.length}, empty))];
+  return el('table', {id}, el('thead', {}, head), el('tbody', {}, body));
+}
+
+// JSON as indented text in a <pre>, or a dash for null.
+export function jsonBlock(value) {
+  if (value === null || value === undefined) return el('span', {class: 'muted'}, '—');
+  return el('pre', {class: 'json'}, JSON.stringify(value, null, 2));
+}
+
+// "2026-11-26T11:50:38.938Z" -> "2026-11-26 11:50:38.938Z"; null -> "—".
+export function time(iso) {
+  return iso ? iso.replace('T', ' ') : '—';
+}
+
+// Seconds as "850 ms", "4.2 s", "3 min", "2.5 h".
+export function duration(seconds) {
+  if (seconds === null || seconds === undefined || Number.isNaN(seconds)) return '—';
+  if (seconds < 1) return `${Math.max(0, Math.round(seconds * 1000))} ms`;
+  if (seconds < 60) return `${seconds.toFixed(1)} s`;
+  if (seconds < 3600) return `${Math.round(seconds / 60)} min`;
+  if (seconds < 86400) return `${(seconds / 3600).toFixed(1)} h`;
+  return `${(seconds / 86400).toFixed(1)} d`;
+}
+
+// How long ago an RFC 3339 time was, by this browser's clock.
+export function ago(iso) {
+  return iso ? duration((Date.now() - Date.parse(iso)) / 1000) : '—';
+}
+
+// A job state as a labelled badge (its class is one of the eight states).
+export const JOB_STATES = ['scheduled', 'available', 'running', 'succeeded', 'retryable',
+  'dead', 'cancelled', 'expired'];
+
+export function stateBadge(state) {
+  const known = JOB_STATES.includes(state) || ['active', 'draining', 'stopped'].includes(state);
+  return el('span', {class: known ? `badge state-${state}` : 'badge'}, state);
+}

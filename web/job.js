@@ -1,0 +1,98 @@
+// One job (GET /v1/jobs/ID): its fields, payload, result and checkpoint,
+// and every attempt (worker, times, outcome, exit code, signal, the tails
+// of stderr and stdout), with Retry and Cancel.
+import {el, table, time, duration, jsonBlock, stateBadge} from './dom.js';
+import {get} from './api.js';
+
+// The server refuses (409) a retry of these, and a cancel of the finished.
+const NO_RETRY = ['running', 'succeeded'];
+const FINISHED = ['succeeded', 'dead', 'cancelled', 'expired'];
+
+export function render(params, ctx) {
+  const id = ctx.match[1];
+  const retry = el('button', {type: 'button', id: 'retry'}, 'Retry');
+  const cancel = el('button', {type: 'button', id: 'cancel'}, 'Cancel');
+  retry.addEventListener('click', () => ctx.act(retry, `/v1/jobs/${id}/retry`,
+    (a) => `Job ${a.id} is ${a.state} again.`));
+  cancel.addEventListener('click', () => ctx.act(cancel, `/v1/jobs/${id}/cancel`,
+    (a) => (a.cancel_requested ? `Job ${a.id} is being stopped by its worker.`
+      : `Job ${a.id} is ${a.state}.`)));
+  const state = el('span', {id: 'job-state'});
+  const fields = el('section', {id: 'job-fields'});
+  const payload = el('section', {id: 'payload'});
+  const result = el('section', {id: 'result'});
+  const checkpoint = el('section', {id: 'checkpoint'});
+  const attempts = el('section', {id: 'attempts-section'});
+  const node = el('div', {class: 'page job'},
+    el('h1', {}, `Job ${id} `, state),
+    el('div', {class: 'actions'}, retry, cancel),
+    fields,
+    el('div', {class: 'columns'},
+      el('div', {}, el('h2', {}, 'Payload'), payload),
+      el('div', {}, el('h2', {}, 'Result'), result),
+      el('div', {}, el('h2', {}, 'Checkpoint'), checkpoint)),
+    el('h2', {}, 'Attempts'), attempts);
+
+  function show(j) {
+    state.replaceChildren(stateBadge(j.state));
+    retry.disabled = NO_RETRY.includes(j.state);
+    cancel.disabled = FINISHED.includes(j.state);
+    fields.replaceChildren(facts([
+      ['queue', el('a', {href: `#/jobs?queue=${encodeURIComponent(j.queue)}`}, j.queue)],
+      ['task', j.task],
+      ['command', j.command ? el('code', {}, j.command) : '—'],
+      ['attempts', `${j.charged_attempts} charged of ${j.max_attempts}; ${j.crashes} crashes ` +
+        `of ${j.max_crashes}`],
+      ['priority', String(j.priority)],
+      ['delivery', `${j.delivery}, retry ${j.retry}`],
+      ['worker', j.worker_name ?? (j.worker === null ? '—' : String(j.worker))],
+      ['created', time(j.created_at)],
+      ['runs at', time(j.run_at)],
+      ['started', time(j.started_at)],
+      ['finished', time(j.finished_at)],
+      ['lease expires', time(j.lease_expires_at)],
+      ['last error', j.last_error ? `${j.last_error}: ${j.last_error_message ?? ''}` : '—'],
+      ['unique key', j.unique_key ?? '—'],
+      ['concurrency key', j.concurrency_key ?? '—'],
+    ]));
+    payload.replaceChildren(jsonBlock(j.payload));
+    result.replaceChildren(jsonBlock(j.result));
+    checkpoint.replaceChildren(jsonBlock(j.checkpoint));
+    attempts.replaceChildren(attemptTable(j.attempts));
+  }
+
+  return {node, load: () => get(`/v1/jobs/${id}`), show};
+}
+
+function facts(pairs) {
+  return el('dl', {class: 'facts'}, pairs.map(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
+}
+
+// A value that may be null as text ('' for null).
+function text(value) {
+  return value === null || value === undefined ? '' : String(value);
+}
+
+function tail(output) {
+  return output ? el('pre', {class: 'tail'}, output) : '';
+}
+
+function attemptTable(attempts) {
+  const took = (a) => (a.finished_at
+    ? duration((Date.parse(a.finished_at) - Date.parse(a.claimed_at)) / 1000) : '');
+  return table([
+    {title: '#', cell: (a) => String(a.attempt), class: 'num'},
+    {title: 'worker', cell: (a) => a.worker_name ?? String(a.worker)},
+    {title: 'claimed', cell: (a) => time(a.claimed_at)},
+    {title: 'finished', cell: (a) => time(a.finished_at)},
+    {title: 'took', cell: took},
+    {title: 'outcome', cell: (a) => el('span', {class: `outcome outcome-${a.outcome ?? 'running'}`},
+      a.outcome ?? 'running')},
+    {title: 'exit code', cell: (a) => text(a.error?.exit_code), class: 'num'},
+    {title: 'signal', cell: (a) => text(a.error?.signal), class: 'num'},
+    {title: 'message', cell: (a) => a.error?.message ?? a.note ?? ''},
+    {title: 'stderr tail', cell: (a) => tail(a.error?.stderr_tail)},
+    {title: 'stdout tail', cell: (a) => tail(a.error?.stdout_tail)},
+  ], attempts, {id: 'attempts', empty: 'not claimed yet',
+    rowAttrs: (a) => ({'data-attempt': String(a.attempt), 'data-outcome': a.outcome ?? 'running'})});
+}

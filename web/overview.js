@@ -1,0 +1,79 @@
+// Overview: jobs by state, workers, the queues, and two charts (jobs that
+// succeeded, and that failed for good, per second), derived here from the
+// differences between successive polls of GET /v1/stats.
+import {el, table, link, ago, JOB_STATES, stateBadge} from './dom.js';
+import {get} from './api.js';
+import {barChart} from './chart.js';
+import {queueTable} from './queues.js';
+
+const SLOTS = 120;  // 60 s of polls
+// Kept across visits of the page while the tab lives: {at, succeeded, dead}.
+const samples = [];
+
+export function render() {
+  const counts = el('section', {id: 'job-counts', class: 'tiles'});
+  const charts = el('section', {class: 'charts'});
+  const queues = el('section', {id: 'overview-queues'});
+  const workers = el('section', {id: 'overview-workers'});
+  const recovery = el('p', {id: 'recovery', class: 'muted'});
+  const node = el('div', {class: 'page overview'},
+    el('h1', {}, 'Overview'),
+    counts, recovery, charts,
+    el('h2', {}, 'Queues'), queues,
+    el('h2', {}, 'Live workers'), workers);
+
+  async function load() {
+    const [stats, q, w] = await Promise.all([get('/v1/stats'), get('/v1/queues'),
+      get('/v1/workers')]);
+    return {stats, queues: q.queues, workers: w.workers};
+  }
+
+  function show({stats, queues: qs, workers: ws}) {
+    record(stats);
+    counts.replaceChildren(...JOB_STATES.map((s) =>
+      el('a', {class: `tile state-${s}`, href: `#/jobs?state=${s}`, 'data-state': s},
+        el('span', {class: 'count'}, String(stats.jobs[s] ?? 0)), el('span', {}, s))));
+    const r = stats.recovery;
+    recovery.replaceChildren(
+      `Workers: ${stats.workers.active} active, ${stats.workers.draining} draining, ` +
+      `${stats.workers.dead} dead. Recovery: ${r.rescued_attempts} rescued attempts, ` +
+      `${r.fenced_writes} fenced writes, ${r.crash_loops} crash loops.`);
+    const {succeeded, failed} = rates();
+    charts.replaceChildren(
+      barChart({id: 'throughput', title: 'Succeeded', values: succeeded, slots: SLOTS,
+        unit: 'jobs/s', kind: 'ok'}),
+      barChart({id: 'failures', title: 'Failed (dead)', values: failed, slots: SLOTS,
+        unit: 'jobs/s', kind: 'bad'}));
+    queues.replaceChildren(queueTable(qs));
+    workers.replaceChildren(table([
+      {title: 'name', cell: (w) => w.name},
+      {title: 'node', cell: (w) => w.node},
+      {title: 'pid', cell: (w) => String(w.pid)},
+      {title: 'state', cell: (w) => stateBadge(w.state)},
+      {title: 'heartbeat', cell: (w) => ago(w.last_heartbeat)},
+      {title: 'running', cell: (w) => String(w.running), class: 'num'},
+      {title: 'queues', cell: (w) => w.queues.join(', ')},
+    ], ws, {id: 'live-workers', empty: 'no live worker', rowAttrs: (w) => ({'data-worker': w.name})}),
+    el('p', {}, link('#/workers', 'every worker, past ones too')));
+  }
+
+  return {node, load, show};
+}
+
+function record(stats) {
+  samples.push({at: Date.now(), succeeded: stats.jobs.succeeded, dead: stats.jobs.dead});
+  if (samples.length > SLOTS + 1) samples.splice(0, samples.length - SLOTS - 1);
+}
+
+// Per second between successive samples. A count can fall (a dead job
+// retried, old jobs pruned): a fall counts as zero.
+function rates() {
+  const succeeded = [];
+  const failed = [];
+  for (let i = 1; i < samples.length; ++i) {
+    const dt = Math.max(0.001, (samples[i].at - samples[i - 1].at) / 1000);
+    succeeded.push(Math.max(0, samples[i].succeeded - samples[i - 1].succeeded) / dt);
+    failed.push(Math.max(0, samples[i].dead - samples[i - 1].dead) / dt);
+  }
+  return {succeeded, failed};
+}

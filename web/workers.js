@@ -1,0 +1,39 @@
+// Workers (GET /v1/workers?all=true): every incarnation, live and past,
+// with its node, pid, heartbeat age, running jobs and, for a dead one, why
+// it was declared dead.
+import {el, table, time, ago, stateBadge} from './dom.js';
+import {get} from './api.js';
+
+const LIVE = ['active', 'draining'];
+
+export function render() {
+  const summary = el('p', {id: 'workers-summary', class: 'muted'});
+  const body = el('section');
+  const node = el('div', {class: 'page workers'}, el('h1', {}, 'Workers'), summary, body);
+  return {
+    node,
+    load: () => get('/v1/workers?all=true'),
+    show: ({workers}) => {
+      // Live ones first, then the newest.
+      const sorted = [...workers].sort((a, b) =>
+        (LIVE.includes(b.state) - LIVE.includes(a.state)) || b.id - a.id);
+      const live = workers.filter((w) => LIVE.includes(w.state)).length;
+      summary.textContent = `${live} live, ${workers.length - live} past`;
+      body.replaceChildren(table([
+        {title: 'name', cell: (w) => w.name},
+        {title: 'id', cell: (w) => String(w.id), class: 'num'},
+        {title: 'state', cell: (w) => stateBadge(w.state)},
+        {title: 'node', cell: (w) => w.node},
+        {title: 'pid', cell: (w) => String(w.pid), class: 'num'},
+        {title: 'heartbeat', cell: (w) => (LIVE.includes(w.state) ? `${ago(w.last_heartbeat)} ago`
+          : time(w.last_heartbeat))},
+        {title: 'running', cell: (w) => String(w.running), class: 'num'},
+        {title: 'queues', cell: (w) => w.queues.join(', ')},
+        {title: 'started', cell: (w) => time(w.started_at)},
+        {title: 'stopped', cell: (w) => time(w.stopped_at)},
+        {title: 'death reason', cell: (w) => w.death_reason ?? ''},
+      ], sorted, {id: 'workers', empty: 'no worker has run yet',
+        rowAttrs: (w) => ({'data-worker': w.name, 'data-state': w.state})}));
+    },
+  };
+}
