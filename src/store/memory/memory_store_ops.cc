@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "store/memory/memory_store.h"
+#include "store/queue_rows.h"
 
 namespace warden::memory {
 namespace {
@@ -32,29 +33,23 @@ Result<bool> MemoryStore::QueueSetPaused(const std::string& queue, bool paused,
 
 Result<std::vector<QueueInfo>> MemoryStore::QueueList() {
   MutexLock lock(db_->mu);
-  std::map<std::string, std::map<std::string, int64_t>> counts;
-  std::map<std::string, QueueInfo> queues;
+  // As SQLite's GROUP BY queue, state.
+  std::map<std::pair<std::string, std::string>, int64_t> counts;
+  std::map<std::string, TimeMs> oldest;
   for (const auto& [id, job] : db_->t.jobs) {
-    ++counts[job.queue][JobStateName(job.state)];
-    QueueInfo& q = queues[job.queue];
-    q.name = job.queue;
-    if (job.state == JobState::kAvailable &&
-        (!q.oldest_available_at || job.run_at < *q.oldest_available_at)) {
-      q.oldest_available_at = job.run_at;
-    }
+    ++counts[{job.queue, JobStateName(job.state)}];
+    if (job.state != JobState::kAvailable) continue;
+    auto [it, added] = oldest.emplace(job.queue, job.run_at);
+    if (!added) it->second = std::min(it->second, job.run_at);
   }
-  for (const auto& [name, at] : db_->t.queue_pauses) {
-    QueueInfo& q = queues[name];
-    q.name = name;
-    q.paused = true;
-    q.paused_at = at;
+  QueueRows queues;
+  for (const auto& [key, n] : counts) {
+    std::optional<TimeMs> at;
+    if (key.second == JobStateName(JobState::kAvailable)) at = oldest.at(key.first);
+    queues.AddCount(key.first, key.second, n, at);
   }
-  std::vector<QueueInfo> out;
-  for (auto& [name, q] : queues) {
-    for (const auto& [state, n] : counts[name]) q.jobs.emplace_back(state, n);
-    out.push_back(std::move(q));
-  }
-  return out;
+  for (const auto& [name, at] : db_->t.queue_pauses) queues.AddPause(name, at);
+  return queues.Take();
 }
 
 Result<std::optional<TimeMs>> MemoryStore::QueuePausedAt(const std::string& queue) {

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "store/postgres/pg_store.h"
+#include "store/queue_rows.h"
 
 namespace warden::pg {
 namespace {
@@ -55,31 +56,18 @@ Result<bool> PgStore::QueueSetPaused(const std::string& queue, bool paused,
 
 Result<std::vector<QueueInfo>> PgStore::QueueList() {
   MutexLock lock(mu_);
-  std::map<std::string, QueueInfo> queues;
-  auto queue = [&](const std::string& name) -> QueueInfo& {
-    QueueInfo& q = queues[name];
-    q.name = name;
-    return q;
-  };
+  QueueRows queues;
   WARDEN_ASSIGN_OR_RETURN(
       Rows counts,
       conn_->Exec("SELECT queue, state, count(*), min(run_at) FILTER (WHERE state = "
                   "'available') FROM warden.jobs GROUP BY queue, state ORDER BY queue, state"));
   for (int i = 0; i < counts.size(); ++i) {
-    QueueInfo& q = queue(counts.Text(i, 0));
-    q.jobs.emplace_back(counts.Text(i, 1), counts.Int(i, 2));
-    if (!counts.IsNull(i, 3)) q.oldest_available_at = counts.Int(i, 3);
+    queues.AddCount(counts.Text(i, 0), counts.Text(i, 1), counts.Int(i, 2), counts.OptInt(i, 3));
   }
   WARDEN_ASSIGN_OR_RETURN(Rows pauses,
                           conn_->Exec("SELECT queue, paused_at FROM warden.queue_pauses"));
-  for (int i = 0; i < pauses.size(); ++i) {
-    QueueInfo& q = queue(pauses.Text(i, 0));
-    q.paused = true;
-    q.paused_at = pauses.Int(i, 1);
-  }
-  std::vector<QueueInfo> out;
-  for (auto& [name, q] : queues) out.push_back(std::move(q));
-  return out;
+  for (int i = 0; i < pauses.size(); ++i) queues.AddPause(pauses.Text(i, 0), pauses.Int(i, 1));
+  return queues.Take();
 }
 
 Result<std::optional<TimeMs>> PgStore::QueuePausedAt(const std::string& queue) {

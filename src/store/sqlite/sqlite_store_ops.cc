@@ -1,8 +1,8 @@
 // SqliteStore: the operator surface: queue pauses, API tokens, the audit log.
-#include <map>
 #include <string>
 #include <vector>
 
+#include "store/queue_rows.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace warden::sqlite {
@@ -57,12 +57,7 @@ Result<bool> SqliteStore::QueueSetPaused(const std::string& queue, bool paused,
 
 Result<std::vector<QueueInfo>> SqliteStore::QueueList() {
   MutexLock lock(mu_);
-  std::map<std::string, QueueInfo> queues;
-  auto queue = [&](const std::string& name) -> QueueInfo& {
-    QueueInfo& q = queues[name];
-    q.name = name;
-    return q;
-  };
+  QueueRows queues;
   WARDEN_ASSIGN_OR_RETURN(
       Stmt counts,
       db_->Prepare("SELECT queue, state, count(*), min(CASE WHEN state = 'available' THEN "
@@ -70,21 +65,15 @@ Result<std::vector<QueueInfo>> SqliteStore::QueueList() {
   while (true) {
     WARDEN_ASSIGN_OR_RETURN(bool row, counts.Step());
     if (!row) break;
-    QueueInfo& q = queue(counts.Text(0));
-    q.jobs.emplace_back(counts.Text(1), counts.Int(2));
-    if (!counts.IsNull(3)) q.oldest_available_at = counts.Int(3);
+    queues.AddCount(counts.Text(0), counts.Text(1), counts.Int(2), counts.OptInt(3));
   }
   WARDEN_ASSIGN_OR_RETURN(Stmt pauses, db_->Prepare("SELECT queue, paused_at FROM queue_pauses"));
   while (true) {
     WARDEN_ASSIGN_OR_RETURN(bool row, pauses.Step());
     if (!row) break;
-    QueueInfo& q = queue(pauses.Text(0));
-    q.paused = true;
-    q.paused_at = pauses.Int(1);
+    queues.AddPause(pauses.Text(0), pauses.Int(1));
   }
-  std::vector<QueueInfo> out;
-  for (auto& [name, q] : queues) out.push_back(std::move(q));
-  return out;
+  return queues.Take();
 }
 
 Result<std::optional<TimeMs>> SqliteStore::QueuePausedAt(const std::string& queue) {
