@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "server/api.h"
 #include "server/url.h"
 
 namespace warden::server {
@@ -24,14 +25,6 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
-
-namespace {
-
-std::string ErrorBody(const std::string& code, const std::string& message) {
-  return std::string("{\"error\":{\"code\":\"") + code + "\",\"message\":\"" + message + "\"}}";
-}
-
-}  // namespace
 
 struct Listener::Impl {
   ListenerOptions options;
@@ -135,10 +128,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       message = "the request headers are larger than " +
                 std::to_string(server_.options.max_header_bytes) + " bytes";
     }
-    Response r;
-    r.status = status;
-    r.body = ErrorBody(code, message);
-    Write(std::move(r), /*keep_alive=*/false, /*counted=*/false);
+    Write(ErrorResponse(status, code, message), /*keep_alive=*/false, /*counted=*/false);
   }
 
   void Dispatch() {
@@ -157,10 +147,9 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     req->body = std::move(raw.body());
     Status target = SplitTarget(std::string(raw.target()), &req->path, &req->query);
     if (!target.ok()) {
-      Response r;
-      r.status = 400;
-      r.body = ErrorBody("bad_request", "bad request target (" + target.message() + ")");
-      return Write(std::move(r), false, true);
+      // The message quotes the target: ErrorResponse escapes it as JSON.
+      return Write(ErrorResponse(400, "bad_request", "bad request target (" + target.message() + ")"),
+                   false, true);
     }
     // The handler may block on the store: off the I/O threads.
     asio::post(server_.handlers, [self = this->shared_from_this(), req, keep_alive] {
@@ -169,8 +158,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
         r = self->server_.handler(*req);
       } catch (const std::exception& e) {
         self->server_.log(std::string("handler threw: ") + e.what());
-        r.status = 500;
-        r.body = ErrorBody("internal", "internal error");
+        r = ErrorResponse(500, "internal", "internal error");
       }
       asio::post(self->stream_.get_executor(),
                  [self, r = std::move(r), keep_alive]() mutable {

@@ -300,6 +300,8 @@ TEST_P(HttpApiTest, BadRequestsGetAJsonErrorAndTheServerGoesOn) {
            {"GET", "/v1/jobs?state=lost", 400, "invalid_argument"},
            {"GET", "/v1/jobs?queue=%zz", 400, "bad_request"},
            {"GET", "/v1/jobs?queue=%00", 400, "bad_request"},
+           // The refusal quotes the name, quote and all: still valid JSON.
+           {"GET", "/v1/jobs?q%22x=%zz", 400, "bad_request"},
            {"DELETE", "/v1/queues", 405, "method_not_allowed"},
        }) {
     HttpResult r = Http(c.method, c.path, ops);
