@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/metrics.h"
 #include "warden/backlog.h"
 #include "warden/job.h"
 #include "warden/operator.h"
@@ -118,8 +119,17 @@ struct LeaderRow {
   bool holder_live = false;
 };
 
+// A running job recovered from a worker that lost it, and what became of it.
+struct RescuedJob {
+  JobId id = 0;
+  std::string queue;
+  JobState next = JobState::kAvailable;  // available, retryable, dead, cancelled
+  ErrorKind kind = ErrorKind::kLost;     // as recorded on the job (crash_loop: quarantined)
+};
+
 struct RescueReport {
   int rescued = 0;  // running jobs recovered (retried, requeued or dead)
+  std::vector<RescuedJob> jobs;  // each of them
 };
 
 // A live worker's own line to the store: wake-ups when jobs may have become
@@ -236,8 +246,23 @@ class Store {
   virtual Result<RescueReport> JobRescueSilent(std::span<const LeaseRow> silent) = 0;
   virtual Result<int> JobExpire() = 0;   // past their start deadline
   virtual Result<int> JobPromote() = 0;  // due scheduled/retryable -> available
+  // Deletes finished jobs, stopped and dead workers and fenced-write
+  // records older than `retention`; what the deleted rows counted
+  // (MetricTotals) is added to a retired total in the same transaction.
   virtual Result<int> Prune(Millis retention) = 0;
   virtual Result<Stats> GetStats() = 0;
+
+  // Metrics (core/metrics.h). A worker's snapshot of what it has counted
+  // since it registered, in SnapshotToJson's form; replaces its last one.
+  virtual Status WorkerPutMetrics(WorkerId id, const std::string& snapshot) = 0;
+  // The fleet's totals: the snapshots of every worker row, plus what pruned
+  // rows left behind, plus the store's own counts:
+  // warden_fenced_writes_total (the fenced-write log) and
+  // warden_jobs_enqueued_total (the job id sequence). Never decreases.
+  virtual Result<MetricSnapshot> MetricTotals() = 0;
+  // Adds to the totals what a process without a worker row counted (an
+  // operator's release, a `warden sweep`): one transaction.
+  virtual Status MetricsAdd(const MetricSnapshot& deltas) = 0;
 
   // The operator surface. Each action writes its audit entry in its own
   // transaction: an action that happened is in the log.

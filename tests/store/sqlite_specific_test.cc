@@ -321,6 +321,7 @@ TEST_F(SqliteFileTest, VersionOneFileIsMigratedAndKeepsItsJobsAndAttempts) {
                          "ALTER TABLE workers DROP COLUMN allow_commands; "
                          "ALTER TABLE leaders DROP COLUMN ttl_ms; "
                          "DROP TABLE queue_pauses; DROP TABLE api_tokens; DROP TABLE audit_log; "
+                         "ALTER TABLE workers DROP COLUMN metrics; DROP TABLE metrics_retired; "
                          "DELETE FROM warden_schema WHERE version > 1",
                          nullptr, nullptr, nullptr),
             SQLITE_OK)

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "core/metrics.h"
 #include "warden/job.h"
 #include "warden/operator.h"
 
@@ -96,6 +97,7 @@ struct WorkerRow {
   std::optional<TimeMs> stopped_at;
   std::string death_reason;
   bool allow_commands = false;
+  MetricSnapshot metrics;  // its last snapshot (Store::WorkerPutMetrics)
 };
 
 struct LeaderEntry {
@@ -134,6 +136,7 @@ struct Tables {
   WorkerId last_worker_id = 0;
   std::map<std::string, LeaderEntry> leaders;
   std::vector<FencedWrite> fenced_writes;
+  MetricSnapshot metrics_retired;  // what pruned rows counted
   // SQLite's jobs_live_unique index: the live job holding each unique key.
   // Kept by SetJobState, the one way a job changes state.
   std::map<std::string, JobId> live_unique;

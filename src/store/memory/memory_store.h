@@ -76,6 +76,9 @@ class MemoryStore final : public Store {
   Result<int> JobPromote() override;
   Result<int> Prune(Millis retention) override;
   Result<Stats> GetStats() override;
+  Status WorkerPutMetrics(WorkerId id, const std::string& snapshot) override;
+  Result<MetricSnapshot> MetricTotals() override;
+  Status MetricsAdd(const MetricSnapshot& deltas) override;
 
   Result<bool> QueueSetPaused(const std::string& queue, bool paused,
                               const AuditEntry& audit) override;
@@ -96,7 +99,9 @@ class MemoryStore final : public Store {
 
   // Each REQUIRES db_->mu held, as SqliteStore's *Locked helpers need its
   // transaction. Applies a failed outcome (fenced). false: fenced off.
-  bool FailLocked(const JobOutcome& o, TimeMs now) REQUIRES(db_->mu);
+  // `rescued`, if given, learns what became of the job.
+  bool FailLocked(const JobOutcome& o, TimeMs now, RescuedJob* rescued = nullptr)
+      REQUIRES(db_->mu);
   bool SucceedLocked(const JobOutcome& o, TimeMs now) REQUIRES(db_->mu);
   // Fails every running job of `worker` with kind `lost`.
   RescueReport RescueWorkerLocked(WorkerId worker, const std::string& message, TimeMs now)

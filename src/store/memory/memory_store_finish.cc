@@ -50,7 +50,7 @@ bool MemoryStore::SucceedLocked(const JobOutcome& o, TimeMs now) {
   return true;
 }
 
-bool MemoryStore::FailLocked(const JobOutcome& o, TimeMs now) {
+bool MemoryStore::FailLocked(const JobOutcome& o, TimeMs now, RescuedJob* rescued) {
   JobRow* job = FindRunningLocked(o.ref);
   if (!job) return false;
   FailureInput in;
@@ -67,6 +67,7 @@ bool MemoryStore::FailLocked(const JobOutcome& o, TimeMs now) {
   if (job->cancel_requested) in.kind = ErrorKind::kCancelled;
 
   const FailureDecision d = DecideFailure(in, Jitter());
+  if (rescued) *rescued = RescuedJob{job->id, job->queue, d.next, d.kind};
   SetJobState(db_->t, *job, d.next);
   // A retry without backoff keeps its place in line (its old run_at), so a
   // rescued job runs next instead of behind the whole backlog.

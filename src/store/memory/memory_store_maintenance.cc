@@ -69,7 +69,11 @@ Result<RescueReport> MemoryStore::JobRescueSilent(std::span<const LeaseRow> sile
     o.ref = l.ref;
     o.error.kind = ErrorKind::kLost;
     o.error.message = "lease not renewed for " + FormatDuration(l.length) + " (worker silent)";
-    if (FailLocked(o, now)) ++report.rescued;
+    RescuedJob rescued;
+    if (FailLocked(o, now, &rescued)) {
+      ++report.rescued;
+      report.jobs.push_back(std::move(rescued));
+    }
   }
   return report;
 }
@@ -112,10 +116,40 @@ Result<int> MemoryStore::Prune(Millis retention) {
   for (auto it = t.workers.begin(); it != t.workers.end();) {
     const WorkerRow& w = it->second;
     const bool gone = w.state == WorkerState::kStopped || w.state == WorkerState::kDead;
-    it = gone && w.stopped_at && *w.stopped_at < cutoff ? t.workers.erase(it) : std::next(it);
+    if (gone && w.stopped_at && *w.stopped_at < cutoff) {
+      AddSnapshot(t.metrics_retired, w.metrics);
+      it = t.workers.erase(it);
+    } else {
+      ++it;
+    }
   }
-  std::erase_if(t.fenced_writes, [&](const FencedWrite& f) { return f.at < cutoff; });
+  const size_t fenced = std::erase_if(t.fenced_writes,
+                                      [&](const FencedWrite& f) { return f.at < cutoff; });
+  t.metrics_retired[kFencedWrites] += static_cast<double>(fenced);
   return pruned;
+}
+
+Status MemoryStore::WorkerPutMetrics(WorkerId id, const std::string& snapshot) {
+  MutexLock lock(db_->mu);
+  auto w = db_->t.workers.find(id);
+  if (w != db_->t.workers.end()) w->second.metrics = SnapshotFromJson(snapshot);
+  return Status::Ok();
+}
+
+Status MemoryStore::MetricsAdd(const MetricSnapshot& deltas) {
+  MutexLock lock(db_->mu);
+  AddSnapshot(db_->t.metrics_retired, deltas);
+  return Status::Ok();
+}
+
+Result<MetricSnapshot> MemoryStore::MetricTotals() {
+  MutexLock lock(db_->mu);
+  const Tables& t = db_->t;
+  MetricSnapshot out = t.metrics_retired;
+  for (const auto& [id, w] : t.workers) AddSnapshot(out, w.metrics);
+  out[kFencedWrites] += static_cast<double>(t.fenced_writes.size());
+  out["warden_jobs_enqueued_total"] += static_cast<double>(t.last_job_id);
+  return out;
 }
 
 Result<Stats> MemoryStore::GetStats() {

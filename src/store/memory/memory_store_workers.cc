@@ -87,7 +87,11 @@ RescueReport MemoryStore::RescueWorkerLocked(WorkerId worker, const std::string&
     o.ref = ref;
     o.error.kind = ErrorKind::kLost;
     o.error.message = message;
-    if (FailLocked(o, now)) ++report.rescued;
+    RescuedJob rescued;
+    if (FailLocked(o, now, &rescued)) {
+      ++report.rescued;
+      report.jobs.push_back(std::move(rescued));
+    }
   }
   return report;
 }

@@ -327,6 +327,16 @@ CREATE TABLE IF NOT EXISTS warden.audit_log (
 );
 )sql";
 
+// Metrics (as on SQLite): each worker's snapshot of what it counted
+// (core/metrics.h), and the totals of the rows Prune deleted.
+const char* const kMigrationMetrics = R"sql(
+ALTER TABLE warden.workers ADD COLUMN IF NOT EXISTS metrics jsonb;
+CREATE TABLE IF NOT EXISTS warden.metrics_retired (
+  series text             PRIMARY KEY,
+  value  double precision NOT NULL
+);
+)sql";
+
 const std::vector<std::string> kMigrations = {
     std::string(kMigration1Tables) + kAddJob + kMigration1Views,
     kAddJob,
@@ -336,6 +346,7 @@ const std::vector<std::string> kMigrations = {
     kMigration6,
     kMigration7,
     kMigration8,
+    kMigrationMetrics,
 };
 
 // pg_advisory_xact_lock(kLockClass, kMigrationLock) serialises migrations

@@ -88,6 +88,9 @@ class PgStore final : public Store {
   Result<int> JobPromote() override;
   Result<int> Prune(Millis retention) override;
   Result<Stats> GetStats() override;
+  Status WorkerPutMetrics(WorkerId id, const std::string& snapshot) override;
+  Result<MetricSnapshot> MetricTotals() override;
+  Status MetricsAdd(const MetricSnapshot& deltas) override;
 
   Result<bool> QueueSetPaused(const std::string& queue, bool paused,
                               const AuditEntry& audit) override;
@@ -128,7 +131,9 @@ class PgStore final : public Store {
   Result<std::vector<JobId>> PickLocked(const ClaimParams& p, TimeMs now) REQUIRES(mu_);
   Result<int> PromoteDueLocked(TimeMs now) REQUIRES(mu_);
   // Applies a failed outcome (fenced). false: fenced off.
-  Result<bool> FailLocked(const JobOutcome& o, TimeMs now) REQUIRES(mu_);
+  // `rescued`, if given, learns what became of the job.
+  Result<bool> FailLocked(const JobOutcome& o, TimeMs now, RescuedJob* rescued = nullptr)
+      REQUIRES(mu_);
   Status LogFenced(const JobRef& ref, WorkerId worker, const std::string& what, TimeMs now)
       REQUIRES(mu_);
   // Fails every running job of `worker` (or, worker 0, with an expired

@@ -20,10 +20,10 @@ Status PgStore::LogFenced(const JobRef& ref, WorkerId worker, const std::string&
       .status();
 }
 
-Result<bool> PgStore::FailLocked(const JobOutcome& o, TimeMs now) {
+Result<bool> PgStore::FailLocked(const JobOutcome& o, TimeMs now, RescuedJob* rescued) {
   WARDEN_ASSIGN_OR_RETURN(
       Rows q, conn_->Exec("SELECT delivery, started_mark, retry, charged, max_attempts, "
-                          "crashes, max_crashes, attempt, cancel_requested FROM warden.jobs "
+                          "crashes, max_crashes, attempt, cancel_requested, queue FROM warden.jobs "
                           "WHERE id = $1::bigint AND lease_token = $2::bigint AND state = "
                           "'running' FOR UPDATE",
                           Params().Add(o.ref.id).Add(o.ref.lease_token)));
@@ -42,6 +42,7 @@ Result<bool> PgStore::FailLocked(const JobOutcome& o, TimeMs now) {
   if (q.Bool(0, 8)) in.kind = ErrorKind::kCancelled;
 
   const FailureDecision d = DecideFailure(in, Jitter());
+  if (rescued) *rescued = RescuedJob{o.ref.id, q.Text(0, 9), d.next, d.kind};
   const bool terminal = IsTerminal(d.next);
   Params p;
   p.Add(JobStateName(d.next)).Add(static_cast<int64_t>(d.delay.count())).Add(now);

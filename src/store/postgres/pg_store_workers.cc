@@ -1,4 +1,6 @@
 // PgStore: workers, leader lease, rescue and the other maintenance steps.
+#include <fmt/core.h>
+
 #include <string>
 
 #include "warden/duration.h"
@@ -145,8 +147,12 @@ Result<RescueReport> PgStore::RescueLocked(WorkerId worker, const std::string& m
     o.ref = JobRef{q.Int(i, 0), q.Int(i, 1)};
     o.error.kind = ErrorKind::kLost;
     o.error.message = message;
-    WARDEN_ASSIGN_OR_RETURN(bool ok, FailLocked(o, now));
-    if (ok) ++report.rescued;
+    RescuedJob job;
+    WARDEN_ASSIGN_OR_RETURN(bool ok, FailLocked(o, now, &job));
+    if (ok) {
+      ++report.rescued;
+      report.jobs.push_back(std::move(job));
+    }
   }
   return report;
 }
@@ -303,8 +309,12 @@ Result<RescueReport> PgStore::JobRescueSilent(std::span<const LeaseRow> silent) 
     o.error.kind = ErrorKind::kLost;
     o.error.message =
         "lease not renewed for " + FormatDuration(Millis(q.Int(i, 2))) + " (worker silent)";
-    WARDEN_ASSIGN_OR_RETURN(bool ok, FailLocked(o, now));
-    if (ok) ++report.rescued;
+    RescuedJob job;
+    WARDEN_ASSIGN_OR_RETURN(bool ok, FailLocked(o, now, &job));
+    if (ok) {
+      ++report.rescued;
+      report.jobs.push_back(std::move(job));
+    }
   }
   WARDEN_RETURN_IF_ERROR(tx->Commit());
   return report;
@@ -348,13 +358,27 @@ Result<int> PgStore::Prune(Millis retention) {
     pruned += n;
     if (n < kChunk) break;
   }
-  WARDEN_RETURN_IF_ERROR(conn_
-                             ->Exec("DELETE FROM warden.workers WHERE stopped_at < $1::bigint "
-                                    "AND state IN ('stopped', 'dead')",
-                                    Params().Add(cutoff))
-                             .status());
+  // What the deleted rows counted stays in the totals (MetricTotals): each
+  // statement deletes and adds in one.
   WARDEN_RETURN_IF_ERROR(
-      conn_->Exec("DELETE FROM warden.fenced_writes WHERE at < $1::bigint", Params().Add(cutoff))
+      conn_
+          ->Exec("WITH gone AS (DELETE FROM warden.workers WHERE stopped_at < $1::bigint "
+                 "AND state IN ('stopped', 'dead') RETURNING metrics) "
+                 "INSERT INTO warden.metrics_retired (series, value) "
+                 "SELECT m.key, sum((m.value)::double precision) FROM gone, "
+                 "jsonb_each(gone.metrics) m WHERE jsonb_typeof(m.value) = 'number' "
+                 "GROUP BY m.key ON CONFLICT (series) DO UPDATE SET "
+                 "value = warden.metrics_retired.value + excluded.value",
+                 Params().Add(cutoff))
+          .status());
+  WARDEN_RETURN_IF_ERROR(
+      conn_
+          ->Exec("WITH gone AS (DELETE FROM warden.fenced_writes WHERE at < $1::bigint "
+                 "RETURNING 1) INSERT INTO warden.metrics_retired (series, value) "
+                 "SELECT 'warden_fenced_writes_total', count(*) FROM gone "
+                 "ON CONFLICT (series) DO UPDATE SET "
+                 "value = warden.metrics_retired.value + excluded.value",
+                 Params().Add(cutoff))
           .status());
   return pruned;
 }
@@ -380,6 +404,53 @@ Result<Stats> PgStore::GetStats() {
   stats.fenced_writes = n.Int(0, 1);
   stats.crash_loops = n.Int(0, 2);
   return stats;
+}
+
+Status PgStore::WorkerPutMetrics(WorkerId id, const std::string& snapshot) {
+  MutexLock lock(mu_);
+  return conn_
+      ->Exec("UPDATE warden.workers SET metrics = $1::jsonb WHERE id = $2::bigint",
+             Params().Add(snapshot).Add(id))
+      .status();
+}
+
+Status PgStore::MetricsAdd(const MetricSnapshot& deltas) {
+  if (deltas.empty()) return Status::Ok();
+  MutexLock lock(mu_);
+  std::vector<std::string> series;
+  std::vector<std::string> values;
+  for (const auto& [s, v] : deltas) {
+    series.push_back(s);
+    values.push_back(fmt::format("{}", v));
+  }
+  return conn_
+      ->Exec("INSERT INTO warden.metrics_retired (series, value) "
+             "SELECT s, v::double precision FROM unnest($1::text[], $2::text[]) AS d(s, v) "
+             "ON CONFLICT (series) DO UPDATE SET "
+             "value = warden.metrics_retired.value + excluded.value",
+             Params().AddArray(series).AddArray(values))
+      .status();
+}
+
+Result<MetricSnapshot> PgStore::MetricTotals() {
+  MutexLock lock(mu_);
+  // The id sequence counts every id taken: also those of inserts that a
+  // unique key turned away or that rolled back (docs/metrics.md).
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows r,
+      conn_->Exec("SELECT series, sum(value)::text FROM ("
+                  "SELECT m.key AS series, (m.value)::double precision AS value "
+                  "FROM warden.workers w, jsonb_each(w.metrics) m "
+                  "WHERE jsonb_typeof(m.value) = 'number' "
+                  "UNION ALL SELECT series, value FROM warden.metrics_retired "
+                  "UNION ALL SELECT 'warden_fenced_writes_total', count(*) "
+                  "FROM warden.fenced_writes "
+                  "UNION ALL SELECT 'warden_jobs_enqueued_total', coalesce(pg_sequence_last_value("
+                  "pg_get_serial_sequence('warden.jobs', 'id')::regclass), 0)"
+                  ") t GROUP BY series"));
+  MetricSnapshot out;
+  for (int i = 0; i < r.size(); ++i) out[r.Text(i, 0)] = std::strtod(r.Text(i, 1).c_str(), nullptr);
+  return out;
 }
 
 }  // namespace warden::pg

@@ -189,8 +189,19 @@ CREATE TABLE audit_log (
 );
 )sql";
 
+// Metrics: each worker's snapshot of what it counted (core/metrics.h), and
+// the totals of the rows Prune deleted, so that the sums never go down.
+const char* const kMigrationMetrics = R"sql(
+ALTER TABLE workers ADD COLUMN metrics TEXT;
+CREATE TABLE metrics_retired (
+  series TEXT PRIMARY KEY,
+  value  REAL NOT NULL
+) WITHOUT ROWID;
+)sql";
+
 const std::vector<const char*> kMigrations = {kMigration1, kMigration2, kMigration3,
-                                              kMigration4, kMigration5, kMigration6};
+                                              kMigration4, kMigration5, kMigration6,
+                                              kMigrationMetrics};
 
 // Every table and index the migrations create (a new migration adds its own).
 const char* const kWardenObjects[] = {
@@ -201,6 +212,7 @@ const char* const kWardenObjects[] = {
     "leaders",
     "fenced_writes",
     "queue_pauses", "api_tokens", "api_tokens_live_name", "audit_log",
+    "metrics_retired",
 };
 
 Result<std::set<std::string>> SchemaNames(Db& db) {

@@ -113,6 +113,11 @@ Stmt& Stmt::Bind(int i, std::optional<int64_t> v) {
   return v ? Bind(i, *v) : BindNull(i);
 }
 
+Stmt& Stmt::BindDouble(int i, double v) {
+  sqlite3_bind_double(stmt_, i, v);
+  return *this;
+}
+
 Stmt& Stmt::BindNull(int i) {
   sqlite3_bind_null(stmt_, i);
   return *this;

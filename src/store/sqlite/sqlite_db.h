@@ -57,6 +57,7 @@ class Stmt {
   Stmt& Bind(int i, const char* v) { return Bind(i, std::string(v)); }
   Stmt& Bind(int i, std::optional<int64_t> v);
   Stmt& BindNull(int i);
+  Stmt& BindDouble(int i, double v);
   // Empty string binds NULL (used for optional keys).
   Stmt& BindTextOrNull(int i, const std::string& v);
 
@@ -66,6 +67,7 @@ class Stmt {
   Result<int> Exec();
 
   int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+  double Double(int col) const { return sqlite3_column_double(stmt_, col); }
   std::optional<int64_t> OptInt(int col) const;
   std::string Text(int col) const;
   bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }

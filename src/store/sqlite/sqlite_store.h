@@ -84,6 +84,9 @@ class SqliteStore final : public Store {
   Result<int> JobPromote() override;
   Result<int> Prune(Millis retention) override;
   Result<Stats> GetStats() override;
+  Status WorkerPutMetrics(WorkerId id, const std::string& snapshot) override;
+  Result<MetricSnapshot> MetricTotals() override;
+  Status MetricsAdd(const MetricSnapshot& deltas) override;
 
   Result<bool> QueueSetPaused(const std::string& queue, bool paused,
                               const AuditEntry& audit) override;
@@ -105,7 +108,9 @@ class SqliteStore final : public Store {
 
   // Each REQUIRES mu_ held and, for writes, an open transaction.
   // Applies a failed outcome (fenced). false: fenced off.
-  Result<bool> FailLocked(WorkerId worker, const JobOutcome& o, TimeMs now) REQUIRES(mu_);
+  // `rescued`, if given, learns what became of the job.
+  Result<bool> FailLocked(WorkerId worker, const JobOutcome& o, TimeMs now,
+                          RescuedJob* rescued = nullptr) REQUIRES(mu_);
   Result<bool> SucceedLocked(const JobOutcome& o, TimeMs now) REQUIRES(mu_);
   // A batch's successes without a result (see FindPlainSuccesses).
   struct PlainSuccesses {

@@ -70,12 +70,13 @@ Result<bool> SqliteStore::SucceedLocked(const JobOutcome& o, TimeMs now) {
   return true;
 }
 
-Result<bool> SqliteStore::FailLocked(WorkerId worker, const JobOutcome& o, TimeMs now) {
+Result<bool> SqliteStore::FailLocked(WorkerId worker, const JobOutcome& o, TimeMs now,
+                                     RescuedJob* rescued) {
   (void)worker;
   WARDEN_ASSIGN_OR_RETURN(
       Stmt q, db_->Prepare("SELECT delivery, started_mark, retry, charged, max_attempts, "
                            "crashes, max_crashes, attempt, cancel_requested, worker_id, "
-                           "started_at, attempt_started_at FROM jobs "
+                           "started_at, attempt_started_at, queue FROM jobs "
                            "WHERE id = ? AND lease_token = ? AND state = 'running'"));
   q.Bind(1, o.ref.id).Bind(2, o.ref.lease_token);
   WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
@@ -96,9 +97,11 @@ Result<bool> SqliteStore::FailLocked(WorkerId worker, const JobOutcome& o, TimeM
   const int64_t claimed_by = q.Int(9);
   const int64_t claimed_at = q.OptInt(10).value_or(now);
   const std::optional<int64_t> attempt_started_at = q.OptInt(11);
+  const std::string queue = q.Text(12);
   q.Reset();
 
   const FailureDecision d = DecideFailure(in, Jitter());
+  if (rescued) *rescued = RescuedJob{o.ref.id, queue, d.next, d.kind};
   const bool terminal = IsTerminal(d.next);
   WARDEN_ASSIGN_OR_RETURN(
       Stmt upd,

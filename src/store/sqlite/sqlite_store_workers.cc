@@ -144,8 +144,12 @@ Result<RescueReport> SqliteStore::RescueLocked(const std::string& where, int64_t
     o.ref = v.ref;
     o.error.kind = ErrorKind::kLost;
     o.error.message = message;
-    WARDEN_ASSIGN_OR_RETURN(bool ok, FailLocked(v.worker, o, now));
-    if (ok) ++report.rescued;
+    RescuedJob job;
+    WARDEN_ASSIGN_OR_RETURN(bool ok, FailLocked(v.worker, o, now, &job));
+    if (ok) {
+      ++report.rescued;
+      report.jobs.push_back(std::move(job));
+    }
   }
   return report;
 }
@@ -297,8 +301,12 @@ Result<RescueReport> SqliteStore::JobRescueSilent(std::span<const LeaseRow> sile
     o.ref = l.ref;
     o.error.kind = ErrorKind::kLost;
     o.error.message = "lease not renewed for " + FormatDuration(l.length) + " (worker silent)";
-    WARDEN_ASSIGN_OR_RETURN(bool ok, FailLocked(l.worker, o, now));
-    if (ok) ++report.rescued;
+    RescuedJob job;
+    WARDEN_ASSIGN_OR_RETURN(bool ok, FailLocked(l.worker, o, now, &job));
+    if (ok) {
+      ++report.rescued;
+      report.jobs.push_back(std::move(job));
+    }
   }
   WARDEN_RETURN_IF_ERROR(tx->Commit());
   return report;
@@ -352,10 +360,25 @@ Result<int> SqliteStore::Prune(Millis retention) {
     if (n < kChunk) break;
   }
   WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
+  // What the rows about to go counted stays in the totals (MetricTotals).
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt fold_workers,
+      db_->Prepare("INSERT INTO metrics_retired (series, value) "
+                   "SELECT m.key, sum(m.value) FROM workers w, json_each(w.metrics) m "
+                   "WHERE w.stopped_at < ? AND w.state IN ('stopped', 'dead') "
+                   "AND json_valid(w.metrics) AND m.type IN ('integer', 'real') GROUP BY m.key "
+                   "ON CONFLICT (series) DO UPDATE SET value = value + excluded.value"));
+  WARDEN_RETURN_IF_ERROR(fold_workers.Bind(1, cutoff).Exec().status());
   WARDEN_ASSIGN_OR_RETURN(
       Stmt workers, db_->Prepare("DELETE FROM workers WHERE stopped_at < ? AND state IN "
                                  "('stopped', 'dead')"));
   WARDEN_RETURN_IF_ERROR(workers.Bind(1, cutoff).Exec().status());
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt fold_fenced,
+      db_->Prepare("INSERT INTO metrics_retired (series, value) "
+                   "SELECT 'warden_fenced_writes_total', count(*) FROM fenced_writes WHERE at < ? "
+                   "ON CONFLICT (series) DO UPDATE SET value = value + excluded.value"));
+  WARDEN_RETURN_IF_ERROR(fold_fenced.Bind(1, cutoff).Exec().status());
   WARDEN_ASSIGN_OR_RETURN(Stmt fenced, db_->Prepare("DELETE FROM fenced_writes WHERE at < ?"));
   WARDEN_RETURN_IF_ERROR(fenced.Bind(1, cutoff).Exec().status());
   WARDEN_RETURN_IF_ERROR(tx->Commit());
@@ -393,6 +416,48 @@ Result<Stats> SqliteStore::GetStats() {
   WARDEN_ASSIGN_OR_RETURN(
       stats.crash_loops, scalar("SELECT count(*) FROM jobs WHERE last_error = 'crash_loop'"));
   return stats;
+}
+
+Status SqliteStore::WorkerPutMetrics(WorkerId id, const std::string& snapshot) {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("UPDATE workers SET metrics = ? WHERE id = ?"));
+  return q.Bind(1, snapshot).Bind(2, id).Exec().status();
+}
+
+Status SqliteStore::MetricsAdd(const MetricSnapshot& deltas) {
+  if (deltas.empty()) return Status::Ok();
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt q, db_->Prepare("INSERT INTO metrics_retired (series, value) VALUES (?, ?) "
+                           "ON CONFLICT (series) DO UPDATE SET value = value + excluded.value"));
+  for (const auto& [series, value] : deltas) {
+    WARDEN_RETURN_IF_ERROR(q.Bind(1, series).BindDouble(2, value).Exec().status());
+    q.Reset();
+  }
+  return tx->Commit();
+}
+
+Result<MetricSnapshot> SqliteStore::MetricTotals() {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt q,
+      db_->Prepare("SELECT series, sum(value) FROM ("
+                   "SELECT m.key AS series, m.value AS value FROM workers w, "
+                   "json_each(w.metrics) m WHERE json_valid(w.metrics) "
+                   "AND m.type IN ('integer', 'real') "
+                   "UNION ALL SELECT series, value FROM metrics_retired "
+                   "UNION ALL SELECT 'warden_fenced_writes_total', count(*) FROM fenced_writes "
+                   "UNION ALL SELECT 'warden_jobs_enqueued_total', "
+                   "coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'jobs'), 0)"
+                   ") GROUP BY series"));
+  MetricSnapshot out;
+  while (true) {
+    WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    out[q.Text(0)] = q.Double(1);
+  }
+  return out;
 }
 
 }  // namespace warden::sqlite

@@ -244,6 +244,18 @@ Result<Stats> SimStore::GetStats() {
   return Call<Result<Stats>>("GetStats", [&] { return inner_->GetStats(); });
 }
 
+Status SimStore::WorkerPutMetrics(WorkerId id, const std::string& snapshot) {
+  return Call<Status>("WorkerPutMetrics", [&] { return inner_->WorkerPutMetrics(id, snapshot); });
+}
+
+Result<MetricSnapshot> SimStore::MetricTotals() {
+  return Call<Result<MetricSnapshot>>("MetricTotals", [&] { return inner_->MetricTotals(); });
+}
+
+Status SimStore::MetricsAdd(const MetricSnapshot& deltas) {
+  return Call<Status>("MetricsAdd", [&] { return inner_->MetricsAdd(deltas); });
+}
+
 // The operator surface, over the same link.
 Result<bool> SimStore::QueueSetPaused(const std::string& queue, bool paused,
                                       const AuditEntry& audit) {

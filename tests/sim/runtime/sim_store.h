@@ -134,6 +134,9 @@ class SimStore : public Store {
   Result<int> JobPromote() override;
   Result<int> Prune(Millis retention) override;
   Result<Stats> GetStats() override;
+  Status WorkerPutMetrics(WorkerId id, const std::string& snapshot) override;
+  Result<MetricSnapshot> MetricTotals() override;
+  Status MetricsAdd(const MetricSnapshot& deltas) override;
   Result<bool> QueueSetPaused(const std::string& queue, bool paused,
                               const AuditEntry& audit) override;
   Result<std::vector<QueueInfo>> QueueList() override;
