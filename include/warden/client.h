@@ -14,7 +14,9 @@
 // Thread safety: a Client may be shared between threads (calls serialise).
 #pragma once
 
+#include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -30,6 +32,17 @@ namespace warden {
 class Store;
 
 // What one maintenance pass did (Client::Sweep, and the workers' own).
+// A running job recovered by a sweep, for the metrics (core/metrics.h).
+struct Recovery {
+  std::string queue;
+  const char* cause = "";  // "proven_death" or "lease_expiry"
+  JobState next = JobState::kAvailable;  // what became of the job
+  ErrorKind kind = ErrorKind::kLost;     // as recorded on it (crash_loop: quarantined)
+  // From the fault being found (the pass that proved the death began) or
+  // the lease last seen renewed, to the job being runnable again.
+  Millis took{0};
+};
+
 struct SweepSummary {
   int proven_dead = 0;    // workers proven dead (same host, process gone)
   int presumed_dead = 0;  // workers silent past the keepalive threshold
@@ -37,6 +50,7 @@ struct SweepSummary {
   int expired = 0;        // waiting jobs past their start deadline: expired
   int promoted = 0;       // scheduled or retryable jobs now due: available
   int pruned = 0;         // jobs finished longer ago than the retention: deleted
+  std::vector<Recovery> recoveries;  // one per rescued job
 };
 
 class Client {
@@ -126,6 +140,11 @@ class Client {
   Result<std::vector<WhyReason>> WhyNotRunning(JobId id);
   // Newest first; `before`: an entry id to page back from (0: the newest).
   Result<std::vector<AuditEntry>> ListAudit(int limit = 100, int64_t before = 0);
+  // The fleet's counters and histograms (docs/metrics.md): series, as in
+  // the Prometheus text format, -> value.
+  Result<std::map<std::string, double>> MetricTotals();
+  // The live worker that holds the maintenance lease; nullopt: none does.
+  Result<std::optional<WorkerInfo>> MaintenanceLeader();
 
  private:
   explicit Client(std::unique_ptr<Store> store);

@@ -127,6 +127,12 @@ class Worker {
   WorkerId id() const;
   const std::string& name() const;  // as given, or "<host>-<pid>"
   const WorkerCounters& counters() const;
+  // This process's metrics in the Prometheus text format (docs/metrics.md):
+  // what `warden worker --metrics-listen` serves.
+  std::string ExportMetrics();
+  // Ok while registered, not draining, and its heartbeats are written:
+  // what `--health-listen`'s /readyz answers.
+  Status Ready() const;
 
   class Impl;
 

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "cli/cli.h"
+#include "server/worker_endpoint.h"
 #include "warden/text.h"
 #include "warden/lists.h"
 
@@ -21,6 +22,7 @@ struct WorkerFlags {
   std::vector<std::string> tasks;
   std::string heartbeat, lease, keepalive, sweep, shutdown, kill_grace, poll;
   std::string log_level = "info";
+  std::string metrics_listen, health_listen;
 };
 
 Result<WorkerOptions> BuildOptions(const WorkerFlags& f) {
@@ -76,6 +78,11 @@ int RunWorker(const Globals& g, const WorkerFlags& f) {
   auto worker = Worker::Create(g.db, *options);
   if (!worker.has_value()) return Fail(worker.error());
   Worker* w = worker->get();
+  // Before Run, so that a bad or busy address fails the command at once.
+  auto endpoints = server::StartWorkerEndpoints(
+      f.metrics_listen, f.health_listen, *w,
+      [](const std::string& line) { std::cerr << "warden: " << line << "\n"; });
+  if (!endpoints.has_value()) return Fail(endpoints.error());
   std::atomic<bool> exiting{false};
   std::thread signals([w, set, &exiting] {
     int count = 0;
@@ -92,6 +99,7 @@ int RunWorker(const Globals& g, const WorkerFlags& f) {
   exiting = true;
   pthread_kill(signals.native_handle(), SIGTERM);
   signals.join();
+  for (auto& e : *endpoints) e->Stop(std::chrono::milliseconds(500));
   if (!s.ok()) return Fail(s);
   if (g.json) {
     const WorkerCounters& c = w->counters();
@@ -130,6 +138,10 @@ void AddWorkerCommand(CLI::App& app, Globals& g, Action* action) {
   cmd->add_option("--log-level", f->log_level,
                   "error | warn | info (default: one line per finished attempt) | debug "
                   "(and per start)");
+  cmd->add_option("--metrics-listen", f->metrics_listen,
+                  "ADDR:PORT: serve this worker's /metrics (docs/metrics.md)");
+  cmd->add_option("--health-listen", f->health_listen,
+                  "ADDR:PORT: serve /healthz and /readyz (503 while draining)");
   cmd->add_flag("--exit-when-idle", f->exit_when_idle,
                 "exit once no job it can run is available, due, retryable or running (jobs "
                 "for other queues or tasks, or scheduled for later, do not keep it)");

@@ -8,6 +8,7 @@
 #include "warden/duration.h"
 #include "warden/text.h"
 #include "env/env.h"
+#include "maintenance/recovery_metrics.h"
 #include "maintenance/sweeper.h"
 #include "store/store.h"
 #include "warden/worker.h"
@@ -213,10 +214,15 @@ Result<int> Client::ReleaseWorker(const std::string& name_or_id, bool force) {
       }
     }
   }
-  WARDEN_ASSIGN_OR_RETURN(RescueReport r,
-                          DeclareDeadPatiently(*store_, DefaultEnv().clock(), match->id,
-                                               "released by an operator"));
+  const Clock& clock = DefaultEnv().clock();
+  const int64_t start = clock.MonotonicMs();
+  WARDEN_ASSIGN_OR_RETURN(RescueReport r, DeclareDeadPatiently(*store_, clock, match->id,
+                                                               "released by an operator"));
   store_->NotifyWorkers();
+  Metrics counted;
+  CountRecoveries(counted, RecoveriesOf(r, "operator", Millis(clock.MonotonicMs() - start)));
+  // Best effort: the release happened; a count lost here is only a count.
+  (void)store_->MetricsAdd(counted.Snapshot());
   WARDEN_RETURN_IF_ERROR(Audit("worker.release", match->name + " (id " +
                                                      std::to_string(match->id) + ")",
                                r.rescued));
@@ -287,6 +293,10 @@ Result<SweepSummary> Client::Sweep(Millis keepalive_threshold, Millis watch) {
     total.rescued += r.rescued;
     total.expired += r.expired;
     total.promoted += r.promoted;
+    Metrics counted;
+    CountRecoveries(counted, r.recoveries);
+    (void)store_->MetricsAdd(counted.Snapshot());  // best effort, as above
+    total.recoveries.insert(total.recoveries.end(), r.recoveries.begin(), r.recoveries.end());
     if (r.rescued > 0 || r.promoted > 0) store_->NotifyWorkers();
     const int64_t left = until - clock.MonotonicMs();
     if (left <= 0) break;

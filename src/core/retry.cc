@@ -63,4 +63,17 @@ FailureDecision DecideFailure(const FailureInput& in, double jitter,
   return d;
 }
 
+FailureDecision PredictFailure(const JobInfo& job, ErrorKind kind, bool started_mark) {
+  FailureInput in;
+  in.kind = kind;
+  in.delivery = job.delivery;
+  in.started_mark = started_mark;
+  in.retry = job.retry;
+  in.charged = job.charged;
+  in.max_attempts = job.max_attempts;
+  in.crashes = job.crashes;
+  in.max_crashes = job.max_crashes;
+  return DecideFailure(in, 0);
+}
+
 }  // namespace warden

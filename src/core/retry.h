@@ -49,4 +49,10 @@ FailureDecision DecideFailure(const FailureInput& in, double jitter,
 
 Millis Backoff(int charged, const BackoffPolicy& policy, double jitter);
 
+// What the store will decide (its state and kind; not its jitter) for a
+// failed attempt of `job` as claimed: nothing DecideFailure reads changes
+// while the job's worker holds it, save an operator's cancel. For the
+// worker's own metrics, which must not wait for the store to say.
+FailureDecision PredictFailure(const JobInfo& job, ErrorKind kind, bool started_mark);
+
 }  // namespace warden

@@ -5,7 +5,7 @@
 namespace warden {
 
 namespace {
-constexpr const char* kRole = "sweeper";
+constexpr const char* kRole = kMaintenanceRole;
 constexpr Millis kPruneEvery{10 * 60 * 1000};
 }  // namespace
 

@@ -24,6 +24,9 @@
 
 namespace warden {
 
+// The name of the maintenance leader's lease (Store::LeaderRead).
+inline constexpr const char kMaintenanceRole[] = "sweeper";
+
 struct MaintainerOptions {
   Millis sweep_interval{1000};
   Millis lease{10'000};

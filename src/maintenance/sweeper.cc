@@ -1,6 +1,8 @@
 #include "maintenance/sweeper.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
 
 namespace warden {
 
@@ -54,16 +56,31 @@ Result<RescueReport> DeclareDeadPatiently(Store& store, const Clock& clock, Work
   return declared;
 }
 
+namespace {
+
+// Adds a rescue's jobs to `report`, each `took` (by job id) to recover.
+void AddRecoveries(SweepSummary& report, const RescueReport& r, const char* cause,
+                   const std::function<Millis(JobId)>& took) {
+  report.rescued += r.rescued;
+  for (const RescuedJob& j : r.jobs) {
+    report.recoveries.push_back(Recovery{j.queue, cause, j.next, j.kind, took(j.id)});
+  }
+}
+
+}  // namespace
+
 Result<SweepSummary> DeclareProvenDead(Store& store, Env& env,
                                        const std::vector<WorkerLiveness>& live) {
   SweepSummary report;
+  const int64_t found_mono = env.clock().MonotonicMs();
   auto declare = [&](WorkerId id, const std::string& proof) -> Status {
     auto r = store.WorkerDeclareDead(id, proof);
     // Busy (its row is held by a transaction in flight): the next sweep
     // tries again; the rest of this pass goes on.
     if (!r.has_value()) return r.error().transient() ? Status::Ok() : r.error();
     ++report.proven_dead;
-    report.rescued += r->rescued;
+    const Millis took(env.clock().MonotonicMs() - found_mono);
+    AddRecoveries(report, *r, "proven_death", [&](JobId) { return took; });
     return Status::Ok();
   };
   std::vector<WorkerLiveness> suspects;
@@ -94,12 +111,16 @@ std::vector<WorkerLiveness> SilentWorkers(SilenceJudge& judge,
 
 namespace {
 
-std::vector<LeaseRow> SilentLeases(SilenceJudge& judge, const std::vector<LeaseRow>& leases) {
+// `unchanged` learns how long each silent lease has gone unrenewed.
+std::vector<LeaseRow> SilentLeases(SilenceJudge& judge, const std::vector<LeaseRow>& leases,
+                                   std::map<JobId, Millis>& unchanged) {
   std::vector<LeaseRow> silent;
   for (const LeaseRow& l : leases) {
-    if (LeaseUnchanged(judge, l.ref.id, l.ref.lease_token, l.expires_at, l.length, l.worker,
-                       l.worker_heartbeat) >= l.length) {
+    const Millis quiet = LeaseUnchanged(judge, l.ref.id, l.ref.lease_token, l.expires_at,
+                                        l.length, l.worker, l.worker_heartbeat);
+    if (quiet >= l.length) {
       silent.push_back(l);
+      unchanged[l.ref.id] = quiet;
     }
   }
   return silent;
@@ -116,12 +137,16 @@ Result<SweepSummary> SweepOnce(Store& store, const SweepOptions& options, Silenc
   }
   const auto silent_workers = SilentWorkers(judge, live, options.keepalive_threshold);
   WARDEN_ASSIGN_OR_RETURN(auto leases, store.JobLeases());
-  judge.BeginPass(clock.MonotonicMs());
-  const auto silent_leases = SilentLeases(judge, leases);
+  const int64_t judged_mono = clock.MonotonicMs();
+  judge.BeginPass(judged_mono);
+  std::map<JobId, Millis> unchanged;
+  const auto silent_leases = SilentLeases(judge, leases, unchanged);
   WARDEN_ASSIGN_OR_RETURN(report.presumed_dead,
                           store.WorkerMarkSilent(silent_workers, options.keepalive_threshold));
   WARDEN_ASSIGN_OR_RETURN(RescueReport rescued, store.JobRescueSilent(silent_leases));
-  report.rescued += rescued.rescued;
+  const Millis since_judged(clock.MonotonicMs() - judged_mono);
+  AddRecoveries(report, rescued, "lease_expiry",
+                [&](JobId id) { return unchanged[id] + since_judged; });
   WARDEN_ASSIGN_OR_RETURN(report.expired, store.JobExpire());
   WARDEN_ASSIGN_OR_RETURN(report.promoted, store.JobPromote());
   if (options.prune) {

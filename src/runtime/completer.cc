@@ -17,12 +17,12 @@ Completer::Completer(Store& store, Env& env, Millis window, Callbacks callbacks)
 
 Completer::~Completer() { Stop(); }
 
-void Completer::Add(JobOutcome outcome, Millis give_up_after, bool keyed) {
+void Completer::Add(JobOutcome outcome, Millis give_up_after, bool keyed, Tally tally) {
   bool wake;
   {
     MutexLock lock(mu_);
-    pending_.push_back(
-        Item{std::move(outcome), clock_.MonotonicMs() + give_up_after.count(), keyed});
+    pending_.push_back(Item{std::move(outcome), clock_.MonotonicMs() + give_up_after.count(),
+                            keyed, std::move(tally)});
     ++added_;
     ++unsettled_[pending_.back().outcome.ref.id];
     // Only these two change what the writer waits for (work, a full batch).
@@ -113,6 +113,9 @@ void Completer::Loop() {
       }
       for (const Item& item : batch) SettleLocked(item);
       lock.Unlock();
+      if (cb_.on_written) {
+        for (size_t i = 0; i < batch.size(); ++i) cb_.on_written(batch[i].tally, (*r)[i]);
+      }
       if (cb_.on_batch) cb_.on_batch(accepted, static_cast<int>(batch.size()) - accepted, keyed);
       lock.Lock();
       cv_.NotifyAll();
@@ -169,6 +172,7 @@ void Completer::WriteOneByOne(std::vector<Item> batch, const Status& why) {
       if (r.has_value()) {
         ((*r)[0] ? accepted : fenced)++;
         keyed = keyed || ((*r)[0] && item.keyed);
+        if (cb_.on_written) cb_.on_written(item.tally, (*r)[0]);
         break;
       }
       if (tries == 0 && item.outcome.success) {

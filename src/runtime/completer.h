@@ -25,14 +25,27 @@
 
 namespace warden {
 
+// What an outcome counts for once written (the worker's metrics).
+struct OutcomeTally {
+  std::string queue;
+  const char* outcome = nullptr;  // core/metrics.h kOutcomes; null: not an ended attempt
+  bool released = false;          // handed back unfinished (cause `release`)
+  bool quarantined = false;       // it leaves the job dead as crash_loop
+  double run_seconds = -1;        // < 0: it did not run
+};
+
 class Completer {
  public:
+  using Tally = OutcomeTally;
   struct Callbacks {
     std::function<WorkerId()> worker_id;
     std::function<void(const std::string&)> log;
     // After each committed batch: how many were accepted / fenced off, and
     // whether any freed a concurrency key (other workers may now claim).
     std::function<void(int accepted, int fenced, bool freed_keys)> on_batch;
+    // After each committed write, for each outcome in it: its tally, and
+    // whether it was accepted (false: fenced off). Not for dropped ones.
+    std::function<void(const Tally& tally, bool accepted)> on_written;
   };
 
   Completer(Store& store, Env& env, Millis window, Callbacks callbacks);
@@ -40,7 +53,8 @@ class Completer {
 
   // `give_up_after`: once stopping, how long (from now) to keep retrying a
   // failing write.
-  void Add(JobOutcome outcome, Millis give_up_after, bool has_concurrency_key) EXCLUDES(mu_);
+  void Add(JobOutcome outcome, Millis give_up_after, bool has_concurrency_key,
+           Tally tally = {}) EXCLUDES(mu_);
   // Blocks until every outcome added before the call is written or dropped.
   void Flush() EXCLUDES(mu_);
   void Stop() EXCLUDES(mu_);  // flushes, then ends the writer thread
@@ -54,6 +68,7 @@ class Completer {
     JobOutcome outcome;
     int64_t give_up_at_mono;
     bool keyed;
+    Tally tally;
   };
   void Loop();
   void WriteOneByOne(std::vector<Item> batch, const Status& why);

@@ -7,6 +7,7 @@
 #include "warden/text.h"
 #include "warden/plural.h"
 #include "core/lease.h"
+#include "maintenance/recovery_metrics.h"
 #include "maintenance/sweeper.h"
 #include "runtime/worker_impl.h"
 #include "runtime/worker_seams.h"
@@ -119,9 +120,12 @@ Status Worker::Impl::RecoverPreviousIncarnation() {
                                 "); stop it, pick another --name, or run `warden workers "
                                 "release " + opt_.name + "` if that host is gone");
     }
+    const int64_t found_mono = clock_.MonotonicMs();
     WARDEN_ASSIGN_OR_RETURN(
         RescueReport r,
         DeclareDeadPatiently(*claim_store_, clock_, w.id, "unexpected shutdown: " + proof));
+    CountRecoveries(
+        RecoveriesOf(r, "proven_death", Millis(clock_.MonotonicMs() - found_mono)));
     Log(LogLevel::kWarn, "unexpected shutdown of the previous '" + opt_.name + "' (worker " +
          std::to_string(w.id) + ", " + proof + "); recovered " + std::to_string(r.rescued) +
          " of its jobs");
@@ -183,6 +187,7 @@ Status Worker::Impl::Run() {
   Completer::Callbacks cb;
   cb.worker_id = [this] { return id_.load(); };
   cb.log = [this](const std::string& line) { Log(LogLevel::kWarn, line); };
+  cb.on_written = [this](const Completer::Tally& t, bool accepted) { CountWritten(t, accepted); };
   cb.on_batch = [this](int accepted, int fenced, bool freed_keys) {
     counters_.fenced += fenced;
     (void)accepted;
@@ -295,6 +300,7 @@ void Worker::Impl::ClaimLoop() {
       got = claimed->size();
       bool shorter_lease = false, longer_lease = false;
       counters_.claimed_ahead += std::max(0, static_cast<int>(got) - slots_free);
+      for (const JobInfo& job : *claimed) CountClaimed(job);
       {
         MutexLock lock(mu_);
         claim_sent_mono_.reset();
@@ -445,7 +451,9 @@ void Worker::Impl::SlotLoop() {
     if (r->started_mono != 0) LogOutcome(*r, outcome);
     r->finished = true;
     (outcome.success ? counters_.succeeded : counters_.failed)++;
-    completer_->Add(std::move(outcome), r->lease, !r->job.concurrency_key.empty());
+    Completer::Tally tally = TallyFor(*r, outcome);
+    completer_->Add(std::move(outcome), r->lease, !r->job.concurrency_key.empty(),
+                    std::move(tally));
     {
       MutexLock lock(mu_);
       // A later attempt of the same job may have been claimed while this
@@ -512,6 +520,7 @@ void Worker::Impl::Shutdown() {
   env_.SignalWakeFd(stop_fd_);
   for (auto& t : threads_) t->Join();
   threads_.clear();
+  FlushMetrics();  // what the last jobs and the drain counted
   if (Status s = heartbeat_store_->WorkerStop(id_); !s.ok()) {
     Log(LogLevel::kWarn, "could not record the stop: " + s.ToString());
   }

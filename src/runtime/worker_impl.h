@@ -32,9 +32,11 @@
 
 #include "core/clock.h"
 #include "core/lost_claims.h"
+#include "core/metrics.h"
 #include "core/mutex.h"
 #include "runtime/completer.h"
 #include "runtime/log.h"
+#include "warden/client.h"
 #include "store/store.h"
 #include "warden/worker.h"
 
@@ -76,6 +78,10 @@ class Worker::Impl {
   std::atomic<WorkerId> id_{0};
   WorkerCounters counters_;
 
+  // The metrics (runtime/worker_metrics.cc).
+  std::string ExportMetrics() EXCLUDES(mu_);
+  Status Ready() const;
+
  private:
   Status RecoverPreviousIncarnation();
   Status Register();
@@ -111,6 +117,22 @@ class Worker::Impl {
   void ReleaseLostClaims(const HeartbeatStart& at_start,
                          const std::unordered_map<JobId, int64_t>& held, int64_t reply_mono);
   LostClaimDetector lost_claims_;  // heartbeat thread only
+
+  // Metrics (runtime/worker_metrics.cc).
+  Completer::Tally TallyFor(const RunningJob& r, const JobOutcome& o) const;
+  void CountWritten(const Completer::Tally& t, bool accepted);
+  void CountClaimed(const JobInfo& job);
+  void CountRecoveries(const std::vector<Recovery>& recoveries);
+  // Writes the snapshot into the worker row when it changed (heartbeat
+  // thread, or Shutdown once the threads are done).
+  void FlushMetrics();
+  // Registered again: what came before stays with the old row.
+  void RebaseMetrics();
+  Metrics metrics_;
+  uint64_t flushed_version_ = 0;  // heartbeat thread
+  MetricSnapshot flush_base_;     // heartbeat thread
+  std::atomic<bool> leader_{false};
+  std::atomic<int64_t> last_heartbeat_ok_mono_{0};
 
   // Runs one job and says how its attempt ended. There is always an outcome:
   // the heartbeats keep a held job's lease alive, so a job left without one

@@ -44,6 +44,10 @@ void Worker::Impl::HeartbeatLoop() {
     }
     if (reported_error) Log(LogLevel::kInfo, "heartbeats work again");
     reported_error = false;
+    if (hb->alive) {
+      last_heartbeat_ok_mono_ = clock_.MonotonicMs();
+      FlushMetrics();
+    }
     if (!hb->alive) {
       // Declared dead while we could not heartbeat: our leases are gone or
       // going. Stop everything (late writes are fenced) and start afresh.
@@ -54,6 +58,7 @@ void Worker::Impl::HeartbeatLoop() {
         SleepFor(opt_.heartbeat);
         continue;
       }
+      RebaseMetrics();
       Log(LogLevel::kInfo, "registered again as worker " + std::to_string(id_.load()) + " (was " +
            std::to_string(old) + ")");
       continue;
@@ -155,6 +160,8 @@ void Worker::Impl::SweeperLoop() {
   while (!threads_done_) {
     const MaintenancePass pass = maintainer.Pass(id_);
     bool freed = false;
+    CountRecoveries(pass.proven.recoveries);
+    if (pass.swept) CountRecoveries(pass.swept->recoveries);
     if (pass.proven.proven_dead > 0) {
       counters_.rescued += pass.proven.rescued;
       Log(LogLevel::kInfo, "proved " + Plural(pass.proven.proven_dead, "worker") +
@@ -162,6 +169,7 @@ void Worker::Impl::SweeperLoop() {
       freed = true;
     }
     if (pass.now_leader) {
+      leader_ = *pass.now_leader;
       Log(LogLevel::kInfo, *pass.now_leader ? "now the maintenance leader"
                                             : "no longer the maintenance leader");
     }

@@ -8,10 +8,11 @@
 
 namespace warden::server {
 
-Status ParseListen(const std::string& listen, std::string* host, int* port) {
+Status ParseListen(const std::string& listen, std::string* host, int* port, const char* flag) {
   const size_t colon = listen.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == listen.size()) {
-    return InvalidArgument("--listen '" + listen + "' is not ADDR:PORT (e.g. 127.0.0.1:7878)");
+    return InvalidArgument(std::string(flag) + " '" + listen +
+                           "' is not ADDR:PORT (e.g. 127.0.0.1:7878)");
   }
   *host = listen.substr(0, colon);
   if (host->size() >= 2 && host->front() == '[' && host->back() == ']') {
@@ -20,7 +21,8 @@ Status ParseListen(const std::string& listen, std::string* host, int* port) {
   const std::string p = listen.substr(colon + 1);
   if (p.find_first_not_of("0123456789") != std::string::npos || p.size() > 5 ||
       std::stoi(p) > 65535) {
-    return InvalidArgument("--listen '" + listen + "': '" + p + "' is not a port (0-65535)");
+    return InvalidArgument(std::string(flag) + " '" + listen + "': '" + p +
+                           "' is not a port (0-65535)");
   }
   *port = std::stoi(p);
   return Status::Ok();

@@ -27,7 +27,8 @@ struct ServeOptions {
 
 // Splits ADDR:PORT; the address must be an IP address (no host names: what
 // a name resolves to can change, and loopback must be known for sure).
-Status ParseListen(const std::string& listen, std::string* host, int* port);
+Status ParseListen(const std::string& listen, std::string* host, int* port,
+                   const char* flag = "--listen");
 bool IsLoopback(const std::string& host);
 
 // Serves until SIGTERM or SIGINT. `ready` is called once listening, with

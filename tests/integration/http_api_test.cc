@@ -361,6 +361,147 @@ TEST_P(HttpApiTest, MetricsAreValidPrometheusTextWithEscapedLabels) {
   EXPECT_EQ(lint.exit_code, 0) << lint.out << lint.err;
 }
 
+// The port a worker's endpoint says it serves `what` on ("/metrics",
+// "/healthz"), from its log; -1 if it has not said.
+int EndpointPort(const Worker& w, const std::string& what) {
+  const std::string log = w.Log();
+  const size_t at = log.find("serving " + what);
+  if (at == std::string::npos) return -1;
+  const size_t colon = log.find("127.0.0.1:", at);
+  return colon == std::string::npos ? -1 : std::atoi(log.c_str() + colon + 10);
+}
+
+// What one series of a Prometheus text reads (-1: absent).
+double Sample(const std::string& text, const std::string& series) {
+  const size_t at = text.find("\n" + series + " ");
+  if (at == std::string::npos) return -1;
+  return std::strtod(text.c_str() + at + series.size() + 2, nullptr);
+}
+
+TEST_P(HttpApiTest, TheFleetsCountersComeFromEveryWorkerAndSurviveItsDeath) {
+  StartServer({"--no-auth"});
+  auto metrics = [&] { return Http("GET", "/metrics").body; };
+  auto lint = [&](const std::string& text, const std::string& name) {
+    const std::string file = dir() + "/" + name + ".txt";
+    std::ofstream(file) << text;
+    CliResult r = RunToExit({"/bin/sh", "-c", "promtool check metrics < " + file},
+                            dir() + "/promtool-" + name, Millis(30'000));
+    EXPECT_EQ(r.exit_code, 0) << name << ": " << r.out << r.err;
+  };
+  // Before any worker: every counter whose labels are known is there, at 0.
+  Add("true", {"--queue", "email"});
+  const std::string before = metrics();
+  EXPECT_EQ(Sample(before, R"(warden_jobs_completed_total{queue="email",outcome="dead"})"), 0)
+      << before;
+  EXPECT_EQ(Sample(before, R"(warden_jobs_rescued_total{cause="proven_death"})"), 0);
+  EXPECT_EQ(Sample(before, "warden_fenced_writes_total"), 0);
+  EXPECT_EQ(Sample(before, "warden_jobs_enqueued_total"), 1);
+
+  std::vector<std::string> a_flags = FastFlags();
+  a_flags.insert(a_flags.end(), {"--queues", "email,default", "--metrics-listen",
+                                 "127.0.0.1:0", "--health-listen", "127.0.0.1:0"});
+  Worker& a = StartWorker("a", a_flags, 4);
+  Add("true", {"--queue", "email"});
+  Add("exit 3", {"--queue", "email", "--max-attempts", "1"});
+  const int64_t held = Add("sleep 60");
+  ASSERT_TRUE(WaitFor([&] {
+    const std::string m = metrics();
+    return Sample(m, R"(warden_jobs_completed_total{queue="email",outcome="succeeded"})") == 2 &&
+           Sample(m, R"(warden_jobs_completed_total{queue="email",outcome="dead"})") == 1;
+  })) << metrics();
+  ASSERT_TRUE(WaitFor([&] { return JobInState(held, warden::JobState::kRunning); }));
+
+  // a's own endpoint: its share, under its own names, and its probes.
+  const int a_metrics = EndpointPort(a, "/metrics");
+  const int a_health = EndpointPort(a, "/healthz");
+  ASSERT_GT(a_metrics, 0) << a.Log();
+  ASSERT_GT(a_health, 0) << a.Log();
+  const int server_port = port_;
+  port_ = a_metrics;
+  const std::string own = Http("GET", "/metrics").body;
+  EXPECT_EQ(Sample(own, R"(warden_worker_jobs_completed_total{queue="email",outcome="succeeded"})"),
+            2)
+      << own;
+  EXPECT_EQ(Sample(own, "warden_worker_slots"), 4);
+  EXPECT_EQ(Sample(own, "warden_worker_running_jobs"), 1);
+  EXPECT_GT(Sample(own, "process_resident_memory_bytes"), 0);
+  EXPECT_EQ(own.find("\nwarden_jobs_completed_total"), std::string::npos)
+      << "a worker's share must not carry the fleet's names";
+  lint(own, "worker");
+  EXPECT_EQ(Http("POST", "/metrics").status, 405);
+  EXPECT_EQ(Http("GET", "/healthz").status, 404) << "not on the metrics address";
+  port_ = a_health;
+  EXPECT_EQ(Http("GET", "/healthz").status, 200);
+  EXPECT_EQ(Http("GET", "/readyz").status, 200);
+  port_ = server_port;
+
+  // b proves a's death and rescues its job; a's counts stay in its row.
+  Worker& b = StartWorker("b", {}, 2);
+  a.proc->Kill();
+  ASSERT_TRUE(WaitFor([&] {
+    return Sample(metrics(), R"(warden_jobs_rescued_total{cause="proven_death"})") == 1;
+  })) << metrics() << b.Log();
+  ASSERT_TRUE(WaitFor([&] {
+    return Sample(metrics(), R"(warden_maintenance_leader{worker="b"})") == 1;
+  })) << metrics();
+  const std::string after = metrics();
+  EXPECT_EQ(Sample(after, R"(warden_jobs_completed_total{queue="email",outcome="succeeded"})"), 2);
+  EXPECT_EQ(Sample(after, R"(warden_jobs_completed_total{queue="default",outcome="failed"})"), 1)
+      << "the lost attempt";
+  EXPECT_EQ(Sample(after, R"(warden_recovery_seconds_count{cause="proven_death"})"), 1);
+  EXPECT_GE(Sample(after, R"(warden_recovery_seconds_bucket{cause="proven_death",le="+Inf"})"),
+            1);
+  EXPECT_EQ(Sample(after, R"(warden_job_wait_seconds_count{queue="email"})"), 3) << after;
+  EXPECT_EQ(Sample(after, R"(warden_job_run_seconds_count{queue="email"})"), 3);
+  EXPECT_EQ(Sample(after, "warden_jobs_enqueued_total"), 4);
+  lint(after, "serve");
+
+  // b's graceful stop hands the job back: a release, counted as b goes.
+  ASSERT_TRUE(WaitFor([&] { return JobInState(held, warden::JobState::kRunning); }));
+  ASSERT_TRUE(b.proc->Signal(SIGTERM));
+  // The second (once the first is taken: signals do not queue) releases
+  // the job at once.
+  ASSERT_TRUE(WaitFor([&] { return b.LogHas("draining"); })) << b.Log();
+  ASSERT_TRUE(b.proc->Signal(SIGTERM));
+  ASSERT_TRUE(b.proc->WaitExit(Millis(30'000)));
+  EXPECT_EQ(Sample(metrics(), R"(warden_jobs_rescued_total{cause="release"})"), 1) << b.Log();
+}
+
+TEST_P(HttpApiTest, AnOperatorsReleaseAndASweepAreCountedToo) {
+  StartServer({"--no-auth"});
+  StartWorker("c", {}, 1);
+  const int64_t id = Add("sleep 60");
+  ASSERT_TRUE(WaitFor([&] { return JobInState(id, warden::JobState::kRunning); }));
+  CliResult r = Cli({"workers", "release", "c", "--force"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string m = Http("GET", "/metrics").body;
+  EXPECT_EQ(Sample(m, R"(warden_jobs_rescued_total{cause="operator"})"), 1) << m;
+  EXPECT_EQ(Sample(m, R"(warden_recovery_seconds_count{cause="operator"})"), 1) << m;
+  EXPECT_EQ(Sample(m, R"(warden_jobs_completed_total{queue="default",outcome="failed"})"), 1);
+}
+
+TEST_P(HttpApiTest, AWorkersReadyzSays503WhileItDrains) {
+  std::vector<std::string> flags = FastFlags({{"--shutdown-timeout", "30s"}});
+  flags.insert(flags.end(), {"--health-listen", "127.0.0.1:0"});
+  Worker& w = StartWorker("w", flags, 1);
+  const int64_t id = Add("sleep 60");
+  ASSERT_TRUE(WaitFor([&] { return JobInState(id, warden::JobState::kRunning); }));
+  port_ = EndpointPort(w, "/healthz");
+  ASSERT_GT(port_, 0) << w.Log();
+  EXPECT_EQ(Http("GET", "/readyz").status, 200);
+  ASSERT_TRUE(w.proc->Signal(SIGTERM));
+  EXPECT_TRUE(WaitFor([&] { return Http("GET", "/readyz").status == 503; })) << w.Log();
+  EXPECT_EQ(Http("GET", "/healthz").status, 200) << "alive while it drains";
+  ASSERT_TRUE(w.proc->Signal(SIGTERM));
+  ASSERT_TRUE(w.proc->WaitExit(Millis(30'000)));
+}
+
+TEST_P(HttpApiTest, ABadEndpointAddressFailsTheWorkerAtOnce) {
+  CliResult r = Cli({"worker", "--allow-cmd", "--metrics-listen", "localhost"}, false);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_TRUE(Has(r.err, "--metrics-listen 'localhost' is not ADDR:PORT")) << r.err;
+}
+
 TEST_P(HttpApiTest, ReadyzAnswers503WhileDrainingThenTheServerExits) {
   StartServer({"--drain-grace", "3s"});
   EXPECT_EQ(Http("GET", "/readyz").status, 200);

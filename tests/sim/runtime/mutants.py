@@ -73,7 +73,7 @@ MUTANTS = {
     # Silence judged by the wall clock (the sweeper's against the store's
     # timestamps) instead of by watching: a step takes live workers' jobs.
     "rescue_by_wall_clock": (
-        "const auto silent_leases = SilentLeases(judge, leases);",
+        "const auto silent_leases = SilentLeases(judge, leases, unchanged);",
         "(void)&SilentLeases;\n"
         "  std::vector<LeaseRow> silent_leases;\n"
         "  for (const LeaseRow& l : leases) {\n"
