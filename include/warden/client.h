@@ -140,8 +140,11 @@ class Client {
   Result<std::vector<WhyReason>> WhyNotRunning(JobId id);
   // Newest first; `before`: an entry id to page back from (0: the newest).
   Result<std::vector<AuditEntry>> ListAudit(int limit = 100, int64_t before = 0);
-  // The fleet's counters and histograms (docs/metrics.md): series, as in
-  // the Prometheus text format, -> value.
+  // Every metric of the fleet (docs/metrics.md) in the Prometheus text
+  // format: what `warden serve` answers on /metrics.
+  Result<std::string> ExportMetrics();
+  // The fleet's counters and histograms alone: series, as in the text
+  // format, -> value.
   Result<std::map<std::string, double>> MetricTotals();
   // The live worker that holds the maintenance lease; nullopt: none does.
   Result<std::optional<WorkerInfo>> MaintenanceLeader();

@@ -1,0 +1,68 @@
+// Client::ExportMetrics: `warden serve`'s /metrics (docs/metrics.md), read
+// from the database at each call, so that any number of `warden serve`
+// processes on one database report the same values. Names are the
+// contract of docs/metrics.md and of the alert rules in deploy/prometheus/.
+// The counters and histograms are the fleet's totals (core/metrics.h).
+#include <algorithm>
+
+#include "core/metrics.h"
+#include "warden/client.h"
+
+namespace warden {
+namespace {
+
+constexpr JobState kStates[] = {JobState::kScheduled, JobState::kAvailable, JobState::kRunning,
+                                JobState::kSucceeded, JobState::kRetryable, JobState::kDead,
+                                JobState::kCancelled, JobState::kExpired};
+constexpr WorkerState kWorkerStates[] = {WorkerState::kActive, WorkerState::kDraining,
+                                         WorkerState::kStopped, WorkerState::kDead};
+
+}  // namespace
+
+Result<std::string> Client::ExportMetrics() {
+  WARDEN_ASSIGN_OR_RETURN(auto queues, ListQueues());
+  WARDEN_ASSIGN_OR_RETURN(auto now, StoreNow());
+  WARDEN_ASSIGN_OR_RETURN(auto stats, GetStats());
+  WARDEN_ASSIGN_OR_RETURN(auto totals, MetricTotals());
+  WARDEN_ASSIGN_OR_RETURN(auto leader, MaintenanceLeader());
+
+  MetricSnapshot m;
+  for (const QueueInfo& q : queues) {
+    for (JobState s : kStates) {
+      m[MetricSeries("warden_jobs", {{"queue", q.name}, {"state", JobStateName(s)}})] =
+          static_cast<double>(q.CountIn(s));
+    }
+    const double age = q.oldest_available_at
+                           ? std::max<int64_t>(0, now - *q.oldest_available_at) / 1000.0
+                           : 0.0;
+    m[MetricSeries("warden_queue_oldest_available_age_seconds", {{"queue", q.name}})] = age;
+    m[MetricSeries("warden_queue_paused", {{"queue", q.name}})] = q.paused ? 1 : 0;
+    m[MetricSeries("warden_queue_live_workers", {{"queue", q.name}})] = q.live_workers;
+  }
+  for (WorkerState s : kWorkerStates) {
+    int64_t n = 0;
+    for (const auto& [state, count] : stats.workers) {
+      if (state == WorkerStateName(s)) n = count;
+    }
+    m[MetricSeries("warden_workers", {{"state", WorkerStateName(s)}})] = static_cast<double>(n);
+  }
+  if (leader) {
+    m[MetricSeries("warden_maintenance_leader", {{"worker", leader->name}})] = 1;
+  }
+  // Every counter whose labels are known starts at 0, so that increase()
+  // sees its first event (docs/alerts.md).
+  for (const QueueInfo& q : queues) {
+    for (const char* outcome : kOutcomes) {
+      m[MetricSeries(kJobsCompleted, {{"queue", q.name}, {"outcome", outcome}})] = 0;
+    }
+    m[MetricSeries(kCrashLoopQuarantines, {{"queue", q.name}})] = 0;
+  }
+  for (const char* cause : kRescueCauses) m[MetricSeries(kJobsRescued, {{"cause", cause}})] = 0;
+  m[kFencedWrites] = 0;
+  m["warden_jobs_enqueued_total"] = 0;
+  for (const auto& [series, value] : totals) m[series] = value;
+
+  return RenderMetrics(m);
+}
+
+}  // namespace warden
