@@ -23,6 +23,10 @@ void AddServeCommand(CLI::App& app, Globals& g, Action* action) {
   serve->add_option("--drain-grace", *drain,
                     "after SIGTERM, answer /readyz 503 this long before stopping")
       ->capture_default_str();
+  serve->add_option("--max-connections", o->max_connections,
+                    "open connections beyond this are answered 503 at once")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1'000'000));
   serve->add_option("--io-timeout", *timeout,
                     "a client must send a request, or read a response, within this")
       ->capture_default_str();

@@ -3,6 +3,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/beast/core.hpp>
@@ -39,12 +40,19 @@ struct Listener::Impl {
   // Requests read and not yet answered (their handler runs, or their
   // response is being written): Stop waits for these.
   std::atomic<int> in_flight{0};
+  std::atomic<int> connections{0};  // open sessions (max_connections)
+  asio::steady_timer accept_pause{io};
+  // When an accept error was last logged: a flood that exhausts the fds
+  // fails every accept, and one line a second says so.
+  std::chrono::steady_clock::time_point accept_error_logged{};
   int bound_port = 0;
 
   Impl(ListenerOptions o, Handler h, LogLine l)
       : options(std::move(o)), handler(std::move(h)), log(std::move(l)) {}
 
   void Accept();
+  // Answers a connection over max_connections with 503 and closes it.
+  void Refuse(tcp::socket socket);
   template <typename Stream>
   void Serve(std::shared_ptr<Stream> stream, std::string peer);
 };
@@ -58,7 +66,10 @@ template <typename Stream>
 class Session : public std::enable_shared_from_this<Session<Stream>> {
  public:
   Session(Listener::Impl& server, Stream stream, std::string peer)
-      : server_(server), stream_(std::move(stream)), peer_(std::move(peer)) {}
+      : server_(server), stream_(std::move(stream)), peer_(std::move(peer)) {
+    ++server_.connections;
+  }
+  ~Session() { --server_.connections; }
 
   void Start() {
     if constexpr (kTls) {
@@ -221,13 +232,48 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
 
 }  // namespace
 
+void Listener::Impl::Refuse(tcp::socket socket) {
+  // Plain HTTP only (a TLS client would need a handshake first): written
+  // without blocking, into a fresh socket's empty send buffer.
+  if (!tls) {
+    static const std::string kBody =
+        R"({"error": {"code": "too_many_connections", "message": "the server holds its )"
+        R"(maximum of open connections (--max-connections); try again"}})";
+    const std::string response =
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+        "Retry-After: 1\r\nConnection: close\r\nContent-Length: " +
+        std::to_string(kBody.size()) + "\r\n\r\n" + kBody;
+    beast::error_code ec;
+    socket.non_blocking(true, ec);
+    if (!ec) socket.write_some(asio::buffer(response), ec);
+  }
+  beast::error_code ec;
+  socket.shutdown(tcp::socket::shutdown_both, ec);
+  socket.close(ec);
+}
+
 void Listener::Impl::Accept() {
   acceptor.async_accept(asio::make_strand(io), [this](beast::error_code ec, tcp::socket socket) {
     if (ec) {
-      if (!stopping && ec != asio::error::operation_aborted) {
-        log("accept failed: " + ec.message());
-        Accept();
+      if (stopping || ec == asio::error::operation_aborted) return;
+      // Out of fds (a connection flood) or another passing failure:
+      // accepting again at once would spin, so pause, and say so once a
+      // second at most.
+      const auto now = std::chrono::steady_clock::now();
+      if (now - accept_error_logged >= std::chrono::seconds(1)) {
+        accept_error_logged = now;
+        log("accept failed: " + ec.message() + " (" + std::to_string(connections.load()) +
+            " connections open); pausing accepts for 50 ms");
       }
+      accept_pause.expires_after(std::chrono::milliseconds(50));
+      accept_pause.async_wait([this](beast::error_code wait_ec) {
+        if (!wait_ec && !stopping) Accept();
+      });
+      return;
+    }
+    if (connections >= options.max_connections) {
+      Refuse(std::move(socket));
+      Accept();
       return;
     }
     beast::error_code peer_ec;
@@ -299,6 +345,7 @@ void Listener::Stop(std::chrono::milliseconds grace) {
   asio::post(impl_->io, [impl = impl_.get()] {
     beast::error_code ec;
     impl->acceptor.close(ec);
+    impl->accept_pause.cancel();
   });
   // Requests in progress get their answers; a kept-alive connection is not
   // read again once stopping is set, and idle ones are dropped with io.

@@ -28,6 +28,9 @@ struct ListenerOptions {
   std::chrono::milliseconds io_timeout{10'000};
   // An idle keep-alive connection is closed after this.
   std::chrono::milliseconds idle_timeout{60'000};
+  // Connections beyond this are answered 503 and closed at once, so a
+  // flood cannot take every fd (the listener's and the database's).
+  int max_connections = 10'000;
   int io_threads = 2;
   int handler_threads = 4;
 };

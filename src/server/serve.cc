@@ -1,5 +1,7 @@
 #include "server/serve.h"
 
+#include <sys/resource.h>
+
 #include <csignal>
 #include <thread>
 
@@ -46,6 +48,22 @@ Status Serve(const ServeOptions& options, const std::function<void(int port)>& r
   lo.max_body_bytes = options.max_body_bytes;
   lo.io_timeout = options.io_timeout;
   lo.handler_threads = options.handler_threads;
+  lo.max_connections = options.max_connections;
+  // Connections are fds: take the hard limit (the soft one is often 1024),
+  // and keep the cap under it with room for the database's and the logs'.
+  rlimit fds{};
+  if (getrlimit(RLIMIT_NOFILE, &fds) == 0 && fds.rlim_cur < fds.rlim_max) {
+    fds.rlim_cur = fds.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &fds);
+    getrlimit(RLIMIT_NOFILE, &fds);
+  }
+  constexpr rlim_t kSpareFds = 128;
+  if (fds.rlim_cur != RLIM_INFINITY && fds.rlim_cur > kSpareFds &&
+      static_cast<rlim_t>(lo.max_connections) > fds.rlim_cur - kSpareFds) {
+    lo.max_connections = static_cast<int>(fds.rlim_cur - kSpareFds);
+    log("--max-connections lowered to " + std::to_string(lo.max_connections) +
+        ": the open-file limit is " + std::to_string(fds.rlim_cur));
+  }
 
   // Block the stop signals before any thread starts, so that every thread
   // inherits the mask and sigwait below is the one to take them.

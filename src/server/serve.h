@@ -23,6 +23,8 @@ struct ServeOptions {
   size_t max_body_bytes = 8 * 1024 * 1024;
   std::chrono::milliseconds io_timeout{10'000};
   int handler_threads = 4;
+  // Open connections beyond this are answered 503 at once (ListenerOptions).
+  int max_connections = 10'000;
 };
 
 // Splits ADDR:PORT; the address must be an IP address (no host names: what

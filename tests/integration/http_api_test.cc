@@ -11,6 +11,7 @@
 
 #include <csignal>
 #include <fstream>
+#include <thread>
 
 #include "harness.h"
 
@@ -500,6 +501,67 @@ TEST_P(HttpApiTest, ABadEndpointAddressFailsTheWorkerAtOnce) {
   CliResult r = Cli({"worker", "--allow-cmd", "--metrics-listen", "localhost"}, false);
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_TRUE(Has(r.err, "--metrics-listen 'localhost' is not ADDR:PORT")) << r.err;
+}
+
+// Connects `n` sockets to the server and sends nothing: a connection flood.
+std::vector<int> Flood(int port, int n) {
+  std::vector<int> fds;
+  for (int i = 0; i < n; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    timeval tv{0, 200'000};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    fds.push_back(fd);
+  }
+  return fds;
+}
+
+TEST_P(HttpApiTest, AConnectionFloodIsAnswered503AndTheServerGoesOn) {
+  StartServer({"--no-auth", "--max-connections", "20"});
+  std::vector<int> flood = Flood(port_, 20);
+  // The 21st and later: 503 at once, and closed; none waits for a slot.
+  EXPECT_TRUE(WaitFor([&] {
+    const std::string answer = Raw("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", Millis(2000));
+    return Has(answer, "HTTP/1.1 503") && Has(answer, "too_many_connections");
+  }));
+  HttpResult refused = Http("GET", "/healthz");
+  EXPECT_EQ(refused.status, 503);
+  EXPECT_TRUE(Has(refused.headers, "Retry-After: 1")) << refused.headers;
+  for (int fd : flood) close(fd);
+  EXPECT_TRUE(WaitFor([&] { return Http("GET", "/healthz").status == 200; }));
+  EXPECT_FALSE(server().Exited());
+}
+
+TEST_P(HttpApiTest, OutOfFileDescriptorsTheServerPausesAcceptsInsteadOfSpinning) {
+  // 64 fds: a flood of 100 exhausts them. Accepting fails (EMFILE) until
+  // some close; the server must neither spin nor log each failure.
+  const std::string base = dir() + "/serve-lowfds";
+  servers_.push_back(warden::testing::Child::Spawn(
+      {"/usr/bin/prlimit", "--nofile=64:64", WARDEN_BIN, "--db", db(), "serve", "--listen",
+       "127.0.0.1:0", "--no-auth"},
+      base + ".out", base + ".err"));
+  warden::testing::Child& s = *servers_.back();
+  ASSERT_TRUE(WaitFor([&] {
+    const std::string log = s.Stderr();
+    const size_t at = log.find("serving on 127.0.0.1:");
+    if (at != std::string::npos) port_ = std::atoi(log.c_str() + at + 21);
+    return port_ > 0 || s.Exited();
+  })) << s.Stderr();
+  std::vector<int> flood = Flood(port_, 100);
+  EXPECT_TRUE(WaitFor([&] { return Has(s.Stderr(), "accept failed"); })) << s.Stderr();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  for (int fd : flood) close(fd);
+  EXPECT_TRUE(WaitFor([&] { return Http("GET", "/healthz").status == 200; })) << s.Stderr();
+  size_t lines = 0;
+  for (size_t at = 0; (at = s.Stderr().find("accept failed", at)) != std::string::npos; ++at) {
+    ++lines;
+  }
+  EXPECT_LE(lines, 4u) << "one line a second at most:\n" << s.Stderr();
+  EXPECT_FALSE(s.Exited());
 }
 
 TEST_P(HttpApiTest, ReadyzAnswers503WhileDrainingThenTheServerExits) {
