@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "warden/bulk.h"
 #include "warden/job.h"
 #include "warden/operator.h"
 
@@ -145,6 +146,9 @@ struct Tables {
   std::map<int64_t, TokenRow> tokens;
   int64_t last_token_id = 0;
   std::vector<AuditEntry> audit;
+  // Bulk operations (schema 7) by id.
+  std::map<int64_t, BulkOp> bulk_ops;
+  int64_t last_bulk_id = 0;
 };
 
 // Whether a job in `state` holds its unique key (scheduled, available,
@@ -162,5 +166,9 @@ JobInfo ToJobInfo(const JobRow& job);
 JobInfo ToJobInfoWithExtras(const Tables& t, const JobRow& job);
 AttemptInfo ToAttemptInfo(const Tables& t, const AttemptRow& a);
 WorkerInfo ToWorkerInfo(const WorkerRow& w, int running);
+
+// Whether `job` meets every condition of `f` but its cursor (before_id)
+// and limit, as SQLite's listing reads them.
+bool MatchesFilter(const Tables& t, const JobRow& job, const JobFilter& f);
 
 }  // namespace warden::memory

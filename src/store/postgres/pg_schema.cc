@@ -327,6 +327,28 @@ CREATE TABLE IF NOT EXISTS warden.audit_log (
 );
 )sql";
 
+// Bulk operations (as on SQLite, schema 7).
+const char* const kMigration9 = R"sql(
+CREATE TABLE IF NOT EXISTS warden.bulk_ops (
+  id               bigserial PRIMARY KEY,
+  action           text   NOT NULL,
+  filter           text   NOT NULL,
+  actor            text   NOT NULL,
+  state            text   NOT NULL,
+  high_water       bigint NOT NULL,
+  cursor           bigint NOT NULL,
+  total            bigint NOT NULL,
+  done             bigint NOT NULL DEFAULT 0,
+  skipped          bigint NOT NULL DEFAULT 0,
+  batches          integer NOT NULL DEFAULT 0,
+  created_at       bigint NOT NULL,
+  finished_at      bigint,
+  owner            text,
+  lease_expires_at bigint
+);
+CREATE INDEX IF NOT EXISTS bulk_ops_running ON warden.bulk_ops (id) WHERE state = 'running';
+)sql";
+
 const std::vector<std::string> kMigrations = {
     std::string(kMigration1Tables) + kAddJob + kMigration1Views,
     kAddJob,
@@ -336,6 +358,7 @@ const std::vector<std::string> kMigrations = {
     kMigration6,
     kMigration7,
     kMigration8,
+    kMigration9,
 };
 
 // pg_advisory_xact_lock(kLockClass, kMigrationLock) serialises migrations
