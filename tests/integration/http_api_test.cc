@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <csignal>
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include "harness.h"
@@ -580,6 +581,41 @@ TEST_P(HttpApiTest, ABulkOperationSurvivesASigkilledServer) {
   EXPECT_EQ(recancelled, at_kill.done) << "not retried a second time";
   EXPECT_EQ(available, kJobs - at_kill.done) << "the rest, retried after the restart";
   EXPECT_TRUE(Has(server().Stderr(), "bulk operation " + std::to_string(op_id))) << server().Stderr();
+}
+
+// Two servers on one database: one runs the operation (its lease keeps the
+// other off), the job count comes out exact, and only one says it finished.
+TEST_P(HttpApiTest, TwoServersOnOneDatabaseRunAnOperationOnce) {
+  const std::string ops = Token("ops", "operate");
+  constexpr int kJobs = 1200;
+  std::vector<warden::JobSpec> specs(kJobs);
+  for (auto& s : specs) s.task = "t";
+  EnqueueMany(specs);
+  const std::vector<std::string> flags = {"--bulk-batch", "100", "--bulk-pause", "20ms"};
+  StartServer(flags);
+  warden::testing::Child& first = server();
+  StartServer(flags);  // Http() now talks to the second
+  warden::testing::Child& second = server();
+  HttpResult started =
+      Http("POST", "/v1/jobs/bulk", ops, R"({"action":"cancel","filter":{"state":"available"}})");
+  ASSERT_EQ(started.status, 202) << started.body;
+  const int64_t op_id = started.json.value("id", int64_t{0});
+  std::set<std::string> owners;
+  warden::BulkOp op;
+  ASSERT_TRUE(WaitFor([&] {
+    op = client().BulkGet(op_id).value();
+    if (!op.owner.empty()) owners.insert(op.owner);
+    return op.state == warden::BulkState::kDone;
+  }));
+  EXPECT_EQ(op.done, kJobs);
+  EXPECT_EQ(op.batches, kJobs / 100 + 1);
+  EXPECT_EQ(owners.size(), 1u) << "one runner held it throughout";
+  const std::string done = "bulk operation " + std::to_string(op_id) + " (cancel) done";
+  // Logged just after the last batch commits.
+  EXPECT_TRUE(WaitFor([&] { return Has(first.Stderr(), done) || Has(second.Stderr(), done); }));
+  EXPECT_NE(Has(first.Stderr(), done), Has(second.Stderr(), done))
+      << first.Stderr() << "\n---\n" << second.Stderr();
+  EXPECT_EQ(client().BulkCount(warden::BulkAction::kCancel, warden::JobFilter{}).value(), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, HttpApiTest, ::testing::ValuesIn(AllBackends()), BackendName);
