@@ -16,6 +16,8 @@
 //     after the lease ran out) changes nothing. Any `warden serve` (and any
 //     `warden jobs retry|cancel|delete` by filter) takes over an operation
 //     whose lease ran out: a killed runner's operation finishes elsewhere.
+//     A runner stopped between batches gives the row up (BulkOpRelease):
+//     the next runner need not wait the lease out.
 //
 // States in scope (a filter's states are narrowed to these; none left is
 // kInvalidArgument):

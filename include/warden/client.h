@@ -147,8 +147,8 @@ class Client {
     int64_t only = 0;      // run only this operation (0: any unfinished)
     // After each committed batch.
     std::function<void(const BulkOp&)> progress;
-    // Checked between batches: true stops (the operation stays for
-    // another runner, or this one later).
+    // Checked between batches: true stops, and gives the operation up
+    // (another runner, or this one later, goes on from its cursor).
     const std::atomic<bool>* stop = nullptr;
   };
   // Takes one unfinished operation whose runner is gone (or none ran yet)

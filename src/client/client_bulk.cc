@@ -36,7 +36,12 @@ Result<std::optional<BulkOp>> Client::BulkRun(const std::string& owner,
                           store_->BulkOpClaim(owner, options.lease, options.only));
   if (!op) return op;
   while (op->state == BulkState::kRunning) {
-    if (options.stop && options.stop->load()) return op;
+    if (options.stop && options.stop->load()) {
+      // Stopped between batches: another runner may go on at once.
+      WARDEN_RETURN_IF_ERROR(store_->BulkOpRelease(op->id, owner));
+      op->owner.clear();
+      return op;
+    }
     WARDEN_ASSIGN_OR_RETURN(*op, store_->BulkOpStep(op->id, owner, options.batch, options.lease));
     if (options.progress) options.progress(*op);
   }

@@ -290,6 +290,9 @@ class Store {
   // nothing, when `owner` no longer holds the operation.
   virtual Result<BulkOp> BulkOpStep(int64_t id, const std::string& owner, int batch,
                                     Millis lease) = 0;
+  // `owner` gives its running operation up (a server stopping): another
+  // runner may take it at once. Changes nothing unless `owner` holds it.
+  virtual Status BulkOpRelease(int64_t id, const std::string& owner) = 0;
 };
 
 struct StoreOptions {

@@ -583,6 +583,35 @@ TEST_P(HttpApiTest, ABulkOperationSurvivesASigkilledServer) {
   EXPECT_TRUE(Has(server().Stderr(), "bulk operation " + std::to_string(op_id))) << server().Stderr();
 }
 
+// A server stopped gracefully (SIGTERM) half-way gives its operation up
+// between two batches: the next server takes it at once, without waiting
+// out the lease (10 s by default).
+TEST_P(HttpApiTest, ASigtermedServerHandsItsOperationOverAtOnce) {
+  const std::string ops = Token("ops", "operate");
+  constexpr int kJobs = 2000;
+  std::vector<warden::JobSpec> specs(kJobs);
+  for (auto& s : specs) s.task = "t";
+  EnqueueMany(specs);
+  StartServer({"--bulk-batch", "100", "--bulk-pause", "50ms"});
+  HttpResult started =
+      Http("POST", "/v1/jobs/bulk", ops, R"({"action":"cancel","filter":{"state":"available"}})");
+  ASSERT_EQ(started.status, 202) << started.body;
+  const int64_t op_id = started.json.value("id", int64_t{0});
+  ASSERT_TRUE(WaitFor([&] { return client().BulkGet(op_id).value().done >= 300; }));
+  ASSERT_TRUE(server().Signal(SIGTERM));
+  ASSERT_TRUE(WaitFor([&] { return server().Exited(); }));
+  const warden::BulkOp given_up = client().BulkGet(op_id).value();
+  ASSERT_EQ(given_up.state, warden::BulkState::kRunning) << given_up.done;
+  EXPECT_EQ(given_up.owner, "") << "released on the way out";
+  const auto restarted = std::chrono::steady_clock::now();
+  StartServer();
+  ASSERT_TRUE(WaitFor([&] { return client().BulkGet(op_id).value().state ==
+                                   warden::BulkState::kDone; }));
+  EXPECT_LT(std::chrono::steady_clock::now() - restarted, Millis(8000))
+      << "taken at once, not after the 10 s lease";
+  EXPECT_EQ(client().BulkGet(op_id).value().done, kJobs);
+}
+
 // Two servers on one database: one runs the operation (its lease keeps the
 // other off), the job count comes out exact, and only one says it finished.
 TEST_P(HttpApiTest, TwoServersOnOneDatabaseRunAnOperationOnce) {

@@ -263,6 +263,26 @@ TEST_P(BulkStoreTest, AnOperationResumesAtItsCursorInAnotherProcess) {
   EXPECT_EQ(audit[1].count, 7);
 }
 
+TEST_P(BulkStoreTest, AReleasedOperationIsTakenAtOnce) {
+  AddDead(3);
+  auto op = store_->BulkOpCreate(BulkAction::kDelete, JobFilter{}, "cli:test");
+  ASSERT_TRUE(op.has_value());
+  ASSERT_TRUE(store_->BulkOpClaim("a", seconds(10), 0).value().has_value());
+  ASSERT_TRUE(store_->BulkOpStep(op->id, "a", 1, seconds(10)).has_value());
+  ASSERT_TRUE(store_->BulkOpRelease(op->id, "b").ok()) << "not b's: nothing changes";
+  EXPECT_FALSE(store_->BulkOpClaim("b", seconds(10), 0).value().has_value());
+  ASSERT_TRUE(store_->BulkOpRelease(op->id, "a").ok());
+  auto taken = store_->BulkOpClaim("b", seconds(10), 0);
+  ASSERT_TRUE(taken.has_value() && taken->has_value()) << "at once, no lease to wait out";
+  EXPECT_EQ((*taken)->done, 1);
+  EXPECT_EQ(store_->BulkOpStep(op->id, "a", 1, seconds(10)).error().code(), StatusCode::kAborted);
+  BulkOp last = **taken;
+  while (last.state == BulkState::kRunning) {
+    last = store_->BulkOpStep(op->id, "b", 1, seconds(10)).value();
+  }
+  EXPECT_EQ(last.done, 3);
+}
+
 TEST_P(BulkStoreTest, CancelAndDeleteInBatches) {
   std::vector<JobId> waiting;
   for (int i = 0; i < 5; ++i) waiting.push_back(Add(Spec()));

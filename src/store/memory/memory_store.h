@@ -99,6 +99,7 @@ class MemoryStore final : public Store {
                                                     int64_t id) override;
   Result<BulkOp> BulkOpStep(int64_t id, const std::string& owner, int batch,
                             Millis lease) override;
+  Status BulkOpRelease(int64_t id, const std::string& owner) override;
 
  private:
   MemoryStore(std::shared_ptr<Database> db, const Clock* clock)

@@ -180,4 +180,16 @@ Result<BulkOp> MemoryStore::BulkOpStep(int64_t id, const std::string& owner, int
   return op;
 }
 
+Status MemoryStore::BulkOpRelease(int64_t id, const std::string& owner) {
+  MutexLock lock(db_->mu);
+  auto it = db_->t.bulk_ops.find(id);
+  if (it == db_->t.bulk_ops.end()) return NotFound("no bulk operation " + std::to_string(id));
+  BulkOp& op = it->second;
+  if (op.state == BulkState::kRunning && op.owner == owner) {
+    op.owner.clear();
+    op.lease_expires_at.reset();
+  }
+  return Status::Ok();
+}
+
 }  // namespace warden::memory

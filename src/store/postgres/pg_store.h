@@ -116,6 +116,7 @@ class PgStore final : public Store {
                                                     int64_t id) override;
   Result<BulkOp> BulkOpStep(int64_t id, const std::string& owner, int batch,
                             Millis lease) override;
+  Status BulkOpRelease(int64_t id, const std::string& owner) override;
 
  private:
   PgStore(std::string url, std::unique_ptr<Conn> conn, const Clock* fake_clock)

@@ -264,4 +264,13 @@ Result<BulkOp> PgStore::BulkOpStep(int64_t id, const std::string& owner, int bat
   return op;
 }
 
+Status PgStore::BulkOpRelease(int64_t id, const std::string& owner) {
+  MutexLock lock(mu_);
+  return conn_
+      ->Exec("UPDATE warden.bulk_ops SET owner = NULL, lease_expires_at = NULL WHERE id = "
+             "$1::bigint AND owner = $2 AND state = 'running'",
+             Params().Add(id).Add(owner))
+      .status();
+}
+
 }  // namespace warden::pg

@@ -117,6 +117,7 @@ class SqliteStore final : public Store {
                                                     int64_t id) override;
   Result<BulkOp> BulkOpStep(int64_t id, const std::string& owner, int batch,
                             Millis lease) override;
+  Status BulkOpRelease(int64_t id, const std::string& owner) override;
 
  private:
   SqliteStore(std::unique_ptr<Db> db, const Clock* clock, std::string wake_dir)

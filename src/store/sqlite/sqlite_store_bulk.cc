@@ -252,4 +252,14 @@ Result<BulkOp> SqliteStore::BulkOpStep(int64_t id, const std::string& owner, int
   return op;
 }
 
+Status SqliteStore::BulkOpRelease(int64_t id, const std::string& owner) {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt q, db_->Prepare("UPDATE bulk_ops SET owner = NULL, lease_expires_at = NULL WHERE id = "
+                           "? AND owner = ? AND state = 'running'"));
+  WARDEN_RETURN_IF_ERROR(q.Bind(1, id).Bind(2, owner).Exec().status());
+  return tx->Commit();
+}
+
 }  // namespace warden::sqlite

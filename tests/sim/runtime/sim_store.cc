@@ -323,4 +323,8 @@ Result<BulkOp> SimStore::BulkOpStep(int64_t id, const std::string& owner, int ba
                               [&] { return inner_->BulkOpStep(id, owner, batch, lease); });
 }
 
+Status SimStore::BulkOpRelease(int64_t id, const std::string& owner) {
+  return Call<Status>("BulkOpRelease", [&] { return inner_->BulkOpRelease(id, owner); });
+}
+
 }  // namespace warden::sim

@@ -156,6 +156,7 @@ class SimStore : public Store {
                                                     int64_t id) override;
   Result<BulkOp> BulkOpStep(int64_t id, const std::string& owner, int batch,
                             Millis lease) override;
+  Status BulkOpRelease(int64_t id, const std::string& owner) override;
 
  private:
   // The call `apply` as `method` over the link.
