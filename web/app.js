@@ -52,12 +52,14 @@ function flash(text, isError = false) {
   box.hidden = !text;
 }
 
-// POST `path` for a button; the page is polled again at once after it.
-async function act(button, path, done) {
+// POST `path` (or `method`) for a button; the page is polled again at
+// once after it, or `then(answer)` runs instead (a delete leaves the page).
+async function act(button, path, done, {method = 'POST', then} = {}) {
   button.disabled = true;
   try {
-    const answer = await api.post(path);
+    const answer = await api.call(path, {method});
     flash(done(answer));
+    if (then) return then(answer);
   } catch (e) {
     if (e instanceof api.Unauthorized) return showLogin('The token was refused: log in again.');
     flash(e.message, true);
@@ -85,7 +87,7 @@ function route() {
   }
   const [pattern, page, title] = found;
   document.title = `${title} · warden`;
-  const view = page.render(params, {act, match: path.match(pattern)});
+  const view = page.render(params, {act, flash, match: path.match(pattern)});
   $('main').replaceChildren(view.node);
   poll(gen, view);
 }

@@ -1,6 +1,6 @@
 // One job (GET /v1/jobs/ID): its fields, payload, result and checkpoint,
 // and every attempt (worker, times, outcome, exit code, signal, the tails
-// of stderr and stdout), with Retry and Cancel.
+// of stderr and stdout), with Retry, Cancel and (a finished job) Delete.
 import {el, table, time, duration, jsonBlock, stateBadge} from './dom.js';
 import {get} from './api.js';
 
@@ -12,6 +12,13 @@ export function render(params, ctx) {
   const id = ctx.match[1];
   const retry = el('button', {type: 'button', id: 'retry'}, 'Retry');
   const cancel = el('button', {type: 'button', id: 'cancel'}, 'Cancel');
+  const del = el('button', {type: 'button', id: 'delete'}, 'Delete');
+  const sure = el('button', {type: 'button', id: 'delete-confirm', hidden: true},
+    'Delete for good');
+  del.addEventListener('click', () => { sure.hidden = false; });
+  sure.addEventListener('click', () => ctx.act(sure, `/v1/jobs/${id}`,
+    (a) => `Job ${a.id} deleted, with its attempts.`,
+    {method: 'DELETE', then: () => { location.hash = '#/jobs'; }}));
   retry.addEventListener('click', () => ctx.act(retry, `/v1/jobs/${id}/retry`,
     (a) => `Job ${a.id} is ${a.state} again.`));
   cancel.addEventListener('click', () => ctx.act(cancel, `/v1/jobs/${id}/cancel`,
@@ -25,7 +32,7 @@ export function render(params, ctx) {
   const attempts = el('section', {id: 'attempts-section'});
   const node = el('div', {class: 'page job'},
     el('h1', {}, `Job ${id} `, state),
-    el('div', {class: 'actions'}, retry, cancel),
+    el('div', {class: 'actions'}, retry, cancel, del, sure),
     fields,
     el('div', {class: 'columns'},
       el('div', {}, el('h2', {}, 'Payload'), payload),
@@ -37,6 +44,9 @@ export function render(params, ctx) {
     state.replaceChildren(stateBadge(j.state));
     retry.disabled = NO_RETRY.includes(j.state);
     cancel.disabled = FINISHED.includes(j.state);
+    // The server refuses (409) to delete a job not finished.
+    del.disabled = !FINISHED.includes(j.state);
+    if (del.disabled) sure.hidden = true;
     fields.replaceChildren(facts([
       ['queue', el('a', {href: `#/jobs?queue=${encodeURIComponent(j.queue)}`}, j.queue)],
       ['task', j.task],

@@ -1,11 +1,18 @@
-// Jobs: the newest jobs matching a state, a queue and a task
-// (GET /v1/jobs?state=&queue=&task=&limit=), each linking to its page. The
-// filters live in the route (#/jobs?state=dead), so a filtered list can be
-// linked to and survives a reload.
+// Jobs: the newest jobs matching a state, a queue, a task and a search text
+// (GET /v1/jobs?state=&queue=&task=&q=&limit=&cursor=), each linking to its
+// page, a page at a time (Older follows the server's next_cursor). The
+// filters and the cursor live in the route (#/jobs?state=dead), so a
+// filtered list can be linked to and survives a reload.
+//
+// Bulk actions act on every job the filter matches (all pages), among those
+// the action applies to: Count asks the server for a dry run and shows the
+// count; only then can the action be confirmed; the operation's progress
+// (GET /v1/jobs/bulk/ID) shows until it is done.
 import {el, table, link, time, JOB_STATES, stateBadge} from './dom.js';
-import {get} from './api.js';
+import {get, post, ApiError, Unauthorized} from './api.js';
 
-const FILTERS = ['state', 'queue', 'task', 'limit'];
+const FILTERS = ['state', 'queue', 'task', 'q', 'limit'];
+const PAST = {retry: 'retried', cancel: 'cancelled', delete: 'deleted'};
 
 export function jobTable(jobs, extra = []) {
   return table([
@@ -22,7 +29,11 @@ export function jobTable(jobs, extra = []) {
     rowAttrs: (j) => ({'data-job': String(j.id), 'data-state': j.state})});
 }
 
-export function render(params) {
+function route(params) {
+  return `#/jobs${params.toString() ? `?${params}` : ''}`;
+}
+
+export function render(params, ctx) {
   const state = el('select', {id: 'filter-state', name: 'state'},
     el('option', {value: ''}, 'any state'),
     JOB_STATES.map((s) => el('option', {value: s}, s)));
@@ -31,36 +42,108 @@ export function render(params) {
   queue.value = params.get('queue') ?? '';
   const task = el('input', {id: 'filter-task', name: 'task', placeholder: 'any task'});
   task.value = params.get('task') ?? '';
+  const search = el('input', {id: 'filter-q', name: 'q',
+    placeholder: 'text in payload or last error'});
+  search.value = params.get('q') ?? '';
   const limit = el('input', {id: 'filter-limit', name: 'limit', type: 'number', min: 1,
     max: 1000});
   limit.value = params.get('limit') ?? '100';
   const form = el('form', {id: 'filters', class: 'filters', onsubmit: (event) => {
     event.preventDefault();
     const q = new URLSearchParams();
-    for (const input of [state, queue, task, limit]) {
+    for (const input of [state, queue, task, search, limit]) {
       if (input.value && !(input === limit && input.value === '100')) q.set(input.name, input.value);
     }
-    location.hash = `#/jobs${q.toString() ? `?${q}` : ''}`;
+    location.hash = route(q);
   }},
   el('label', {}, 'State ', state), el('label', {}, 'Queue ', queue),
-  el('label', {}, 'Task ', task), el('label', {}, 'Limit ', limit),
-  el('button', {type: 'submit'}, 'Filter'));
+  el('label', {}, 'Task ', task), el('label', {}, 'Search ', search),
+  el('label', {}, 'Limit ', limit), el('button', {type: 'submit'}, 'Filter'));
   state.addEventListener('change', () => form.requestSubmit());
-
-  const summary = el('p', {id: 'jobs-total', class: 'muted'});
-  const body = el('section');
-  const node = el('div', {class: 'page jobs'}, el('h1', {}, 'Jobs'), form, summary, body);
 
   const query = new URLSearchParams();
   for (const name of FILTERS) {
     if (params.get(name)) query.set(name, params.get(name));
   }
+  const filter = {};
+  for (const name of ['state', 'queue', 'task', 'q']) {
+    if (params.get(name)) filter[name] = params.get(name);
+  }
+
+  // Pages: the newest, or the one after a cursor.
+  const newest = el('a', {id: 'page-newest', href: route(query)}, 'Newest');
+  newest.hidden = !params.get('cursor');
+  const older = el('a', {id: 'page-older', href: '#/jobs'}, 'Older →');
+  older.hidden = true;
+  const pager = el('p', {class: 'pager'}, newest, ' ', older);
+
+  // Bulk actions on every job the filter matches.
+  const action = el('select', {id: 'bulk-action'},
+    el('option', {value: 'retry'}, 'retry'), el('option', {value: 'cancel'}, 'cancel'),
+    el('option', {value: 'delete'}, 'delete'));
+  const count = el('button', {type: 'button', id: 'bulk-count'}, 'Count');
+  const confirm = el('button', {type: 'button', id: 'bulk-confirm', disabled: true}, 'Confirm');
+  const said = el('span', {id: 'bulk-said', class: 'muted'});
+  const progress = el('span', {id: 'bulk-progress'});
+  action.addEventListener('change', () => {
+    confirm.disabled = true;
+    said.textContent = '';
+  });
+  const failed = (e) => {
+    if (e instanceof Unauthorized) throw e;
+    said.textContent = e instanceof ApiError ? e.message : `failed: ${e.message}`;
+  };
+  count.addEventListener('click', async () => {
+    confirm.disabled = true;
+    try {
+      const dry = await post('/v1/jobs/bulk', {action: action.value, filter, dry_run: true});
+      said.textContent = `${dry.count} job${dry.count === 1 ? '' : 's'} would be ` +
+        `${PAST[dry.action]} (every page of this filter).`;
+      confirm.disabled = dry.count === 0;
+    } catch (e) {
+      failed(e);
+    }
+  });
+  confirm.addEventListener('click', async () => {
+    confirm.disabled = true;
+    try {
+      let op = await post('/v1/jobs/bulk', {action: action.value, filter});
+      said.textContent = '';
+      while (true) {
+        progress.dataset.state = op.state;
+        progress.textContent = `Operation ${op.id} (${op.action}): ${op.done} of ${op.total} ` +
+          `${PAST[op.action]}, ${op.state}.`;
+        if (op.state === 'done') break;
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        op = await get(`/v1/jobs/bulk/${op.id}`);
+      }
+      if (ctx?.flash) ctx.flash(progress.textContent);
+    } catch (e) {
+      failed(e);
+    }
+  });
+  const bulk = el('div', {id: 'bulk', class: 'actions'}, 'Every matching job: ', action, ' ',
+    count, ' ', confirm, ' ', said, ' ', progress);
+
+  const summary = el('p', {id: 'jobs-total', class: 'muted'});
+  const body = el('section');
+  const node = el('div', {class: 'page jobs'}, el('h1', {}, 'Jobs'), form, bulk, summary, body,
+    pager);
+
+  const page = new URLSearchParams(query);
+  if (params.get('cursor')) page.set('cursor', params.get('cursor'));
   return {
     node,
-    load: () => get(`/v1/jobs${query.toString() ? `?${query}` : ''}`),
+    load: () => get(`/v1/jobs${page.toString() ? `?${page}` : ''}`),
     show: (data) => {
       summary.textContent = `${data.jobs.length} shown of ${data.total} matching, newest first`;
       body.replaceChildren(jobTable(data.jobs));
+      if (data.next_cursor) {
+        const next = new URLSearchParams(query);
+        next.set('cursor', data.next_cursor);
+        older.setAttribute('href', route(next));
+      }
+      older.hidden = !data.next_cursor;
     },
   };
 }

@@ -14,6 +14,8 @@
 // Thread safety: a Client may be shared between threads (calls serialise).
 #pragma once
 
+#include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -22,6 +24,7 @@
 #include <vector>
 
 #include "warden/backlog.h"
+#include "warden/bulk.h"
 #include "warden/job.h"
 #include "warden/operator.h"
 #include "warden/status.h"
@@ -148,6 +151,33 @@ class Client {
   Result<std::map<std::string, double>> MetricTotals();
   // The live worker that holds the maintenance lease; nullopt: none does.
   Result<std::optional<WorkerInfo>> MaintenanceLeader();
+
+  // Deletes a finished job (succeeded, dead, cancelled, expired) and its
+  // attempts; a job not finished is kFailedPrecondition. Audited.
+  Status DeleteJob(JobId id);
+
+  // Bulk operations (warden/bulk.h). How many jobs `action` would change
+  // now: the dry run (nothing is written).
+  Result<int64_t> BulkCount(BulkAction action, const JobFilter& filter);
+  // Records an operation (audited); a runner (BulkRun) does its batches.
+  Result<BulkOp> BulkStart(BulkAction action, const JobFilter& filter);
+  Result<BulkOp> BulkGet(int64_t id);
+  Result<std::vector<BulkOp>> BulkList(int limit = 20);
+  struct BulkRunOptions {
+    int batch = 1000;      // jobs per transaction
+    Millis lease{10'000};  // how long a silent runner keeps an operation
+    int64_t only = 0;      // run only this operation (0: any unfinished)
+    // After each committed batch.
+    std::function<void(const BulkOp&)> progress;
+    // Checked between batches: true stops, and gives the operation up
+    // (another runner, or this one later, goes on from its cursor).
+    const std::atomic<bool>* stop = nullptr;
+  };
+  // Takes one unfinished operation whose runner is gone (or none ran yet)
+  // and runs it to its end as runner `owner`. nullopt: none to take. An
+  // operation taken over by another runner meanwhile ends the run with
+  // kAborted.
+  Result<std::optional<BulkOp>> BulkRun(const std::string& owner, const BulkRunOptions& options);
 
  private:
   explicit Client(std::unique_ptr<Store> store);

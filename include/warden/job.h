@@ -157,11 +157,29 @@ struct JobInfo {
 };
 
 // Which jobs a listing shows: every condition given must hold.
+//
+// Pages go newest first by id (a keyset, not an offset): `before_id` is the
+// smallest id of the page before, so every page starts where the last one
+// ended, whatever jobs change, arrive or go meanwhile. A job is listed at
+// most once across the pages of one listing (ids only go down), and one
+// that still matches when its page is read is never skipped; one that
+// stopped matching before its page was read is not shown.
 struct JobFilter {
   std::vector<JobState> states;  // empty: every state; else any of these
   std::string queue;             // empty: all
   std::string task;              // empty: all
-  int limit = 100;               // the newest this many
+  std::string unique_key;        // empty: any
+  std::string concurrency_key;   // empty: any
+  // created_at in [created_after, created_before); finished_at likewise
+  // (a finished range leaves out the jobs not finished).
+  std::optional<TimeMs> created_after, created_before;
+  std::optional<TimeMs> finished_after, finished_before;
+  // Case-sensitive substring of the payload's JSON text or of the last
+  // error's message (JobInfo::last_error_message). Empty: any.
+  std::string search;
+  JobId before_id = 0;  // only ids below this (0: no bound): the cursor
+  JobId max_id = 0;     // only ids up to this (0: no bound)
+  int limit = 100;      // the newest this many
 };
 
 enum class WorkerState { kActive, kDraining, kStopped, kDead };

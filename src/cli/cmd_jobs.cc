@@ -3,66 +3,64 @@
 #include <iostream>
 
 #include "cli/cli.h"
+#include "cli/jobs_filter.h"
 #include "cli/render.h"
 #include "cli/with_client.h"
 #include "warden/text.h"
 
 namespace warden::cli {
 
-namespace {
-
-// The --state values (each may hold several, comma-separated), or the
-// usage error that names the first unknown one and every valid name.
-Result<std::vector<JobState>> ParseStates(const std::vector<std::string>& names) {
-  std::vector<JobState> states;
-  for (const std::string& name : names) {
-    auto s = ParseJobState(name);
-    if (!s) {
-      return InvalidArgument("unknown state '" + OneLine(name, 40) +
-                             "' (scheduled, available, running, succeeded, retryable, dead, "
-                             "cancelled, expired)");
-    }
-    states.push_back(*s);
-  }
-  return states;
-}
-
-}  // namespace
 
 void AddJobsCommand(CLI::App& app, Globals& g, Action* action) {
-  auto states = std::make_shared<std::vector<std::string>>();
-  auto queue = std::make_shared<std::string>();
-  auto task = std::make_shared<std::string>();
+  auto filter = std::make_shared<FilterOptions>();
   auto limit = std::make_shared<int>(100);
+  auto cursor = std::make_shared<std::string>();
   auto id = std::make_shared<std::string>();
   auto wide = std::make_shared<bool>(false);
   CLI::App* jobs = app.add_subcommand("jobs", "list and manage jobs");
-  jobs->add_option("--state", *states,
-                   "only jobs in these states (--state dead,retryable, or --state repeated)")
-      ->delimiter(',');
-  jobs->add_option("--queue", *queue, "only jobs on this queue");
-  jobs->add_option("--task", *task, "only jobs of this task");
+  AddFilterOptions(jobs, filter);
   jobs->add_option("--limit", *limit, "at most this many, newest first (default 100)")
       ->check(CLI::Range(1, 1'000'000));
+  auto before = std::make_shared<int64_t>(0);
+  jobs->add_option("--cursor", *cursor,
+                   "the page after the one that printed this cursor (next: on stderr)");
+  jobs->add_option("--before", *before,
+                   "only jobs with ids below this (--json: the next page is --before the "
+                   "last id shown)")
+      ->check(CLI::Range(int64_t{1}, INT64_MAX));
   jobs->add_flag("--wide", *wide, "show names and last errors whole, however long");
   jobs->callback([=, &g] {
     if (!jobs->get_subcommands().empty()) return;
     JobFilter f;
-    f.queue = *queue;
-    f.task = *task;
     f.limit = *limit;
-    auto parsed = ParseStates(*states);
-    if (!parsed.has_value()) {
+    Status parsed = filter->Read(&f);
+    if (parsed.ok() && *before > 0 && !cursor->empty()) {
+      parsed = InvalidArgument("--cursor and --before say the same thing: give one");
+    }
+    if (*before > 0) f.before_id = *before;
+    if (parsed.ok() && !cursor->empty()) {
+      auto before = ParseJobCursor(*cursor);
+      if (before.has_value()) f.before_id = *before;
+      else parsed = before.error().Annotate("--cursor");
+    }
+    if (!parsed.ok()) {
       // A usage error (exit 2) before the database is opened.
-      *action = [error = parsed.error()] { return Fail(error); };
+      *action = [error = parsed] { return Fail(error); };
       return;
     }
-    f.states = *parsed;
     *action = WithClient(g, [=, &g](Client& c) -> Status {
       int64_t total = 0;
+      // One more than asked: whether there is a next page.
+      JobFilter page = f;
+      page.limit = f.limit + 1;
       // --json stays an array of the rows (scripts index it): the total is
       // for the text table's footer only.
-      WARDEN_ASSIGN_OR_RETURN(auto list, c.ListJobs(f, g.json ? nullptr : &total));
+      WARDEN_ASSIGN_OR_RETURN(auto list, c.ListJobs(page, g.json ? nullptr : &total));
+      std::string next;
+      if (static_cast<int>(list.size()) > f.limit) {
+        list.pop_back();
+        next = EncodeJobCursor(list.back().id);
+      }
       if (g.json) {
         Json out = Json::array();
         for (const auto& j : list) out.push_back(JobToJson(j, false));
@@ -75,6 +73,9 @@ void AddJobsCommand(CLI::App& app, Globals& g, Action* action) {
         std::fflush(stdout);
         PrintUnserved(stderr, unserved, NowMs());
       }
+      // --json: one document on stdout, nothing else (the next page: --before
+      // the last id shown).
+      if (!next.empty() && !g.json) std::cerr << "next: --cursor " << next << "\n";
       return Status::Ok();
     });
   });
@@ -123,10 +124,42 @@ void AddJobsCommand(CLI::App& app, Globals& g, Action* action) {
     });
   });
 
-  CLI::App* retry = jobs->add_subcommand("retry", "run a dead, cancelled or expired job again");
-  retry->add_option("id", *id, "job id")->required();
-  retry->callback([=, &g] {
-    *action = WithJobId(g, id, [=, &g](Client& c, JobId jid) -> Status {
+  // retry, cancel and delete: one job by id, or every job a filter matches
+  // (a bulk operation, warden/bulk.h).
+  struct OneOrMany {
+    std::shared_ptr<std::string> id = std::make_shared<std::string>();
+    std::shared_ptr<FilterOptions> filter = std::make_shared<FilterOptions>();
+    std::shared_ptr<bool> dry_run = std::make_shared<bool>(false);
+    std::shared_ptr<bool> all = std::make_shared<bool>(false);
+  };
+  auto one_or_many = [&](const char* name, const char* help) {
+    OneOrMany o;
+    CLI::App* cmd = jobs->add_subcommand(name, help);
+    cmd->add_option("id", *o.id, "job id (none: every job the filter matches)");
+    AddFilterOptions(cmd, o.filter);
+    cmd->add_flag("--dry-run", *o.dry_run, "only count the jobs a filter would change");
+    cmd->add_flag("--all", *o.all, "with no filter: every job the action applies to");
+    return std::make_pair(cmd, o);
+  };
+  auto usage_if_mixed = [](const OneOrMany& o) -> Status {
+    if (!o.id->empty() && (o.filter->Any() || *o.dry_run || *o.all)) {
+      return InvalidArgument("give a job id or a filter, not both");
+    }
+    return Status::Ok();
+  };
+
+  auto [retry, r] = one_or_many(
+      "retry", "run a dead, cancelled or expired job again (or every one a filter matches)");
+  retry->callback([=, &g, r = r] {
+    if (Status s = usage_if_mixed(r); !s.ok()) {
+      *action = [s] { return Fail(s); };
+      return;
+    }
+    if (r.id->empty()) {
+      *action = RunBulkCommand(g, BulkAction::kRetry, r.filter, *r.dry_run, *r.all);
+      return;
+    }
+    *action = WithJobId(g, r.id, [=, &g](Client& c, JobId jid) -> Status {
       WARDEN_RETURN_IF_ERROR(c.RetryJob(jid));
       if (g.json) PrintJson({{"id", jid}, {"state", "available"}});
       else std::cout << "job " << jid << " is available again\n";
@@ -134,10 +167,18 @@ void AddJobsCommand(CLI::App& app, Globals& g, Action* action) {
     });
   });
 
-  CLI::App* cancel = jobs->add_subcommand("cancel", "cancel a job (a running one is stopped)");
-  cancel->add_option("id", *id, "job id")->required();
-  cancel->callback([=, &g] {
-    *action = WithJobId(g, id, [=, &g](Client& c, JobId jid) -> Status {
+  auto [cancel, k] = one_or_many(
+      "cancel", "cancel a job (a running one is stopped), or every one a filter matches");
+  cancel->callback([=, &g, k = k] {
+    if (Status s = usage_if_mixed(k); !s.ok()) {
+      *action = [s] { return Fail(s); };
+      return;
+    }
+    if (k.id->empty()) {
+      *action = RunBulkCommand(g, BulkAction::kCancel, k.filter, *k.dry_run, *k.all);
+      return;
+    }
+    *action = WithJobId(g, k.id, [=, &g](Client& c, JobId jid) -> Status {
       WARDEN_ASSIGN_OR_RETURN(JobState s, c.CancelJob(jid));
       const bool running = s == JobState::kRunning;
       if (g.json) {
@@ -149,6 +190,28 @@ void AddJobsCommand(CLI::App& app, Globals& g, Action* action) {
       return Status::Ok();
     });
   });
+
+  auto [del, d] = one_or_many(
+      "delete",
+      "delete a finished job and its attempts (or every finished one a filter matches)");
+  del->callback([=, &g, d = d] {
+    if (Status s = usage_if_mixed(d); !s.ok()) {
+      *action = [s] { return Fail(s); };
+      return;
+    }
+    if (d.id->empty()) {
+      *action = RunBulkCommand(g, BulkAction::kDelete, d.filter, *d.dry_run, *d.all);
+      return;
+    }
+    *action = WithJobId(g, d.id, [=, &g](Client& c, JobId jid) -> Status {
+      WARDEN_RETURN_IF_ERROR(c.DeleteJob(jid));
+      if (g.json) PrintJson({{"id", jid}, {"deleted", true}});
+      else std::cout << "job " << jid << " deleted\n";
+      return Status::Ok();
+    });
+  });
+
+  AddBulkCommands(jobs, g, action);
 }
 
 }  // namespace warden::cli

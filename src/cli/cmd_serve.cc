@@ -30,13 +30,34 @@ void AddServeCommand(CLI::App& app, Globals& g, Action* action) {
   serve->add_option("--io-timeout", *timeout,
                     "a client must send a request, or read a response, within this")
       ->capture_default_str();
+  auto bulk_lease = std::make_shared<std::string>("10s");
+  auto bulk_pause = std::make_shared<std::string>("0s");
+  serve->add_option("--bulk-batch", o->bulk_batch,
+                    "bulk operations change this many jobs per transaction")
+      ->check(CLI::Range(1, 100'000))
+      ->capture_default_str();
+  serve->add_option("--bulk-lease", *bulk_lease,
+                    "a bulk operation whose server went silent this long is taken over")
+      ->capture_default_str();
+  serve->add_option("--bulk-pause", *bulk_pause,
+                    "pause between two batches of a bulk operation (bounds its load)")
+      ->capture_default_str();
   serve->callback([=, &g] {
     *action = [=, &g]() -> int {
       auto grace = Duration("--drain-grace", *drain);
       if (!grace.has_value()) return Fail(grace.error());
       auto io = Duration("--io-timeout", *timeout);
       if (!io.has_value()) return Fail(io.error());
+      auto lease = Duration("--bulk-lease", *bulk_lease);
+      if (!lease.has_value()) return Fail(lease.error());
+      if (*lease < std::chrono::seconds(1)) {
+        return Fail(InvalidArgument("--bulk-lease must be at least 1s: a batch must fit in it"));
+      }
+      auto pause = Duration("--bulk-pause", *bulk_pause);
+      if (!pause.has_value()) return Fail(pause.error());
       server::ServeOptions options = *o;
+      options.bulk_lease = *lease;
+      options.bulk_pause = *pause;
       options.db = g.db;
       options.drain_grace = *grace;
       options.io_timeout = *io;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <string>
 
 #include "server/client_pool.h"
@@ -18,6 +19,8 @@ struct ApiOptions {
   // POST /v1/jobs may enqueue command jobs (`cmd`) only when set: a token
   // that may enqueue could otherwise run any shell command on the workers.
   bool allow_command_jobs = false;
+  // Called when a bulk operation was started: wakes this server's runner.
+  std::function<void()> bulk_started;
 };
 
 class Api {

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "server/api.h"
+#include "warden/bulk.h"
 #include "warden/job_json.h"
 #include "warden/json_view.h"
 #include "warden/lists.h"
@@ -105,28 +106,90 @@ Response Answer(const Result<T>& r, const std::function<Json(const T&)>& to_json
   return JsonResponse(to_json(*r));
 }
 
-Response ListJobs(const Request& req, Client& c) {
-  Params p(req, {"state", "queue", "task", "limit"});
-  if (!p.error().empty()) return ErrorResponse(400, "invalid_argument", p.error());
-  JobFilter f;
-  for (const std::string& s : p.All("state")) {
-    auto state = ParseJobState(s);
-    if (!state) {
-      return ErrorResponse(400, "invalid_argument", "'" + OneLine(s, 40) + "' is not a job state");
-    }
-    f.states.push_back(*state);
+// A filter's query parameters (GET /v1/jobs), read as the JSON filter of
+// POST /v1/jobs/bulk is (JobFilterFromJson): one set of rules for both.
+Result<JobFilter> FilterIn(const Params& p) {
+  Json j = Json::object();
+  const std::vector<std::string> states = p.All("state");
+  if (!states.empty()) j["state"] = states;
+  for (const char* name : {"queue", "task", "unique_key", "concurrency_key", "created_after",
+                           "created_before", "finished_after", "finished_before", "q"}) {
+    const std::string v = p.One(name);
+    if (!v.empty()) j[name] = v;
   }
-  f.queue = p.One("queue");
-  f.task = p.One("task");
+  return JobFilterFromJson(j);
+}
+
+Response ListJobs(const Request& req, Client& c) {
+  Params p(req, {"state", "queue", "task", "unique_key", "concurrency_key", "created_after",
+                 "created_before", "finished_after", "finished_before", "q", "cursor", "limit"});
+  if (!p.error().empty()) return ErrorResponse(400, "invalid_argument", p.error());
+  auto filter = FilterIn(p);
+  if (!filter.has_value()) return ErrorResponse(filter.error());
+  JobFilter f = *filter;
+  if (!p.One("cursor").empty()) {
+    auto before = ParseJobCursor(p.One("cursor"));
+    if (!before.has_value()) return ErrorResponse(before.error());
+    f.before_id = *before;
+  }
   auto limit = p.Int("limit", 100, 1, 1000);
   if (!limit.has_value()) return ErrorResponse(limit.error());
-  f.limit = static_cast<int>(*limit);
+  // One more than asked: whether a next page exists, without an empty one.
+  f.limit = static_cast<int>(*limit) + 1;
   int64_t total = 0;
   auto jobs = c.ListJobs(f, &total);
   if (!jobs.has_value()) return ErrorResponse(jobs.error());
+  Json next = nullptr;
+  if (static_cast<int64_t>(jobs->size()) > *limit) {
+    jobs->pop_back();
+    next = EncodeJobCursor(jobs->back().id);
+  }
   Json out = Json::array();
   for (const JobInfo& j : *jobs) out.push_back(JobToJson(j, false));
-  return JsonResponse({{"jobs", out}, {"total", total}});
+  return JsonResponse({{"jobs", out}, {"total", total}, {"next_cursor", next}});
+}
+
+// POST /v1/jobs/bulk: {"action", "filter", "dry_run"}.
+Response Bulk(const Request& req, Client& c, const std::function<void()>& started) {
+  auto body = ParseJsonText(req.body);
+  if (!body.has_value()) {
+    return ErrorResponse(400, "invalid_json", "the request body " + body.error().message());
+  }
+  const std::string usage =
+      "the body must be {\"action\": \"retry\"|\"cancel\"|\"delete\", \"filter\": {...}, "
+      "\"dry_run\": true|false}";
+  if (!body->is_object()) return ErrorResponse(400, "invalid_argument", usage);
+  for (const auto& [name, value] : body->items()) {
+    if (name != "action" && name != "filter" && name != "dry_run") {
+      return ErrorResponse(400, "invalid_argument",
+                           "unknown member \"" + OneLine(name, 40) + "\": " + usage);
+    }
+  }
+  const Json& b = *body;
+  if (!b.contains("action") || !b["action"].is_string() ||
+      !ParseBulkAction(b["action"].get<std::string>())) {
+    return ErrorResponse(400, "invalid_argument", usage);
+  }
+  const BulkAction action = *ParseBulkAction(b["action"].get<std::string>());
+  bool dry_run = false;
+  if (b.contains("dry_run")) {
+    if (!b["dry_run"].is_boolean()) return ErrorResponse(400, "invalid_argument", usage);
+    dry_run = b["dry_run"].get<bool>();
+  }
+  auto filter = JobFilterFromJson(b.contains("filter") ? b["filter"] : Json::object());
+  if (!filter.has_value()) return ErrorResponse(filter.error());
+  if (dry_run) {
+    auto count = c.BulkCount(action, *filter);
+    if (!count.has_value()) return ErrorResponse(count.error());
+    return JsonResponse({{"action", BulkActionName(action)},
+                         {"dry_run", true},
+                         {"filter", JobFilterToJson(*filter)},
+                         {"count", *count}});
+  }
+  auto op = c.BulkStart(action, *filter);
+  if (!op.has_value()) return ErrorResponse(op.error());
+  if (started) started();
+  return JsonResponse(BulkOpToJson(*op), 202);
 }
 
 // POST /v1/jobs (one job object) and /v1/jobs/batch ({"jobs": [...]}, at
@@ -243,6 +306,36 @@ Response Api::Route(const Request& req, Client& c, const Caller& caller) {
       if (!needs(Scope::kRead)) return Forbidden(caller, Scope::kRead);
       return ListJobs(req, c);
     }
+    if (n >= 3 && seg[2] == "bulk") {
+      if (n == 3 && m == "POST") {
+        if (!needs(Scope::kOperate)) return Forbidden(caller, Scope::kOperate);
+        return Bulk(req, c, options_.bulk_started);
+      }
+      if (m != "GET") return MethodNotAllowed(n == 3 ? "GET, POST" : "GET");
+      if (!needs(Scope::kRead)) return Forbidden(caller, Scope::kRead);
+      if (n == 3) {
+        Params p(req, {"limit"});
+        if (!p.error().empty()) return ErrorResponse(400, "invalid_argument", p.error());
+        auto limit = p.Int("limit", 20, 1, 1000);
+        if (!limit.has_value()) return ErrorResponse(limit.error());
+        return Answer<std::vector<BulkOp>>(c.BulkList(static_cast<int>(*limit)),
+                                           [](const auto& list) {
+                                             Json out = Json::array();
+                                             for (const BulkOp& op : list) {
+                                               out.push_back(BulkOpToJson(op));
+                                             }
+                                             return Json{{"operations", out}};
+                                           });
+      }
+      if (n == 4) {
+        auto op_id = JobIdIn(seg[3]);
+        if (!op_id.has_value()) {
+          return ErrorResponse(400, "invalid_argument",
+                               "'" + OneLine(seg[3], 40) + "' is not an operation id");
+        }
+        return Answer<BulkOp>(c.BulkGet(*op_id), BulkOpToJson);
+      }
+    }
     if (n == 3 && seg[2] == "batch") {
       if (m != "POST") return MethodNotAllowed("POST");
       if (!needs(Scope::kEnqueue)) return Forbidden(caller, Scope::kEnqueue);
@@ -250,8 +343,14 @@ Response Api::Route(const Request& req, Client& c, const Caller& caller) {
     }
     auto id = JobIdIn(seg[2]);
     if (!id.has_value()) return ErrorResponse(id.error());
+    if (n == 3 && m == "DELETE") {
+      if (!needs(Scope::kOperate)) return Forbidden(caller, Scope::kOperate);
+      const Status s = c.DeleteJob(*id);
+      if (!s.ok()) return ErrorResponse(s);
+      return JsonResponse({{"id", *id}, {"deleted", true}});
+    }
     if (n == 3) {
-      if (m != "GET") return MethodNotAllowed("GET");
+      if (m != "GET") return MethodNotAllowed("GET, DELETE");
       if (!needs(Scope::kRead)) return Forbidden(caller, Scope::kRead);
       return Answer<JobInfo>(c.GetJob(*id), [](const JobInfo& j) { return JobToJson(j, true); });
     }

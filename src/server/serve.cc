@@ -1,8 +1,12 @@
 #include "server/serve.h"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
+#include <condition_variable>
 #include <csignal>
+#include <mutex>
+#include <random>
 #include <thread>
 
 #include "server/api.h"
@@ -33,6 +37,82 @@ Status ParseListen(const std::string& listen, std::string* host, int* port, cons
 bool IsLoopback(const std::string& host) {
   return host == "::1" || host.rfind("127.", 0) == 0;
 }
+
+namespace {
+
+// Runs the unfinished bulk operations of the database, one at a time, until
+// stopped: those started here, those whose server died (their lease ran
+// out), whichever `serve` they were started on. `owner` names this process
+// (fresh per process: a restarted server waits out its old lease too).
+class BulkRunner {
+ public:
+  BulkRunner(std::unique_ptr<Client> client, const ServeOptions& options,
+             std::function<void(const std::string&)> log)
+      : client_(std::move(client)), options_(options), log_(std::move(log)) {
+    char host[256] = {};
+    gethostname(host, sizeof(host) - 1);
+    owner_ = "serve:" + std::string(host) + ":" + std::to_string(getpid()) + ":" +
+             std::to_string(std::random_device{}() % 1'000'000);
+    thread_ = std::thread([this] { Run(); });
+  }
+  ~BulkRunner() {
+    stop_ = true;
+    Wake();
+    thread_.join();
+  }
+  void Wake() {
+    {
+      std::lock_guard lock(mu_);
+      woken_ = true;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  void Run() {
+    while (!stop_) {
+      Client::BulkRunOptions ro;
+      ro.batch = options_.bulk_batch;
+      ro.lease = options_.bulk_lease;
+      ro.stop = &stop_;
+      ro.progress = [this](const BulkOp& op) {
+        if (op.state == BulkState::kDone) {
+          log_("bulk operation " + std::to_string(op.id) + " (" + BulkActionName(op.action) +
+               ") done: " + std::to_string(op.done) + " of " + std::to_string(op.total) +
+               " jobs changed in " + std::to_string(op.batches) + " batches");
+        } else if (options_.bulk_pause.count() > 0) {
+          Sleep(options_.bulk_pause);
+        }
+      };
+      auto ran = client_->BulkRun(owner_, ro);
+      if (!ran.has_value()) {
+        log_("bulk operations: " + ran.error().ToString() + " (trying again)");
+        Sleep(std::chrono::seconds(1));
+      } else if (!*ran) {
+        // Nothing to take: wait to be woken (an operation started here) or
+        // for another server's lease to run out.
+        Sleep(std::chrono::seconds(1));
+      }
+    }
+  }
+  void Sleep(std::chrono::milliseconds d) {
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, d, [this] { return woken_ || stop_; });
+    woken_ = false;
+  }
+
+  std::unique_ptr<Client> client_;
+  const ServeOptions options_;
+  std::function<void(const std::string&)> log_;
+  std::string owner_;
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool woken_ = false;
+  std::thread thread_;
+};
+
+}  // namespace
 
 Status Serve(const ServeOptions& options, const std::function<void(int port)>& ready,
              const std::function<void(const std::string&)>& log) {
@@ -74,7 +154,10 @@ Status Serve(const ServeOptions& options, const std::function<void(int port)>& r
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
 
   WARDEN_ASSIGN_OR_RETURN(auto clients, ClientPool::Open(options.db, lo.handler_threads));
-  Api api(ApiOptions{options.no_auth, options.allow_command_jobs}, *clients);
+  WARDEN_ASSIGN_OR_RETURN(auto bulk_client, Client::Open(options.db));
+  BulkRunner bulk(std::move(bulk_client), options, log);
+  Api api(ApiOptions{options.no_auth, options.allow_command_jobs, [&bulk] { bulk.Wake(); }},
+          *clients);
   WARDEN_ASSIGN_OR_RETURN(
       auto listener,
       Listener::Start(lo, [&api](const Request& req) { return api.Handle(req); }, log));

@@ -25,6 +25,13 @@ struct ServeOptions {
   int handler_threads = 4;
   // Open connections beyond this are answered 503 at once (ListenerOptions).
   int max_connections = 10'000;
+  // Bulk operations (warden/bulk.h) this server runs: jobs per
+  // transaction, the lease a runner holds an operation for (a killed
+  // server's operation is taken over once it runs out), and a pause
+  // between batches (bounds the load a large operation puts on the store).
+  int bulk_batch = 1000;
+  std::chrono::milliseconds bulk_lease{10'000};
+  std::chrono::milliseconds bulk_pause{0};
 };
 
 // Splits ADDR:PORT; the address must be an IP address (no host names: what

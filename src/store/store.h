@@ -26,6 +26,7 @@
 #include "core/clock.h"
 #include "core/metrics.h"
 #include "warden/backlog.h"
+#include "warden/bulk.h"
 #include "warden/job.h"
 #include "warden/operator.h"
 #include "warden/status.h"
@@ -289,6 +290,34 @@ class Store {
   virtual Status AuditAppend(const AuditEntry& audit) = 0;
   // Newest first: at most `limit` entries with ids below `before` (0: any).
   virtual Result<std::vector<AuditEntry>> AuditList(int limit, int64_t before) = 0;
+
+  // Job delete and bulk operations (warden/bulk.h has the protocol).
+  // Deletes a finished job (succeeded, dead, cancelled, expired) and its
+  // attempts, with `audit`, in one transaction; kNotFound, or
+  // kFailedPrecondition for a job not finished.
+  virtual Status JobDelete(JobId id, const AuditEntry& audit) = 0;
+  // One transaction: the operation row (high water: the largest job id now;
+  // total: the jobs in BulkScope up to it; done at once when that is none)
+  // and its audit entry (BulkAuditAction, by `actor`, count: the total).
+  virtual Result<BulkOp> BulkOpCreate(BulkAction action, const JobFilter& filter,
+                                      const std::string& actor) = 0;
+  virtual Result<BulkOp> BulkOpGet(int64_t id) = 0;
+  // Newest first, at most `limit`.
+  virtual Result<std::vector<BulkOp>> BulkOpList(int limit) = 0;
+  // Takes the oldest running operation (or operation `id`, unless 0) that
+  // is free, `owner`'s, or whose lease ran out (by the store's clock), for
+  // `lease`; nullopt: none.
+  virtual Result<std::optional<BulkOp>> BulkOpClaim(const std::string& owner, Millis lease,
+                                                    int64_t id) = 0;
+  // One batch of at most `batch` jobs, in one transaction with the cursor,
+  // the counts and a renewed lease; the last (fewer than `batch` found)
+  // also ends the operation and writes its audit entry. kAborted, changing
+  // nothing, when `owner` no longer holds the operation.
+  virtual Result<BulkOp> BulkOpStep(int64_t id, const std::string& owner, int batch,
+                                    Millis lease) = 0;
+  // `owner` gives its running operation up (a server stopping): another
+  // runner may take it at once. Changes nothing unless `owner` holds it.
+  virtual Status BulkOpRelease(int64_t id, const std::string& owner) = 0;
 };
 
 struct StoreOptions {

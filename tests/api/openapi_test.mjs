@@ -144,7 +144,7 @@ async function onBackend(name, db) {
   await call('POST', '/v1/jobs', { body: { task: 'email', bogus: 1 }, expect: 400 });
   await call('POST', '/v1/jobs', { body: '{"task":', expect: 400 });
   await call('POST', '/v1/jobs', { body: { cmd: 'true' }, expect: 403 });
-  await call('POST', '/v1/jobs/batch', { body: { jobs: [{ task: 'a' }, { task: 'b', delay: '2h' }] }, expect: 201 });
+  const batch = await call('POST', '/v1/jobs/batch', { body: { jobs: [{ task: 'a' }, { task: 'b', delay: '2h' }] }, expect: 201 });
   await call('POST', '/v1/jobs/batch', { body: { jobs: [{ task: '' }] }, expect: 400 });
   await call('GET', '/v1/jobs', { expect: 200 });
   await call('GET', '/v1/jobs?state=dead,scheduled&queue=default&limit=5', { expect: 200 });
@@ -162,6 +162,35 @@ async function onBackend(name, db) {
   await call('POST', `/v1/jobs/${one.id}/cancel`, { expect: 409 });
   await call('POST', `/v1/jobs/${keyed}/cancel`, { expect: 200 });
   await call('DELETE', `/v1/jobs/${keyed}/cancel`, { expect: 405 });
+
+  // Filters, keyset pages, delete and bulk operations.
+  const first = await call('GET', '/v1/jobs?limit=1', { expect: 200 });
+  assert.ok(first.next_cursor, 'more than one job: a next page');
+  const filters = 'q=oops&unique_key=u&concurrency_key=k&task=email&created_after=2000-01-01T00:00:00Z' +
+    '&created_before=2999-01-01T00:00:00Z&finished_after=2000-01-01T00:00:00Z&finished_before=2999-01-01T00:00:00Z';
+  await call('GET', `/v1/jobs?limit=1&cursor=${first.next_cursor}&${filters}`, { expect: 200 });
+  await call('GET', '/v1/jobs?cursor=bogus', { expect: 400 });
+  await call('GET', '/v1/jobs?created_after=yesterday', { expect: 400 });
+  await call('DELETE', `/v1/jobs/${batch.jobs[1].id}`, { expect: 409 });  // scheduled: not finished
+  await call('DELETE', `/v1/jobs/${one.id}`, { token: reader, expect: 403 });
+  await call('DELETE', `/v1/jobs/${one.id}`, { expect: 200 });
+  await call('DELETE', `/v1/jobs/${one.id}`, { expect: 404 });
+  const dry = await call('POST', '/v1/jobs/bulk', { body: { action: 'retry', filter: { state: ['dead', 'cancelled'] }, dry_run: true }, expect: 200 });
+  assert.equal(typeof dry.count, 'number');
+  const op = await call('POST', '/v1/jobs/bulk', { body: { action: 'cancel', filter: { task: 'a' } }, expect: 202 });
+  await call('POST', '/v1/jobs/bulk', { body: { action: 'cancel', filter: { task: 'a' } }, token: reader, expect: 403 });
+  await call('POST', '/v1/jobs/bulk', { body: { action: 'retry', filter: { state: 'running' } }, expect: 400 });
+  await call('POST', '/v1/jobs/bulk', { body: { action: 'nuke' }, expect: 400 });
+  let progress = op;
+  for (let i = 0; i < 100 && progress.state !== 'done'; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    progress = await call('GET', `/v1/jobs/bulk/${op.id}`, { expect: 200 });
+  }
+  assert.equal(progress.state, 'done', JSON.stringify(progress));
+  assert.equal(progress.done, 1);
+  await call('GET', '/v1/jobs/bulk/424242', { expect: 404 });
+  await call('GET', '/v1/jobs/bulk?limit=5', { expect: 200 });
+  await call('GET', '/v1/jobs/bulk?limit=x', { expect: 400 });
 
   await call('GET', '/v1/workers', { expect: 200 });
   await call('GET', '/v1/workers?all=true', { expect: 200 });

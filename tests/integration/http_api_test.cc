@@ -9,8 +9,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include "harness.h"
@@ -593,6 +595,258 @@ TEST_P(HttpApiTest, NoAuthIsRefusedOffLoopbackAndTlsServesHttps) {
   scheme_ = "http";
   const std::string plain = Raw("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", Millis(5000));
   EXPECT_FALSE(Has(plain, "HTTP/1.1 200")) << plain;
+}
+
+// Filters and keyset pages over HTTP: every job once, newest first, while
+// jobs change between pages; a bad cursor or parameter is a 400 naming it.
+TEST_P(HttpApiTest, JobListingsFilterAndPageByCursor) {
+  const std::string reader = Token("reader", "read");
+  std::vector<warden::JobSpec> specs(7);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    specs[i].task = "t";
+    specs[i].payload = {{"order", "ORD-" + std::to_string(i)}};
+  }
+  specs[3].unique_key = "welcome-3";
+  const std::vector<int64_t> ids = EnqueueMany(specs);
+  StartServer();
+  std::vector<int64_t> seen;
+  std::string cursor;
+  int pages = 0;
+  while (true) {
+    HttpResult page =
+        Http("GET", "/v1/jobs?limit=3" + (cursor.empty() ? "" : "&cursor=" + cursor), reader);
+    ASSERT_EQ(page.status, 200) << page.body;
+    EXPECT_EQ(page.json.value("total", -1), pages == 0 ? 7 : 6) << page.body;
+    for (const Json& j : page.json["jobs"]) seen.push_back(j.value("id", int64_t{0}));
+    if (pages++ == 0) {
+      // A job on a later page goes: not shown; the others are, once each.
+      ASSERT_TRUE(client().CancelJob(ids[1]).has_value());
+      ASSERT_TRUE(client().DeleteJob(ids[1]).ok());
+    }
+    if (page.json["next_cursor"].is_null()) break;
+    cursor = page.json["next_cursor"].get<std::string>();
+  }
+  // Newest first by id (PostgreSQL stores a batch's unique-key job first).
+  std::vector<int64_t> expected;
+  for (int64_t id : ids) {
+    if (id != ids[1]) expected.push_back(id);
+  }
+  std::sort(expected.rbegin(), expected.rend());
+  EXPECT_EQ(seen, expected);
+  EXPECT_EQ(pages, 2);
+
+  HttpResult found = Http("GET", "/v1/jobs?q=ORD-5&state=available", reader);
+  ASSERT_EQ(found.status, 200) << found.body;
+  ASSERT_EQ(found.json["jobs"].size(), 1u) << found.body;
+  EXPECT_EQ(found.json["jobs"][0].value("id", int64_t{0}), ids[5]);
+  HttpResult keyed = Http("GET", "/v1/jobs?unique_key=welcome-3", reader);
+  ASSERT_EQ(keyed.json["jobs"].size(), 1u) << keyed.body;
+  HttpResult later = Http("GET", "/v1/jobs?created_after=2999-01-01T00:00:00Z", reader);
+  EXPECT_EQ(later.json.value("total", -1), 0) << later.body;
+
+  for (const std::string bad : {"/v1/jobs?cursor=zz", "/v1/jobs?cursor=c",
+                                "/v1/jobs?created_after=yesterday", "/v1/jobs?state=lost",
+                                "/v1/jobs?colour=red"}) {
+    HttpResult r = Http("GET", bad, reader);
+    EXPECT_EQ(r.status, 400) << bad << ": " << r.body;
+    EXPECT_EQ(r.json["error"].value("code", ""), "invalid_argument") << r.body;
+  }
+}
+
+TEST_P(HttpApiTest, DeleteTakesFinishedJobsAndBulkRunsByFilter) {
+  const std::string reader = Token("reader", "read");
+  const std::string ops = Token("ops", "operate");
+  std::vector<warden::JobSpec> specs(12);
+  for (auto& s : specs) s.task = "t";
+  specs[0].queue = "other";
+  const std::vector<int64_t> ids = EnqueueMany(specs);
+  StartServer();
+
+  HttpResult waiting = Http("DELETE", "/v1/jobs/" + std::to_string(ids[1]), ops);
+  EXPECT_EQ(waiting.status, 409) << waiting.body;
+  EXPECT_EQ(waiting.json["error"].value("code", ""), "failed_precondition");
+  EXPECT_EQ(Http("DELETE", "/v1/jobs/" + std::to_string(ids[1]), reader).status, 403);
+  EXPECT_EQ(Http("DELETE", "/v1/jobs/999999", ops).status, 404);
+
+  // Cancel all of queue default: a dry run counts, the real run reports an
+  // operation that finishes in batches.
+  const std::string cancel = R"({"action":"cancel","filter":{"queue":"default"})";
+  HttpResult dry = Http("POST", "/v1/jobs/bulk", ops, cancel + R"(,"dry_run":true})");
+  ASSERT_EQ(dry.status, 200) << dry.body;
+  EXPECT_EQ(dry.json.value("count", -1), 11);
+  EXPECT_TRUE(JobInState(ids[2], warden::JobState::kAvailable)) << "a dry run changes nothing";
+  EXPECT_EQ(Http("POST", "/v1/jobs/bulk", reader, cancel + "}").status, 403);
+  HttpResult started = Http("POST", "/v1/jobs/bulk", ops, cancel + "}");
+  ASSERT_EQ(started.status, 202) << started.body;
+  EXPECT_EQ(started.json.value("total", -1), 11);
+  const std::string op = "/v1/jobs/bulk/" + std::to_string(started.json.value("id", 0));
+  Json done;
+  ASSERT_TRUE(WaitFor([&] {
+    done = Http("GET", op, reader).json;
+    return done.value("state", "") == "done";
+  })) << done.dump();
+  EXPECT_EQ(done.value("done", -1), 11);
+  EXPECT_TRUE(JobInState(ids[0], warden::JobState::kAvailable)) << "other queue";
+  EXPECT_TRUE(JobInState(ids[11], warden::JobState::kCancelled));
+
+  HttpResult one = Http("DELETE", "/v1/jobs/" + std::to_string(ids[11]), ops);
+  ASSERT_EQ(one.status, 200) << one.body;
+  EXPECT_TRUE(one.json.value("deleted", false));
+  EXPECT_EQ(Http("GET", "/v1/jobs/" + std::to_string(ids[11]), reader).status, 404);
+
+  HttpResult del = Http("POST", "/v1/jobs/bulk", ops,
+                        R"({"action":"delete","filter":{"state":["cancelled","available"]}})");
+  ASSERT_EQ(del.status, 202) << del.body;
+  EXPECT_EQ(del.json.value("total", -1), 10) << "available jobs are out of a delete's scope";
+  ASSERT_TRUE(WaitFor([&] {
+    return Http("GET", "/v1/jobs?state=cancelled", reader).json.value("total", -1) == 0;
+  }));
+  HttpResult listed = Http("GET", "/v1/jobs/bulk", reader);
+  ASSERT_EQ(listed.status, 200) << listed.body;
+  EXPECT_EQ(listed.json["operations"].size(), 2u);
+
+  for (const std::string bad :
+       {R"({"action":"explode","filter":{}})", R"({"action":"retry","filter":{"colour":1}})",
+        R"({"action":"retry","filter":{"state":["running"]}})", R"({"action":"retry","x":1})",
+        R"({"action":"retry","dry_run":"yes"})", R"([1])"}) {
+    HttpResult r = Http("POST", "/v1/jobs/bulk", ops, bad);
+    EXPECT_EQ(r.status, 400) << bad << ": " << r.body;
+  }
+  HttpResult audit = Http("GET", "/v1/audit", reader);
+  const std::string log = audit.json.dump();
+  EXPECT_TRUE(Has(log, "jobs.bulk_cancel.done")) << log;
+  EXPECT_TRUE(Has(log, "jobs.bulk_delete")) << log;
+  EXPECT_TRUE(Has(log, "\"job.delete\"")) << log;
+  EXPECT_TRUE(Has(log, "token:ops")) << log;
+}
+
+// A real `warden serve` SIGKILLed half-way through a bulk retry, then
+// started again: the operation finishes, and no job is touched twice.
+// Between the two, the test cancels again every job the first server had
+// retried: a second retry would make them available again.
+TEST_P(HttpApiTest, ABulkOperationSurvivesASigkilledServer) {
+  const std::string ops = Token("ops", "operate");
+  constexpr int kJobs = 3000;
+  std::vector<warden::JobSpec> specs(kJobs);
+  for (auto& s : specs) s.task = "t";
+  const std::vector<int64_t> ids = EnqueueMany(specs);
+  warden::JobFilter all;
+  auto cancelled = client().BulkStart(warden::BulkAction::kCancel, all);
+  ASSERT_TRUE(cancelled.has_value()) << cancelled.error().ToString();
+  warden::Client::BulkRunOptions fast;
+  fast.only = cancelled->id;
+  ASSERT_TRUE(client().BulkRun("test", fast).has_value());
+
+  const std::vector<std::string> flags = {"--bulk-batch", "100", "--bulk-pause", "30ms",
+                                          "--bulk-lease", "2s"};
+  StartServer(flags);
+  HttpResult started =
+      Http("POST", "/v1/jobs/bulk", ops, R"({"action":"retry","filter":{"state":"cancelled"}})");
+  ASSERT_EQ(started.status, 202) << started.body;
+  const int64_t op_id = started.json.value("id", int64_t{0});
+  EXPECT_EQ(started.json.value("total", -1), kJobs);
+  ASSERT_TRUE(WaitFor([&] { return client().BulkGet(op_id).value().done >= 500; }));
+  server().Kill();  // SIGKILL, mid-operation
+  // A COMMIT sent just before the kill may still land: let it.
+  std::this_thread::sleep_for(Millis(500));
+  const warden::BulkOp at_kill = client().BulkGet(op_id).value();
+  ASSERT_EQ(at_kill.state, warden::BulkState::kRunning) << "killed half-way: " << at_kill.done;
+  ASSERT_LT(at_kill.done, kJobs);
+  // Every job the first server retried (ids at or above the cursor) is
+  // cancelled again; those below it are still cancelled, not yet reached.
+  auto again = client().BulkStart(warden::BulkAction::kCancel, all);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->total, at_kill.done);
+  fast.only = again->id;
+  ASSERT_TRUE(client().BulkRun("test", fast).has_value());
+
+  StartServer(flags);
+  warden::BulkOp end;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        end = client().BulkGet(op_id).value();
+        return end.state == warden::BulkState::kDone;
+      },
+      Millis(60'000)))
+      << end.done;
+  EXPECT_EQ(end.done, kJobs) << "each job once: " << at_kill.done << " before the kill";
+  int64_t available = 0, recancelled = 0;
+  for (int64_t id : ids) {
+    const auto job = GetJob(id);
+    ASSERT_TRUE(job.has_value());
+    if (id >= at_kill.cursor) {
+      recancelled += job->state == warden::JobState::kCancelled;
+    } else {
+      available += job->state == warden::JobState::kAvailable;
+    }
+  }
+  EXPECT_EQ(recancelled, at_kill.done) << "not retried a second time";
+  EXPECT_EQ(available, kJobs - at_kill.done) << "the rest, retried after the restart";
+  EXPECT_TRUE(Has(server().Stderr(), "bulk operation " + std::to_string(op_id))) << server().Stderr();
+}
+
+// A server stopped gracefully (SIGTERM) half-way gives its operation up
+// between two batches: the next server takes it at once, without waiting
+// out the lease (10 s by default).
+TEST_P(HttpApiTest, ASigtermedServerHandsItsOperationOverAtOnce) {
+  const std::string ops = Token("ops", "operate");
+  constexpr int kJobs = 2000;
+  std::vector<warden::JobSpec> specs(kJobs);
+  for (auto& s : specs) s.task = "t";
+  EnqueueMany(specs);
+  StartServer({"--bulk-batch", "100", "--bulk-pause", "50ms"});
+  HttpResult started =
+      Http("POST", "/v1/jobs/bulk", ops, R"({"action":"cancel","filter":{"state":"available"}})");
+  ASSERT_EQ(started.status, 202) << started.body;
+  const int64_t op_id = started.json.value("id", int64_t{0});
+  ASSERT_TRUE(WaitFor([&] { return client().BulkGet(op_id).value().done >= 300; }));
+  ASSERT_TRUE(server().Signal(SIGTERM));
+  ASSERT_TRUE(WaitFor([&] { return server().Exited(); }));
+  const warden::BulkOp given_up = client().BulkGet(op_id).value();
+  ASSERT_EQ(given_up.state, warden::BulkState::kRunning) << given_up.done;
+  EXPECT_EQ(given_up.owner, "") << "released on the way out";
+  const auto restarted = std::chrono::steady_clock::now();
+  StartServer();
+  ASSERT_TRUE(WaitFor([&] { return client().BulkGet(op_id).value().state ==
+                                   warden::BulkState::kDone; }));
+  EXPECT_LT(std::chrono::steady_clock::now() - restarted, Millis(8000))
+      << "taken at once, not after the 10 s lease";
+  EXPECT_EQ(client().BulkGet(op_id).value().done, kJobs);
+}
+
+// Two servers on one database: one runs the operation (its lease keeps the
+// other off), the job count comes out exact, and only one says it finished.
+TEST_P(HttpApiTest, TwoServersOnOneDatabaseRunAnOperationOnce) {
+  const std::string ops = Token("ops", "operate");
+  constexpr int kJobs = 1200;
+  std::vector<warden::JobSpec> specs(kJobs);
+  for (auto& s : specs) s.task = "t";
+  EnqueueMany(specs);
+  const std::vector<std::string> flags = {"--bulk-batch", "100", "--bulk-pause", "20ms"};
+  StartServer(flags);
+  warden::testing::Child& first = server();
+  StartServer(flags);  // Http() now talks to the second
+  warden::testing::Child& second = server();
+  HttpResult started =
+      Http("POST", "/v1/jobs/bulk", ops, R"({"action":"cancel","filter":{"state":"available"}})");
+  ASSERT_EQ(started.status, 202) << started.body;
+  const int64_t op_id = started.json.value("id", int64_t{0});
+  std::set<std::string> owners;
+  warden::BulkOp op;
+  ASSERT_TRUE(WaitFor([&] {
+    op = client().BulkGet(op_id).value();
+    if (!op.owner.empty()) owners.insert(op.owner);
+    return op.state == warden::BulkState::kDone;
+  }));
+  EXPECT_EQ(op.done, kJobs);
+  EXPECT_EQ(op.batches, kJobs / 100 + 1);
+  EXPECT_EQ(owners.size(), 1u) << "one runner held it throughout";
+  const std::string done = "bulk operation " + std::to_string(op_id) + " (cancel) done";
+  // Logged just after the last batch commits.
+  EXPECT_TRUE(WaitFor([&] { return Has(first.Stderr(), done) || Has(second.Stderr(), done); }));
+  EXPECT_NE(Has(first.Stderr(), done), Has(second.Stderr(), done))
+      << first.Stderr() << "\n---\n" << second.Stderr();
+  EXPECT_EQ(client().BulkCount(warden::BulkAction::kCancel, warden::JobFilter{}).value(), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, HttpApiTest, ::testing::ValuesIn(AllBackends()), BackendName);

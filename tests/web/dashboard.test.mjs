@@ -1,7 +1,8 @@
 // The dashboard end to end, in a real headless Chromium: real `warden
 // serve` and worker processes on one SQLite file, jobs added with the CLI,
 // and a person's clicks. Login with a token, the overview and its charts,
-// filtering jobs, a job's attempts, retrying a dead job, pausing a queue,
+// filtering jobs, a job's attempts, retrying a dead job, a bulk cancel by
+// filter and deleting a job, pausing a queue,
 // a worker SIGKILLed and its job rescued (seen within seconds, without a
 // reload), markup in every field shown as text and never run, the
 // Content-Security-Policy, --no-auth, and a revoked token.
@@ -305,6 +306,41 @@ test('the dashboard, end to end in Chromium', async (t) => {
     }
     assert.match(await textOf(page, '#audit tbody'), /token:ui/);
     await shot(page, 'audit');
+  });
+
+  await t.test('a bulk cancel by filter: counted, confirmed, its progress shown', async () => {
+    const held = [];
+    for (let i = 0; i < 3; ++i) held.push(add('--cmd', 'true', '--queue', 'bulkq', '--delay', '1h'));
+    await go(page, '#/jobs?queue=bulkq');
+    await until('the three scheduled jobs', async () =>
+      (await count(page, '#jobs tbody tr[data-state=scheduled]')) === 3);
+    assert.equal(await page.isDisabled('#bulk-confirm'), true, 'nothing to confirm before a count');
+    await page.selectOption('#bulk-action', 'cancel');
+    await page.click('#bulk-count');
+    await until('the dry run\'s count', async () =>
+      /^3 jobs would be cancelled/.test(await textOf(page, '#bulk-said')));
+    for (const id of held) {
+      assert.equal(JSON.parse(cli('jobs', 'show', String(id), '--json')).state, 'scheduled');
+    }
+    await page.click('#bulk-confirm');
+    await until('the operation done', async () =>
+      /3 of 3 cancelled, done/.test(await textOf(page, '#bulk-progress')));
+    await until('the jobs shown cancelled', async () =>
+      (await count(page, '#jobs tbody tr[data-state=cancelled]')) === 3);
+    await shot(page, 'bulk-cancel');
+  });
+
+  await t.test('a finished job is deleted from its page', async () => {
+    const gone = Number(JSON.parse(cli('jobs', '--queue', 'bulkq', '--json'))[0].id);
+    await go(page, `#/jobs/${gone}`);
+    await until('the cancelled job', async () => (await textOf(page, '#job-state')) === 'cancelled');
+    assert.equal(await page.isHidden('#delete-confirm'), true);
+    await page.click('#delete');
+    await page.click('#delete-confirm');
+    await until('back on the jobs page', async () => /#\/jobs$/.test(page.url()));
+    assert.throws(() => cli('jobs', 'show', String(gone)), 'the job is gone');
+    await go(page, '#/jobs?queue=bulkq');
+    await until('two left', async () => (await count(page, '#jobs tbody tr[data-job]')) === 2);
   });
 
   await t.test('a SIGKILLed worker and its rescued job show within seconds', async () => {

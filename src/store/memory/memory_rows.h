@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/metrics.h"
+#include "warden/bulk.h"
 #include "warden/job.h"
 #include "warden/operator.h"
 
@@ -148,6 +149,9 @@ struct Tables {
   std::map<int64_t, TokenRow> tokens;
   int64_t last_token_id = 0;
   std::vector<AuditEntry> audit;
+  // Bulk operations (schema 7) by id.
+  std::map<int64_t, BulkOp> bulk_ops;
+  int64_t last_bulk_id = 0;
 };
 
 // Whether a job in `state` holds its unique key (scheduled, available,
@@ -165,5 +169,9 @@ JobInfo ToJobInfo(const JobRow& job);
 JobInfo ToJobInfoWithExtras(const Tables& t, const JobRow& job);
 AttemptInfo ToAttemptInfo(const Tables& t, const AttemptRow& a);
 WorkerInfo ToWorkerInfo(const WorkerRow& w, int running);
+
+// Whether `job` meets every condition of `f` but its cursor (before_id)
+// and limit, as SQLite's listing reads them.
+bool MatchesFilter(const Tables& t, const JobRow& job, const JobFilter& f);
 
 }  // namespace warden::memory

@@ -93,6 +93,17 @@ class MemoryStore final : public Store {
   Status AuditAppend(const AuditEntry& audit) override;
   Result<std::vector<AuditEntry>> AuditList(int limit, int64_t before) override;
 
+  Status JobDelete(JobId id, const AuditEntry& audit) override;
+  Result<BulkOp> BulkOpCreate(BulkAction action, const JobFilter& filter,
+                              const std::string& actor) override;
+  Result<BulkOp> BulkOpGet(int64_t id) override;
+  Result<std::vector<BulkOp>> BulkOpList(int limit) override;
+  Result<std::optional<BulkOp>> BulkOpClaim(const std::string& owner, Millis lease,
+                                                    int64_t id) override;
+  Result<BulkOp> BulkOpStep(int64_t id, const std::string& owner, int batch,
+                            Millis lease) override;
+  Status BulkOpRelease(int64_t id, const std::string& owner) override;
+
  private:
   MemoryStore(std::shared_ptr<Database> db, const Clock* clock)
       : db_(std::move(db)), clock_(clock) {}
@@ -118,6 +129,9 @@ class MemoryStore final : public Store {
   // Of `claimable`, those a claim takes: at most p.limit, one per
   // concurrency key, the last p.ahead only if safe to claim ahead.
   static std::vector<JobRow*> Pick(const ClaimParams& p, std::span<JobRow* const> claimable);
+  // JobRetry's and JobCancel's change, their lock held.
+  Status RetryLocked(JobId id, TimeMs now) REQUIRES(db_->mu);
+  Result<JobState> CancelLocked(JobId id, TimeMs now) REQUIRES(db_->mu);
   double Jitter() REQUIRES(db_->mu) {
     return std::uniform_real_distribution<double>(0, 1)(db_->rng);
   }

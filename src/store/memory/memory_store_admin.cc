@@ -30,27 +30,28 @@ Result<std::vector<JobInfo>> MemoryStore::JobList(const JobFilter& f, int64_t* t
   // Newest first; SQLite's LIMIT: a negative limit is none.
   for (auto it = db_->t.jobs.rbegin(); it != db_->t.jobs.rend(); ++it) {
     const JobRow& job = it->second;
-    if (!f.states.empty() &&
-        std::find(f.states.begin(), f.states.end(), job.state) == f.states.end()) {
-      continue;
-    }
-    if ((!f.queue.empty() && job.queue != f.queue) || (!f.task.empty() && job.task != f.task)) {
-      continue;
-    }
+    if (!MatchesFilter(db_->t, job, f)) continue;
     ++matched;
+    if (f.before_id > 0 && job.id >= f.before_id) continue;
     if (f.limit < 0 || static_cast<int64_t>(out.size()) < f.limit) {
       out.push_back(ToJobInfoWithExtras(db_->t, job));
+    } else if (!total) {
+      break;
     }
   }
-  // SQLite counts in a column of the page's rows: no row, no count.
-  if (total) *total = out.empty() ? 0 : matched;
+  // As SQLite: the count is a column of the page's rows (no row, no
+  // count), but past a cursor it is counted on its own.
+  if (total) *total = out.empty() && f.before_id <= 0 ? 0 : matched;
   return out;
 }
 
 Status MemoryStore::JobRetry(JobId id) {
   MutexLock lock(db_->mu);
+  return RetryLocked(id, clock_->NowMs());
+}
+
+Status MemoryStore::RetryLocked(JobId id, TimeMs now) {
   Tables& t = db_->t;
-  const TimeMs now = clock_->NowMs();
   auto it = t.jobs.find(id);
   if (it == t.jobs.end()) return NotFound("no job with id " + std::to_string(id));
   JobRow& job = it->second;
@@ -73,7 +74,10 @@ Status MemoryStore::JobRetry(JobId id) {
 
 Result<JobState> MemoryStore::JobCancel(JobId id) {
   MutexLock lock(db_->mu);
-  const TimeMs now = clock_->NowMs();
+  return CancelLocked(id, clock_->NowMs());
+}
+
+Result<JobState> MemoryStore::CancelLocked(JobId id, TimeMs now) {
   auto it = db_->t.jobs.find(id);
   if (it == db_->t.jobs.end()) return NotFound("no job with id " + std::to_string(id));
   JobRow& job = it->second;

@@ -34,10 +34,14 @@ const char* const kJobColumns =
 JobInfo JobFromRow(const Rows& r, int i) { return JobFromColumns(RowAt(r, i)); }
 
 std::string JobExtraColumns(const std::string& job) {
+  return "(SELECT w.name FROM warden.workers w WHERE w.id = " + job + ".worker_id), " +
+         LastErrorMessageSql(job);
+}
+
+std::string LastErrorMessageSql(const std::string& job) {
   // As on SQLite (store/sqlite/rows.cc): the latest failed attempt's
   // message, unless the job was cancelled after it, while it waited.
-  return "(SELECT w.name FROM warden.workers w WHERE w.id = " + job + ".worker_id), " +
-         "(SELECT CASE WHEN " + job + ".last_error = 'cancelled' AND a.outcome <> 'cancelled' " +
+  return "(SELECT CASE WHEN " + job + ".last_error = 'cancelled' AND a.outcome <> 'cancelled' " +
          "THEN NULL ELSE a.error_message END FROM warden.attempts a WHERE a.job_id = " + job +
          ".id AND a.outcome NOT IN ('running', 'succeeded') ORDER BY a.attempt DESC LIMIT 1)";
 }

@@ -18,6 +18,8 @@ JobInfo JobFromRow(const Rows& r, int row);
 // its last error's message. Columns for a SELECT from warden.jobs aliased
 // `job`; JobExtrasFromRow reads them, starting at column `first`.
 std::string JobExtraColumns(const std::string& job);
+// The second of those: the last error's message (NULL: none).
+std::string LastErrorMessageSql(const std::string& job);
 void JobExtrasFromRow(const Rows& r, int row, int first, JobInfo* j);
 
 // Columns of warden.workers aliased `w`, plus its running-job count.

@@ -327,7 +327,29 @@ CREATE TABLE IF NOT EXISTS warden.audit_log (
 );
 )sql";
 
-// Metrics (as on SQLite): each worker's snapshot of what it counted
+// Bulk operations (as on SQLite, schema 7).
+const char* const kMigration9 = R"sql(
+CREATE TABLE IF NOT EXISTS warden.bulk_ops (
+  id               bigserial PRIMARY KEY,
+  action           text   NOT NULL,
+  filter           text   NOT NULL,
+  actor            text   NOT NULL,
+  state            text   NOT NULL,
+  high_water       bigint NOT NULL,
+  cursor           bigint NOT NULL,
+  total            bigint NOT NULL,
+  done             bigint NOT NULL DEFAULT 0,
+  skipped          bigint NOT NULL DEFAULT 0,
+  batches          integer NOT NULL DEFAULT 0,
+  created_at       bigint NOT NULL,
+  finished_at      bigint,
+  owner            text,
+  lease_expires_at bigint
+);
+CREATE INDEX IF NOT EXISTS bulk_ops_running ON warden.bulk_ops (id) WHERE state = 'running';
+)sql";
+
+// Metrics (as on SQLite, schema 8): each worker's snapshot of what it counted
 // (core/metrics.h), and the totals of the rows Prune deleted.
 const char* const kMigrationMetrics = R"sql(
 ALTER TABLE warden.workers ADD COLUMN IF NOT EXISTS metrics jsonb;
@@ -346,6 +368,7 @@ const std::vector<std::string> kMigrations = {
     kMigration6,
     kMigration7,
     kMigration8,
+    kMigration9,
     kMigrationMetrics,
 };
 

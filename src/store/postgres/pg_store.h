@@ -39,6 +39,11 @@ void AddPickParams(Params& params, const ClaimParams& p, std::optional<int64_t> 
 // of picked jobs ($1 worker, $2 its lease, $3 now or NULL, $4 ids); and the
 // sweep's look for an expired lease ($1 now), which must read the running
 // jobs only.
+// A listing's `FROM warden.jobs j WHERE ...` for `f` (its cursor aside),
+// its values appended to `p`; PageWhere adds the cursor, and leaves the
+// former in `common`.
+std::string ListedWhere(const JobFilter& f, Params* p);
+std::string PageWhere(const JobFilter& f, Params* p, std::string* common);
 extern const char* const kSucceedManySql;
 extern const char* const kHeartbeatSql;
 extern const std::string kClaimPickedSql;
@@ -105,6 +110,17 @@ class PgStore final : public Store {
   Status AuditAppend(const AuditEntry& audit) override;
   Result<std::vector<AuditEntry>> AuditList(int limit, int64_t before) override;
 
+  Status JobDelete(JobId id, const AuditEntry& audit) override;
+  Result<BulkOp> BulkOpCreate(BulkAction action, const JobFilter& filter,
+                              const std::string& actor) override;
+  Result<BulkOp> BulkOpGet(int64_t id) override;
+  Result<std::vector<BulkOp>> BulkOpList(int limit) override;
+  Result<std::optional<BulkOp>> BulkOpClaim(const std::string& owner, Millis lease,
+                                                    int64_t id) override;
+  Result<BulkOp> BulkOpStep(int64_t id, const std::string& owner, int batch,
+                            Millis lease) override;
+  Status BulkOpRelease(int64_t id, const std::string& owner) override;
+
  private:
   PgStore(std::string url, std::unique_ptr<Conn> conn, const Clock* fake_clock)
       : url_(std::move(url)), conn_(std::move(conn)), fake_clock_(fake_clock),
@@ -143,6 +159,11 @@ class PgStore final : public Store {
   Result<std::vector<AttemptInfo>> AttemptsLocked(JobId id) REQUIRES(mu_);
   // The job's state, its row locked until the transaction ends.
   Result<JobState> LockJobStateLocked(JobId id) REQUIRES(mu_);
+  // JobRetry's and JobCancel's change (the job locked, its state checked)
+  // in the caller's transaction.
+  Status RetryLocked(JobId id, TimeMs now) REQUIRES(mu_);
+  Status CancelLocked(JobId id, JobState state, TimeMs now) REQUIRES(mu_);
+  Result<BulkOp> BulkOpGetLocked(int64_t id, bool for_update) REQUIRES(mu_);
   double Jitter() REQUIRES(mu_) { return std::uniform_real_distribution<double>(0, 1)(rng_); }
 
   Mutex mu_;

@@ -38,31 +38,93 @@ Result<JobInfo> PgStore::JobGet(JobId id) {
   return job;
 }
 
-// $1 the states (an empty array: any), $2 the queue, $3 the task (empty:
-// any), $4 the limit.
-const char* const kListedWhere =
-    " FROM warden.jobs j WHERE (cardinality($1::text[]) = 0 OR j.state = ANY($1::text[])) "
-    "AND ($2 = '' OR j.queue = $2) AND ($3 = '' OR j.task = $3)";
+// `FROM warden.jobs j WHERE ...` for the conditions `f` gives but its
+// cursor, their values appended to `p`; only the conditions given are in
+// the SQL, so the planner sees plain terms for the indexes.
+std::string ListedWhere(const JobFilter& f, Params* p) {
+  std::string sql = " FROM warden.jobs j WHERE true";
+  int n = static_cast<int>(p->values().size());
+  auto param = [&]() {
+    std::string name = "$";
+    name += std::to_string(++n);
+    return name;
+  };
+  if (!f.states.empty()) {
+    std::vector<std::string> states;
+    for (JobState s : f.states) states.push_back(JobStateName(s));
+    p->AddArray(states);
+    sql += " AND j.state = ANY(" + param() + "::text[])";
+  }
+  auto text = [&](const std::string& column, const std::string& value) {
+    if (value.empty()) return;
+    p->Add(value);
+    sql += " AND j." + column + " = " + param();
+  };
+  text("queue", f.queue);
+  text("task", f.task);
+  text("unique_key", f.unique_key);
+  text("concurrency_key", f.concurrency_key);
+  auto bound = [&](const std::string& term, const std::optional<TimeMs>& t) {
+    if (!t) return;
+    p->Add(*t);
+    sql += " AND j." + term + " " + param() + "::bigint";
+  };
+  bound("created_at >=", f.created_after);
+  bound("created_at <", f.created_before);
+  bound("finished_at >=", f.finished_after);
+  bound("finished_at <", f.finished_before);
+  if (!f.search.empty()) {
+    p->Add(f.search);
+    const std::string q = param();
+    const std::string message = LastErrorMessageSql("j");
+    sql += " AND (strpos(j.payload::text, " + q + ") > 0 OR strpos(coalesce(" + message +
+           ", ''), " + q + ") > 0)";
+  }
+  if (f.max_id > 0) {
+    p->Add(f.max_id);
+    sql += " AND j.id <= " + param() + "::bigint";
+  }
+  return sql;
+}
+
+// ListedWhere's and the cursor's: the page's conditions.
+std::string PageWhere(const JobFilter& f, Params* p, std::string* common) {
+  *common = ListedWhere(f, p);
+  if (f.before_id <= 0) return *common;
+  p->Add(f.before_id);
+  std::string page = *common;
+  page += " AND j.id < $";
+  page += std::to_string(p->values().size());
+  return page + "::bigint";
+}
 
 Result<std::vector<JobInfo>> PgStore::JobList(const JobFilter& f, int64_t* total) {
   MutexLock lock(mu_);
-  std::vector<std::string> states;
-  for (JobState s : f.states) states.push_back(JobStateName(s));
   Params p;
-  p.AddArray(states).Add(f.queue).Add(f.task).Add(f.limit);
+  std::string common;
+  const std::string page = PageWhere(f, &p, &common);
+  p.Add(f.limit);
+  std::string limit = "$";
+  limit += std::to_string(p.values().size());
   // The page first, then the extras of its jobs only; the count, when
-  // asked for, in the same statement (one snapshot).
+  // asked for, in the same statement (one snapshot), cursor aside.
   std::string sql = "SELECT page.*, " + JobExtraColumns("page");
-  if (total) sql += std::string(", (SELECT count(*)") + kListedWhere + ")";
-  sql += std::string(" FROM (SELECT ") + kJobColumns + kListedWhere +
-         " ORDER BY j.id DESC LIMIT $4::int) page ORDER BY page.id DESC";
+  if (total) sql += ", (SELECT count(*)" + common + ")";
+  sql += std::string(" FROM (SELECT ") + kJobColumns + page + " ORDER BY j.id DESC LIMIT " +
+         limit + "::int) page ORDER BY page.id DESC";
   WARDEN_ASSIGN_OR_RETURN(Rows r, conn_->Exec(sql, p));
   std::vector<JobInfo> out;
-  if (total) *total = 0;  // no row: nothing matches (the limit is at least 1)
+  if (total) *total = 0;
   for (int i = 0; i < r.size(); ++i) {
     out.push_back(JobFromRow(r, i));
     JobExtrasFromRow(r, i, kJobColumnCount, &out.back());
     if (total) *total = r.Int(i, kJobColumnCount + kJobExtraColumnCount);
+  }
+  if (total && out.empty() && f.before_id > 0) {
+    Params c;
+    const std::string where = ListedWhere(f, &c);
+    WARDEN_ASSIGN_OR_RETURN(Rows n, conn_->Exec("SELECT count(*)" + where, c));
+    *total = n.Int(0, 0);
   }
   return out;
 }
@@ -81,6 +143,11 @@ Status PgStore::JobRetry(JobId id) {
   WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
   WARDEN_ASSIGN_OR_RETURN(JobState state, LockJobStateLocked(id));
   WARDEN_RETURN_IF_ERROR(CheckRetryAllowed(id, state));
+  WARDEN_RETURN_IF_ERROR(RetryLocked(id, now));
+  return tx->Commit();
+}
+
+Status PgStore::RetryLocked(JobId id, TimeMs now) {
   Status s = conn_
                  ->Exec("UPDATE warden.jobs SET state = 'available', run_at = $1::bigint, "
                         "charged = 0, crashes = 0, finished_at = NULL, start_deadline_at = NULL "
@@ -91,8 +158,7 @@ Status PgStore::JobRetry(JobId id) {
     return FailedPrecondition("job " + std::to_string(id) +
                               ": another live job holds its unique key");
   }
-  WARDEN_RETURN_IF_ERROR(s);
-  return tx->Commit();
+  return s;
 }
 
 Result<JobState> PgStore::JobCancel(JobId id) {
@@ -101,21 +167,23 @@ Result<JobState> PgStore::JobCancel(JobId id) {
   WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
   WARDEN_ASSIGN_OR_RETURN(JobState state, LockJobStateLocked(id));
   WARDEN_RETURN_IF_ERROR(CheckCancelAllowed(id, state));
-  if (state == JobState::kRunning) {
-    WARDEN_RETURN_IF_ERROR(
-        conn_->Exec("UPDATE warden.jobs SET cancel_requested = true WHERE id = $1::bigint",
-                    Params().Add(id))
-            .status());
-  } else {
-    WARDEN_RETURN_IF_ERROR(
-        conn_
-            ->Exec("UPDATE warden.jobs SET state = 'cancelled', finished_at = $1::bigint, "
-                   "last_error = 'cancelled' WHERE id = $2::bigint",
-                   Params().Add(now).Add(id))
-            .status());
-  }
+  WARDEN_RETURN_IF_ERROR(CancelLocked(id, state, now));
   WARDEN_RETURN_IF_ERROR(tx->Commit());
   return state == JobState::kRunning ? JobState::kRunning : JobState::kCancelled;
+}
+
+Status PgStore::CancelLocked(JobId id, JobState state, TimeMs now) {
+  if (state == JobState::kRunning) {
+    return conn_
+        ->Exec("UPDATE warden.jobs SET cancel_requested = true WHERE id = $1::bigint",
+               Params().Add(id))
+        .status();
+  }
+  return conn_
+      ->Exec("UPDATE warden.jobs SET state = 'cancelled', finished_at = $1::bigint, "
+             "last_error = 'cancelled' WHERE id = $2::bigint",
+             Params().Add(now).Add(id))
+      .status();
 }
 
 Result<int64_t> PgStore::JobCountUnfinished() {

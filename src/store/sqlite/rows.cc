@@ -9,11 +9,15 @@ const char* const kJobColumns =
     "created_at, started_at, finished_at, checkpoint, result, last_error, active_lease_ms";
 
 std::string JobExtraColumns(const std::string& job) {
+  return "(SELECT w.name FROM workers w WHERE w.id = " + job + ".worker_id), " +
+         LastErrorMessageSql(job);
+}
+
+std::string LastErrorMessageSql(const std::string& job) {
   // The message comes from the latest failed attempt; a job cancelled while
   // it waited has no attempt of that kind, and the earlier failure's message
   // would not be about the cancel.
-  return "(SELECT w.name FROM workers w WHERE w.id = " + job + ".worker_id), " +
-         "(SELECT CASE WHEN " + job + ".last_error = 'cancelled' AND a.outcome <> 'cancelled' " +
+  return "(SELECT CASE WHEN " + job + ".last_error = 'cancelled' AND a.outcome <> 'cancelled' " +
          "THEN NULL ELSE a.error_message END FROM attempts a WHERE a.job_id = " + job +
          ".id AND a.outcome NOT IN ('running', 'succeeded') ORDER BY a.attempt DESC LIMIT 1)";
 }

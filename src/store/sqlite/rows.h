@@ -22,6 +22,8 @@ inline JobInfo JobFromRow(const Stmt& s) { return JobFromColumns(s); }
 // its last error's message. Columns for a SELECT from jobs aliased `job`;
 // JobExtrasFromRow reads them, starting at column `first`.
 std::string JobExtraColumns(const std::string& job);
+// The second of those: the last error's message (NULL: none).
+std::string LastErrorMessageSql(const std::string& job);
 inline void JobExtrasFromRow(const Stmt& s, int first, JobInfo* j) {
   JobExtrasFromColumns(s, first, j);
 }

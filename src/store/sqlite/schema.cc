@@ -189,6 +189,30 @@ CREATE TABLE audit_log (
 );
 )sql";
 
+// Bulk operations (warden/bulk.h): each batch moves `cursor` down in its
+// own transaction, so a restart resumes where the last commit left off;
+// `owner` and `lease_expires_at` say which process runs it now.
+const char* const kMigration7 = R"sql(
+CREATE TABLE bulk_ops (
+  id               INTEGER PRIMARY KEY AUTOINCREMENT,
+  action           TEXT    NOT NULL,
+  filter           TEXT    NOT NULL,
+  actor            TEXT    NOT NULL,
+  state            TEXT    NOT NULL,
+  high_water       INTEGER NOT NULL,
+  cursor           INTEGER NOT NULL,
+  total            INTEGER NOT NULL,
+  done             INTEGER NOT NULL DEFAULT 0,
+  skipped          INTEGER NOT NULL DEFAULT 0,
+  batches          INTEGER NOT NULL DEFAULT 0,
+  created_at       INTEGER NOT NULL,
+  finished_at      INTEGER,
+  owner            TEXT,
+  lease_expires_at INTEGER
+);
+CREATE INDEX bulk_ops_running ON bulk_ops (id) WHERE state = 'running';
+)sql";
+
 // Metrics: each worker's snapshot of what it counted (core/metrics.h), and
 // the totals of the rows Prune deleted, so that the sums never go down.
 const char* const kMigrationMetrics = R"sql(
@@ -201,7 +225,7 @@ CREATE TABLE metrics_retired (
 
 const std::vector<const char*> kMigrations = {kMigration1, kMigration2, kMigration3,
                                               kMigration4, kMigration5, kMigration6,
-                                              kMigrationMetrics};
+                                              kMigration7, kMigrationMetrics};
 
 // Every table and index the migrations create (a new migration adds its own).
 const char* const kWardenObjects[] = {
@@ -212,6 +236,7 @@ const char* const kWardenObjects[] = {
     "leaders",
     "fenced_writes",
     "queue_pauses", "api_tokens", "api_tokens_live_name", "audit_log",
+    "bulk_ops", "bulk_ops_running",
     "metrics_retired",
 };
 

@@ -31,6 +31,16 @@ std::string AnyClaimableSql(const ClaimParams& p);
 // jobs out (see schema.cc). Public, like PickSql, for a test of their query plans.
 // `count`: with a last column of how many jobs match in all (JobList's total).
 std::string JobListSql(const JobFilter& f, bool count);
+// The count of every job `f` matches, cursor aside (one value).
+std::string JobCountSql(const JobFilter& f);
+// The ids of the jobs `f` matches, newest first, at most ?1, read down the
+// table from the cursor (the rowid), never through a state's index: a bulk
+// operation's batches, whose cursor only goes down, so all of them
+// together read each row once. Bound as BindListing binds `f` without its
+// states (they are in the SQL).
+std::string JobScanIdsSql(const JobFilter& f);
+// Binds the parameters of the three above (the limit too, unless not).
+void BindListing(Stmt& q, const JobFilter& f, bool with_limit);
 extern const char* const kJobCountsSql;       // (state, count), states in use
 extern const char* const kCountUnfinishedSql;
 // The batch writes of a claim and of plain successes (see JobClaim and
@@ -101,6 +111,17 @@ class SqliteStore final : public Store {
   Status AuditAppend(const AuditEntry& audit) override;
   Result<std::vector<AuditEntry>> AuditList(int limit, int64_t before) override;
 
+  Status JobDelete(JobId id, const AuditEntry& audit) override;
+  Result<BulkOp> BulkOpCreate(BulkAction action, const JobFilter& filter,
+                              const std::string& actor) override;
+  Result<BulkOp> BulkOpGet(int64_t id) override;
+  Result<std::vector<BulkOp>> BulkOpList(int limit) override;
+  Result<std::optional<BulkOp>> BulkOpClaim(const std::string& owner, Millis lease,
+                                                    int64_t id) override;
+  Result<BulkOp> BulkOpStep(int64_t id, const std::string& owner, int batch,
+                            Millis lease) override;
+  Status BulkOpRelease(int64_t id, const std::string& owner) override;
+
  private:
   SqliteStore(std::unique_ptr<Db> db, const Clock* clock, std::string wake_dir)
       : db_(std::move(db)), clock_(clock), wake_dir_(std::move(wake_dir)),
@@ -149,6 +170,11 @@ class SqliteStore final : public Store {
   Status AuditLocked(const AuditEntry& audit, TimeMs now) REQUIRES(mu_);
   // SELECT EXISTS (sql) with one parameter.
   Result<bool> ExistsLocked(const std::string& sql, int64_t arg) REQUIRES(mu_);
+  // JobRetry's and JobCancel's change in the caller's transaction.
+  Status RetryLocked(JobId id, TimeMs now) REQUIRES(mu_);
+  Result<JobState> CancelLocked(JobId id, TimeMs now) REQUIRES(mu_);
+  Status DeleteLocked(JobId id) REQUIRES(mu_);
+  Result<BulkOp> BulkOpGetLocked(int64_t id) REQUIRES(mu_);
   double Jitter() REQUIRES(mu_) { return std::uniform_real_distribution<double>(0, 1)(rng_); }
 
   Mutex mu_;

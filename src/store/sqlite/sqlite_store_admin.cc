@@ -27,14 +27,20 @@ std::vector<JobState> ListedStates(const JobFilter& f) {
   return states;
 }
 
-// Parameters of a listing: ?1 the limit, ?2 the queue, ?3 the task, then
-// one for each state of ListedStates that jobs_state holds, in that order.
-constexpr int kListStateParam = 4;
+// Parameters of a listing: ?1 the limit, ?2 the queue, ?3 the task, ?4 the
+// unique key, ?5 the concurrency key, ?6/?7 the created range, ?8/?9 the
+// finished range, ?10 the search text, ?11 the cursor (ids below), ?12 the
+// high water (ids up to), then one for each state of ListedStates that
+// jobs_state holds, in that order. Only the conditions given are in the
+// SQL, so each arm reads by its index in id order as before.
+constexpr int kListStateParam = 13;
 
 // `FROM ... WHERE ...` of the jobs in `state` (or in any state, when
-// `state` is null) that match the queue and task of `f`. `param`: the
-// state's parameter, if it needs one (advanced).
-std::string ListedFrom(const JobFilter& f, std::optional<JobState> state, int* param) {
+// `state` is null) that match the other conditions of `f`; `cursor`: with
+// the cursor's bound (the count leaves it out). `param`: the state's
+// parameter, if it needs one (advanced).
+std::string ListedFrom(const JobFilter& f, std::optional<JobState> state, bool cursor,
+                       int* param) {
   std::string sql;
   if (!state) {
     // No WHERE at all when nothing is filtered: SQLite then counts the
@@ -49,39 +55,104 @@ std::string ListedFrom(const JobFilter& f, std::optional<JobState> state, int* p
           " AND " WARDEN_NOT_IN_CLAIM_PATH;
   }
   const char* join = state ? " AND " : " WHERE ";
-  if (!f.queue.empty()) {
-    sql += std::string(join) + "queue = ?2";
+  auto add = [&](const std::string& condition) {
+    sql += join + condition;
     join = " AND ";
+  };
+  if (!f.queue.empty()) add("queue = ?2");
+  if (!f.task.empty()) add("task = ?3");
+  if (!f.unique_key.empty()) add("unique_key = ?4");
+  if (!f.concurrency_key.empty()) add("concurrency_key = ?5");
+  if (f.created_after) add("created_at >= ?6");
+  if (f.created_before) add("created_at < ?7");
+  if (f.finished_after) add("finished_at >= ?8");
+  if (f.finished_before) add("finished_at < ?9");
+  if (!f.search.empty()) {
+    add("(instr(payload, ?10) > 0 OR instr(coalesce(" + LastErrorMessageSql("jobs") +
+        ", ''), ?10) > 0)");
   }
-  if (!f.task.empty()) sql += std::string(join) + "task = ?3";
+  if (cursor && f.before_id > 0) add("id < ?11");
+  if (f.max_id > 0) add("id <= ?12");
   return sql;
+}
+
+// The listing's parts: the page's SELECT (without ORDER BY / LIMIT) and
+// the count of every match (cursor aside).
+void ListedParts(const JobFilter& f, const char* columns, std::string* list,
+                 std::string* total) {
+  const std::vector<JobState> states = ListedStates(f);
+  // One arm per state, each read through its state's index in id order,
+  // merged (a compound SELECT): `state IN (...)` could use no partial index.
+  int param = kListStateParam, count_param = kListStateParam;
+  if (states.empty()) {
+    *list = std::string("SELECT ") + columns + ListedFrom(f, std::nullopt, true, &param);
+    *total = "SELECT count(*)" + ListedFrom(f, std::nullopt, false, &count_param);
+  } else {
+    for (JobState state : states) {
+      *list += (list->empty() ? "SELECT " : " UNION ALL SELECT ") + std::string(columns) +
+               ListedFrom(f, state, true, &param);
+      *total += (total->empty() ? "SELECT " : " + ") + std::string("(SELECT count(*)") +
+                ListedFrom(f, state, false, &count_param) + ")";
+    }
+  }
 }
 
 }  // namespace
 
 std::string JobListSql(const JobFilter& f, bool count) {
-  const std::vector<JobState> states = ListedStates(f);
-  // One arm per state, each read through its state's index in id order,
-  // merged (a compound SELECT): `state IN (...)` could use no partial index.
   std::string list, total;
-  int param = kListStateParam;
-  if (states.empty()) {
-    const std::string from = ListedFrom(f, std::nullopt, &param);
-    list = std::string("SELECT ") + kJobColumns + from;
-    total = "SELECT count(*)" + from;
-  } else {
-    for (JobState state : states) {
-      const std::string from = ListedFrom(f, state, &param);
-      list += (list.empty() ? "SELECT " : " UNION ALL SELECT ") + std::string(kJobColumns) + from;
-      total += (total.empty() ? "SELECT " : " + ") + std::string("(SELECT count(*)") + from + ")";
-    }
-  }
+  ListedParts(f, kJobColumns, &list, &total);
   // The page first, then what a person wants beside each of its jobs (both
   // ORDER BYs keep SQLite from merging the two, which would look up the
   // extras of every job sorted, not only of those shown).
   std::string sql = "SELECT page.*, " + JobExtraColumns("page");
   if (count) sql += ", (" + total + ")";
   return sql + " FROM (" + list + " ORDER BY id DESC LIMIT ?1) page ORDER BY page.id DESC";
+}
+
+std::string JobCountSql(const JobFilter& f) {
+  std::string list, total;
+  ListedParts(f, "id", &list, &total);
+  return total;
+}
+
+std::string JobScanIdsSql(const JobFilter& f) {
+  JobFilter rest = f;
+  rest.states.clear();
+  int param = kListStateParam;
+  const std::string from = ListedFrom(rest, std::nullopt, true, &param);
+  const std::string bare = " FROM jobs";
+  std::string sql = "SELECT id FROM jobs NOT INDEXED" + from.substr(bare.size());
+  if (!f.states.empty()) {
+    std::string states;
+    for (JobState s : ListedStates(f)) {
+      states += std::string(states.empty() ? "'" : ", '") + JobStateName(s) + "'";
+    }
+    sql += std::string(from.size() > bare.size() ? " AND " : " WHERE ") + "state IN (" + states +
+           ")";
+  }
+  return sql + " ORDER BY id DESC LIMIT ?1";
+}
+
+void BindListing(Stmt& q, const JobFilter& f, bool with_limit) {
+  if (with_limit) q.Bind(1, f.limit);
+  if (!f.queue.empty()) q.Bind(2, f.queue);
+  if (!f.task.empty()) q.Bind(3, f.task);
+  if (!f.unique_key.empty()) q.Bind(4, f.unique_key);
+  if (!f.concurrency_key.empty()) q.Bind(5, f.concurrency_key);
+  if (f.created_after) q.Bind(6, *f.created_after);
+  if (f.created_before) q.Bind(7, *f.created_before);
+  if (f.finished_after) q.Bind(8, *f.finished_after);
+  if (f.finished_before) q.Bind(9, *f.finished_before);
+  if (!f.search.empty()) q.Bind(10, f.search);
+  if (f.before_id > 0) q.Bind(11, f.before_id);
+  if (f.max_id > 0) q.Bind(12, f.max_id);
+  int param = kListStateParam;
+  for (JobState state : ListedStates(f)) {
+    if (state != JobState::kRunning && state != JobState::kAvailable) {
+      q.Bind(param++, JobStateName(state));
+    }
+  }
 }
 
 const char* const kJobCountsSql =
@@ -140,15 +211,7 @@ Result<JobInfo> SqliteStore::JobGet(JobId id) {
 Result<std::vector<JobInfo>> SqliteStore::JobList(const JobFilter& f, int64_t* total) {
   MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(JobListSql(f, total != nullptr)));
-  q.Bind(1, f.limit);
-  if (!f.queue.empty()) q.Bind(2, f.queue);
-  if (!f.task.empty()) q.Bind(3, f.task);
-  int param = kListStateParam;
-  for (JobState state : ListedStates(f)) {
-    if (state != JobState::kRunning && state != JobState::kAvailable) {
-      q.Bind(param++, JobStateName(state));
-    }
-  }
+  BindListing(q, f, true);
   std::vector<JobInfo> out;
   if (total) *total = 0;  // no row: nothing matches (the limit is at least 1)
   while (true) {
@@ -158,13 +221,27 @@ Result<std::vector<JobInfo>> SqliteStore::JobList(const JobFilter& f, int64_t* t
     JobExtrasFromRow(q, kJobColumnCount, &out.back());
     if (total) *total = q.Int(kJobColumnCount + kJobExtraColumnCount);
   }
+  q.Reset();
+  if (total && out.empty() && f.before_id > 0) {
+    // Past the last page: the count still counts every match (one more
+    // statement, so not in the page's snapshot; the page is empty anyway).
+    WARDEN_ASSIGN_OR_RETURN(Stmt c, db_->Prepare("SELECT (" + JobCountSql(f) + ")"));
+    BindListing(c, f, false);
+    WARDEN_ASSIGN_OR_RETURN(bool row, c.Step());
+    if (row) *total = c.Int(0);
+    c.Reset();
+  }
   return out;
 }
 
 Status SqliteStore::JobRetry(JobId id) {
   MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
-  const TimeMs now = clock_->NowMs();
+  WARDEN_RETURN_IF_ERROR(RetryLocked(id, clock_->NowMs()));
+  return tx->Commit();
+}
+
+Status SqliteStore::RetryLocked(JobId id, TimeMs now) {
   WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("SELECT state FROM jobs WHERE id = ?"));
   WARDEN_ASSIGN_OR_RETURN(bool row, q.Bind(1, id).Step());
   if (!row) return NotFound("no job with id " + std::to_string(id));
@@ -180,14 +257,18 @@ Status SqliteStore::JobRetry(JobId id) {
     return FailedPrecondition("job " + std::to_string(id) +
                               ": another live job holds its unique key");
   }
-  WARDEN_RETURN_IF_ERROR(s);
-  return tx->Commit();
+  return s;
 }
 
 Result<JobState> SqliteStore::JobCancel(JobId id) {
   MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
-  const TimeMs now = clock_->NowMs();
+  WARDEN_ASSIGN_OR_RETURN(JobState state, CancelLocked(id, clock_->NowMs()));
+  WARDEN_RETURN_IF_ERROR(tx->Commit());
+  return state;
+}
+
+Result<JobState> SqliteStore::CancelLocked(JobId id, TimeMs now) {
   WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("SELECT state FROM jobs WHERE id = ?"));
   WARDEN_ASSIGN_OR_RETURN(bool row, q.Bind(1, id).Step());
   if (!row) return NotFound("no job with id " + std::to_string(id));
@@ -204,7 +285,6 @@ Result<JobState> SqliteStore::JobCancel(JobId id) {
                                "last_error = 'cancelled' WHERE id = ?"));
     WARDEN_RETURN_IF_ERROR(upd.Bind(1, now).Bind(2, id).Exec().status());
   }
-  WARDEN_RETURN_IF_ERROR(tx->Commit());
   return state == JobState::kRunning ? JobState::kRunning : JobState::kCancelled;
 }
 

@@ -305,4 +305,38 @@ Result<std::vector<AuditEntry>> SimStore::AuditList(int limit, int64_t before) {
                                                [&] { return inner_->AuditList(limit, before); });
 }
 
+Status SimStore::JobDelete(JobId id, const AuditEntry& audit) {
+  return Call<Status>("JobDelete", [&] { return inner_->JobDelete(id, audit); });
+}
+
+Result<BulkOp> SimStore::BulkOpCreate(BulkAction action, const JobFilter& filter,
+                                      const std::string& actor) {
+  return Call<Result<BulkOp>>("BulkOpCreate",
+                              [&] { return inner_->BulkOpCreate(action, filter, actor); });
+}
+
+Result<BulkOp> SimStore::BulkOpGet(int64_t id) {
+  return Call<Result<BulkOp>>("BulkOpGet", [&] { return inner_->BulkOpGet(id); });
+}
+
+Result<std::vector<BulkOp>> SimStore::BulkOpList(int limit) {
+  return Call<Result<std::vector<BulkOp>>>("BulkOpList", [&] { return inner_->BulkOpList(limit); });
+}
+
+Result<std::optional<BulkOp>> SimStore::BulkOpClaim(const std::string& owner, Millis lease,
+                                                    int64_t id) {
+  return Call<Result<std::optional<BulkOp>>>(
+      "BulkOpClaim", [&] { return inner_->BulkOpClaim(owner, lease, id); });
+}
+
+Result<BulkOp> SimStore::BulkOpStep(int64_t id, const std::string& owner, int batch,
+                                    Millis lease) {
+  return Call<Result<BulkOp>>("BulkOpStep",
+                              [&] { return inner_->BulkOpStep(id, owner, batch, lease); });
+}
+
+Status SimStore::BulkOpRelease(int64_t id, const std::string& owner) {
+  return Call<Status>("BulkOpRelease", [&] { return inner_->BulkOpRelease(id, owner); });
+}
+
 }  // namespace warden::sim

@@ -150,6 +150,17 @@ class SimStore : public Store {
   Status AuditAppend(const AuditEntry& audit) override;
   Result<std::vector<AuditEntry>> AuditList(int limit, int64_t before) override;
 
+  Status JobDelete(JobId id, const AuditEntry& audit) override;
+  Result<BulkOp> BulkOpCreate(BulkAction action, const JobFilter& filter,
+                              const std::string& actor) override;
+  Result<BulkOp> BulkOpGet(int64_t id) override;
+  Result<std::vector<BulkOp>> BulkOpList(int limit) override;
+  Result<std::optional<BulkOp>> BulkOpClaim(const std::string& owner, Millis lease,
+                                                    int64_t id) override;
+  Result<BulkOp> BulkOpStep(int64_t id, const std::string& owner, int batch,
+                            Millis lease) override;
+  Status BulkOpRelease(int64_t id, const std::string& owner) override;
+
  private:
   // The call `apply` as `method` over the link.
   template <typename R, typename F>
