@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "warden/job.h"
+#include "warden/operator.h"
 #include "warden/status.h"
 
 namespace warden {
@@ -96,6 +97,13 @@ struct BulkOp {
 };
 
 std::string BulkAuditTarget(const BulkOp& op);
+
+// The bookkeeping after a batch that took `ids` (at most `batch`, in the
+// order changed): the cursor moves below them, the batch is counted and the
+// lease renewed; a short batch was the last, and the operation is then done
+// (no owner, no lease). Returns the audit entry of its end, if it ended.
+std::optional<AuditEntry> AdvanceBulkOp(BulkOp& op, const std::vector<JobId>& ids, int batch,
+                                        TimeMs now, Millis lease);
 
 // As the HTTP API and `--json` show it: {"id", "action", "state", "filter",
 // "actor", "total", "done", "skipped", "batches", "created_at",

@@ -33,6 +33,20 @@ std::string BulkAuditTarget(const BulkOp& op) {
   return Json{{"op", op.id}, {"filter", JobFilterToJson(op.filter)}}.dump();
 }
 
+std::optional<AuditEntry> AdvanceBulkOp(BulkOp& op, const std::vector<JobId>& ids, int batch,
+                                        TimeMs now, Millis lease) {
+  if (!ids.empty()) op.cursor = ids.back();
+  ++op.batches;
+  op.lease_expires_at = now + lease.count();
+  if (static_cast<int>(ids.size()) >= batch) return std::nullopt;
+  op.state = BulkState::kDone;
+  op.finished_at = now;
+  op.owner.clear();
+  op.lease_expires_at.reset();
+  return AuditEntry{0, 0, op.actor, BulkAuditAction(op.action) + ".done", BulkAuditTarget(op),
+                    op.done};
+}
+
 Json BulkOpToJson(const BulkOp& op) {
   return {{"id", op.id},
           {"action", BulkActionName(op.action)},

@@ -161,19 +161,7 @@ Result<BulkOp> MemoryStore::BulkOpStep(int64_t id, const std::string& owner, int
         break;
     }
   }
-  if (!ids.empty()) op.cursor = ids.back();
-  ++op.batches;
-  op.lease_expires_at = now + lease.count();
-  if (static_cast<int>(ids.size()) < batch) {
-    op.state = BulkState::kDone;
-    op.finished_at = now;
-    op.owner.clear();
-    op.lease_expires_at.reset();
-    Audit(t,
-          AuditEntry{0, 0, op.actor, BulkAuditAction(op.action) + ".done", BulkAuditTarget(op),
-                     op.done},
-          now);
-  }
+  if (auto end = AdvanceBulkOp(op, ids, batch, now, lease)) Audit(t, *end, now);
   const bool woken = op.action == BulkAction::kRetry && op.done > it->second.done;
   it->second = op;
   if (woken) db_->wake->WakeAll();

@@ -227,18 +227,8 @@ Result<BulkOp> PgStore::BulkOpStep(int64_t id, const std::string& owner, int bat
         break;
     }
   }
-  if (!ids.empty()) op.cursor = ids.back();
-  ++op.batches;
-  op.lease_expires_at = now + lease.count();
-  if (static_cast<int>(ids.size()) < batch) {
-    op.state = BulkState::kDone;
-    op.finished_at = now;
-    op.owner.clear();
-    op.lease_expires_at.reset();
-    WARDEN_RETURN_IF_ERROR(AuditLocked(AuditEntry{0, 0, op.actor,
-                                                  BulkAuditAction(op.action) + ".done",
-                                                  BulkAuditTarget(op), op.done},
-                                       now));
+  if (auto end = AdvanceBulkOp(op, ids, batch, now, lease)) {
+    WARDEN_RETURN_IF_ERROR(AuditLocked(*end, now));
   }
   WARDEN_RETURN_IF_ERROR(
       conn_

@@ -219,19 +219,8 @@ Result<BulkOp> SqliteStore::BulkOpStep(int64_t id, const std::string& owner, int
         break;
     }
   }
-  if (!ids.empty()) op.cursor = ids.back();
-  ++op.batches;
-  op.lease_expires_at = now + lease.count();
-  const bool last = static_cast<int>(ids.size()) < batch;
-  if (last) {
-    op.state = BulkState::kDone;
-    op.finished_at = now;
-    op.owner.clear();
-    op.lease_expires_at.reset();
-    WARDEN_RETURN_IF_ERROR(AuditLocked(AuditEntry{0, 0, op.actor,
-                                                  BulkAuditAction(op.action) + ".done",
-                                                  BulkAuditTarget(op), op.done},
-                                       now));
+  if (auto end = AdvanceBulkOp(op, ids, batch, now, lease)) {
+    WARDEN_RETURN_IF_ERROR(AuditLocked(*end, now));
   }
   WARDEN_ASSIGN_OR_RETURN(
       Stmt upd, db_->Prepare("UPDATE bulk_ops SET cursor = ?, done = ?, skipped = ?, batches = "
