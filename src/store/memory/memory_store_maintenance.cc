@@ -144,11 +144,10 @@ Status MemoryStore::MetricsAdd(const MetricSnapshot& deltas) {
 
 Result<MetricSnapshot> MemoryStore::MetricTotals() {
   MutexLock lock(db_->mu);
-  const Tables& t = db_->t;
-  MetricSnapshot out = t.metrics_retired;
-  for (const auto& [id, w] : t.workers) AddSnapshot(out, w.metrics);
-  out[kFencedWrites] += static_cast<double>(t.fenced_writes.size());
-  out["warden_jobs_enqueued_total"] += static_cast<double>(t.last_job_id);
+  MetricSnapshot out = db_->t.metrics_retired;
+  for (const auto& [id, w] : db_->t.workers) AddSnapshot(out, w.metrics);
+  out[kFencedWrites] += static_cast<double>(db_->t.fenced_writes.size());
+  out["warden_jobs_enqueued_total"] += static_cast<double>(db_->t.last_job_id);
   return out;
 }
 
