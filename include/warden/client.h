@@ -149,8 +149,6 @@ class Client {
   // The fleet's counters and histograms alone: series, as in the text
   // format, -> value.
   Result<std::map<std::string, double>> MetricTotals();
-  // The live worker that holds the maintenance lease; nullopt: none does.
-  Result<std::optional<WorkerInfo>> MaintenanceLeader();
 
   // Deletes a finished job (succeeded, dead, cancelled, expired) and its
   // attempts; a job not finished is kFailedPrecondition. Audited.

@@ -6,6 +6,8 @@
 #include <algorithm>
 
 #include "core/metrics.h"
+#include "maintenance/maintainer.h"
+#include "store/store.h"
 #include "warden/client.h"
 
 namespace warden {
@@ -22,9 +24,11 @@ constexpr WorkerState kWorkerStates[] = {WorkerState::kActive, WorkerState::kDra
 Result<std::string> Client::ExportMetrics() {
   WARDEN_ASSIGN_OR_RETURN(auto queues, ListQueues());
   WARDEN_ASSIGN_OR_RETURN(auto now, StoreNow());
-  WARDEN_ASSIGN_OR_RETURN(auto stats, GetStats());
+  // Every worker row, for the states and the leader's name (GetStats would
+  // also count every job, once more than ListQueues does).
+  WARDEN_ASSIGN_OR_RETURN(auto workers, store_->WorkerList(/*live_only=*/false));
   WARDEN_ASSIGN_OR_RETURN(auto totals, MetricTotals());
-  WARDEN_ASSIGN_OR_RETURN(auto leader, MaintenanceLeader());
+  WARDEN_ASSIGN_OR_RETURN(auto leader, store_->LeaderRead(kMaintenanceRole));
 
   MetricSnapshot m;
   for (const QueueInfo& q : queues) {
@@ -39,15 +43,18 @@ Result<std::string> Client::ExportMetrics() {
     m[MetricSeries("warden_queue_paused", {{"queue", q.name}})] = q.paused ? 1 : 0;
     m[MetricSeries("warden_queue_live_workers", {{"queue", q.name}})] = q.live_workers;
   }
+  std::map<WorkerState, int64_t> by_state;
+  for (const WorkerInfo& w : workers) ++by_state[w.state];
   for (WorkerState s : kWorkerStates) {
-    int64_t n = 0;
-    for (const auto& [state, count] : stats.workers) {
-      if (state == WorkerStateName(s)) n = count;
-    }
-    m[MetricSeries("warden_workers", {{"state", WorkerStateName(s)}})] = static_cast<double>(n);
+    m[MetricSeries("warden_workers", {{"state", WorkerStateName(s)}})] =
+        static_cast<double>(by_state[s]);
   }
-  if (leader) {
-    m[MetricSeries("warden_maintenance_leader", {{"worker", leader->name}})] = 1;
+  if (leader && leader->holder_live) {
+    for (const WorkerInfo& w : workers) {
+      if (w.id == leader->holder) {
+        m[MetricSeries("warden_maintenance_leader", {{"worker", w.name}})] = 1;
+      }
+    }
   }
   // Every counter whose labels are known starts at 0, so that increase()
   // sees its first event (docs/alerts.md).

@@ -2,7 +2,6 @@
 #include <algorithm>
 
 #include "client/token.h"
-#include "maintenance/maintainer.h"
 #include "store/store.h"
 #include "warden/client.h"
 #include "warden/text.h"
@@ -97,15 +96,5 @@ Result<std::vector<AuditEntry>> Client::ListAudit(int limit, int64_t before) {
 }
 
 Result<std::map<std::string, double>> Client::MetricTotals() { return store_->MetricTotals(); }
-
-Result<std::optional<WorkerInfo>> Client::MaintenanceLeader() {
-  WARDEN_ASSIGN_OR_RETURN(auto row, store_->LeaderRead(kMaintenanceRole));
-  if (!row || !row->holder_live) return std::optional<WorkerInfo>();
-  WARDEN_ASSIGN_OR_RETURN(auto live, store_->WorkerList(/*live_only=*/true));
-  for (WorkerInfo& w : live) {
-    if (w.id == row->holder) return std::optional<WorkerInfo>(std::move(w));
-  }
-  return std::optional<WorkerInfo>();
-}
 
 }  // namespace warden
