@@ -1,6 +1,7 @@
 // One job (GET /v1/jobs/ID): its fields, payload, result and checkpoint,
-// and every attempt (worker, times, outcome, exit code, signal, the tails
-// of stderr and stdout), with Retry, Cancel and (a finished job) Delete.
+// why it is not running (/why), every attempt (worker, times, outcome, exit
+// code, signal, the tails of stderr and stdout), and its recovery timeline
+// (/timeline), with Retry, Cancel and (a finished job) Delete.
 import {el, table, time, duration, jsonBlock, stateBadge} from './dom.js';
 import {get} from './api.js';
 
@@ -30,6 +31,8 @@ export function render(params, ctx) {
   const result = el('section', {id: 'result'});
   const checkpoint = el('section', {id: 'checkpoint'});
   const attempts = el('section', {id: 'attempts-section'});
+  const why = el('section', {id: 'why'});
+  const timeline = el('section', {id: 'timeline-section'});
   const node = el('div', {class: 'page job'},
     el('h1', {}, `Job ${id} `, state),
     el('div', {class: 'actions'}, retry, cancel, del, sure),
@@ -38,9 +41,11 @@ export function render(params, ctx) {
       el('div', {}, el('h2', {}, 'Payload'), payload),
       el('div', {}, el('h2', {}, 'Result'), result),
       el('div', {}, el('h2', {}, 'Checkpoint'), checkpoint)),
-    el('h2', {}, 'Attempts'), attempts);
+    el('h2', {}, 'Why is it not running?'), why,
+    el('h2', {}, 'Attempts'), attempts,
+    el('h2', {}, 'Recovery timeline'), timeline);
 
-  function show(j) {
+  function show({j, reasons, events}) {
     state.replaceChildren(stateBadge(j.state));
     retry.disabled = NO_RETRY.includes(j.state);
     cancel.disabled = FINISHED.includes(j.state);
@@ -69,9 +74,27 @@ export function render(params, ctx) {
     result.replaceChildren(jsonBlock(j.result));
     checkpoint.replaceChildren(jsonBlock(j.checkpoint));
     attempts.replaceChildren(attemptTable(j.attempts));
+    why.replaceChildren(el('ul', {id: 'why-reasons'}, reasons.map((r) =>
+      el('li', {'data-code': r.code}, el('code', {}, r.code), ' ', r.message))));
+    timeline.replaceChildren(timelineTable(events));
   }
 
-  return {node, load: () => get(`/v1/jobs/${id}`), show};
+  const load = () => Promise.all([get(`/v1/jobs/${id}`), get(`/v1/jobs/${id}/why`),
+    get(`/v1/jobs/${id}/timeline`)]).then(([j, w, t]) =>
+    ({j, reasons: w.reasons, events: t.events}));
+  return {node, load, show};
+}
+
+// Each event on its own row: a loss says how it was found (lost_by), a late
+// write which lease it carried.
+function timelineTable(events) {
+  return table([
+    {title: 'at', cell: (e) => time(e.at)},
+    {title: '#', cell: (e) => text(e.attempt), class: 'num'},
+    {title: 'event', cell: (e) => el('span', {class: `event event-${e.kind}`}, e.kind)},
+    {title: 'what happened', cell: (e) => e.text},
+  ], events, {id: 'timeline', empty: 'nothing yet',
+    rowAttrs: (e) => ({'data-kind': e.kind, 'data-lost-by': e.evidence?.lost_by ?? null})});
 }
 
 function facts(pairs) {

@@ -28,6 +28,7 @@
 #include "warden/job.h"
 #include "warden/operator.h"
 #include "warden/status.h"
+#include "warden/timeline.h"
 #include "warden/why.h"
 
 namespace warden {
@@ -141,6 +142,8 @@ class Client {
   // Why job `id` is not running now (warden/why.h): every reason that
   // holds, with its evidence, as the store sees it at this moment.
   Result<std::vector<WhyReason>> WhyNotRunning(JobId id);
+  // Job `id`'s recovery timeline (warden/timeline.h).
+  Result<JobTimeline> Timeline(JobId id);
   // Newest first; `before`: an entry id to page back from (0: the newest).
   Result<std::vector<AuditEntry>> ListAudit(int limit = 100, int64_t before = 0);
   // Every metric of the fleet (docs/metrics.md) in the Prometheus text

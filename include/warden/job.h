@@ -52,11 +52,22 @@ enum class ErrorKind {
   kCancelled,  // an operator cancelled it while running
 };
 
+// How an attempt's loss was found, kept with the attempt (its `lost_by`):
+// - proven_death: its worker was proven gone (its process, its host's boot,
+//   or its PostgreSQL session), at once;
+// - lease_expiry: its lease ran out unrenewed (the worker may be alive but
+//   frozen or cut off; its late writes are fenced);
+// - operator: `warden workers release` declared its worker dead;
+// - release: its worker stopped it while shutting down;
+// - worker_stop: its worker stopped while still holding it.
+enum class LossCause { kProvenDeath, kLeaseExpiry, kOperator, kRelease, kWorkerStop };
+
 enum class Delivery { kAtLeastOnce, kAtMostOnce };
 enum class RetryPolicy { kNone, kDefault, kForever };
 
 const char* JobStateName(JobState s);
 const char* ErrorKindName(ErrorKind k);
+const char* LossCauseName(LossCause c);
 const char* DeliveryName(Delivery d);
 const char* RetryPolicyName(RetryPolicy p);
 std::optional<JobState> ParseJobState(const std::string& s);
@@ -117,6 +128,25 @@ struct AttemptInfo {
   // A succeeded attempt's: what its worker noticed (fd-3 control lines it
   // ignored). A failed attempt's are at the end of its stderr tail.
   std::string note;
+  // A lost or released attempt's LossCause name; empty for any other, and
+  // for one that ended before this was recorded (schema 9 on SQLite, 11 on
+  // PostgreSQL).
+  std::string lost_by;
+  // When the job could be claimed again after this attempt failed (its
+  // backoff's end; its end at once when there was none). None: the attempt
+  // succeeded, runs, or left the job finished for good.
+  std::optional<TimeMs> runnable_at;
+};
+
+// A completion or failure that fencing refused: a worker wrote for a lease
+// the job no longer had (its loss was already found; another attempt may
+// run). Kept until pruned with the worker rows.
+struct FencedWriteInfo {
+  TimeMs at = 0;
+  WorkerId worker = 0;
+  std::string worker_name;  // empty: its row was pruned
+  int64_t lease_token = 0;
+  std::string what;         // "complete", "fail", ...
 };
 
 struct JobInfo {

@@ -8,6 +8,7 @@
 #include "warden/backlog.h"
 #include "warden/job.h"
 #include "warden/operator.h"
+#include "warden/timeline.h"
 #include "warden/why.h"
 #include "warden/worker.h"
 
@@ -23,5 +24,8 @@ Json TokenToJson(const TokenInfo& t);
 Json AuditToJson(const AuditEntry& e);
 // {"id", "state", "reasons": [{"code", "message", "evidence"}, ...]}
 Json WhyToJson(const JobInfo& job, const std::vector<WhyReason>& reasons);
+// {"id", "state", "attempts": [...], "fenced_writes": [...], "events":
+// [{"at", "kind", "attempt", "text", "evidence"}, ...]}
+Json TimelineToJson(const JobTimeline& t);
 
 }  // namespace warden

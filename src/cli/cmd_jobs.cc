@@ -124,6 +124,25 @@ void AddJobsCommand(CLI::App& app, Globals& g, Action* action) {
     });
   });
 
+  CLI::App* timeline = jobs->add_subcommand(
+      "timeline", "a job's recovery timeline: each attempt's claim, how it ended, how a loss "
+                  "was found, when it could run again, and the late writes fencing refused");
+  timeline->add_option("id", *id, "job id")->required();
+  timeline->callback([=, &g] {
+    *action = WithJobId(g, id, [=, &g](Client& c, JobId jid) -> Status {
+      WARDEN_ASSIGN_OR_RETURN(JobTimeline t, c.Timeline(jid));
+      if (g.json) {
+        PrintJson(TimelineToJson(t));
+        return Status::Ok();
+      }
+      std::cout << "job " << jid << " (" << JobStateName(t.job.state) << "):\n";
+      for (const TimelineEvent& e : t.events) {
+        std::cout << "  " << FormatTime(e.at) << "  " << OneLine(e.text, 400) << "\n";
+      }
+      return Status::Ok();
+    });
+  });
+
   // retry, cancel and delete: one job by id, or every job a filter matches
   // (a bulk operation, warden/bulk.h).
   struct OneOrMany {

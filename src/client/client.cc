@@ -217,7 +217,8 @@ Result<int> Client::ReleaseWorker(const std::string& name_or_id, bool force) {
   const Clock& clock = DefaultEnv().clock();
   const int64_t start = clock.MonotonicMs();
   WARDEN_ASSIGN_OR_RETURN(RescueReport r, DeclareDeadPatiently(*store_, clock, match->id,
-                                                               "released by an operator"));
+                                                               "released by an operator",
+                                                               LossCause::kOperator));
   store_->NotifyWorkers();
   Metrics counted;
   CountRecoveries(counted, RecoveriesOf(r, "operator", Millis(clock.MonotonicMs() - start)));

@@ -90,6 +90,13 @@ Result<std::vector<WhyReason>> Client::WhyNotRunning(JobId id) {
   return warden::WhyNotRunning(facts);
 }
 
+Result<JobTimeline> Client::Timeline(JobId id) {
+  WARDEN_ASSIGN_OR_RETURN(JobInfo job, store_->JobGet(id));
+  WARDEN_ASSIGN_OR_RETURN(std::vector<FencedWriteInfo> fenced, store_->JobFencedWrites(id));
+  WARDEN_ASSIGN_OR_RETURN(std::vector<WorkerInfo> workers, store_->WorkerList(false));
+  return BuildTimeline(std::move(job), std::move(fenced), workers);
+}
+
 Result<std::vector<AuditEntry>> Client::ListAudit(int limit, int64_t before) {
   if (limit < 1) return InvalidArgument("limit must be at least 1");
   return store_->AuditList(limit, before);

@@ -30,6 +30,8 @@ Json AttemptToJson(const AttemptInfo& a) {
             {"finished_at", OptTime(a.finished_at)},
             {"outcome", a.outcome},
             {"note", a.note.empty() ? Json() : Json(a.note)},
+            {"lost_by", OptText(a.lost_by)},
+            {"runnable_at", OptTime(a.runnable_at)},
             {"error", nullptr}};
   if (a.error) {
     j["error"] = {{"kind", ErrorKindName(a.error->kind)},
@@ -171,6 +173,32 @@ Json WhyToJson(const JobInfo& job, const std::vector<WhyReason>& reasons) {
     out.push_back({{"code", r.code}, {"message", r.message}, {"evidence", r.evidence}});
   }
   return {{"id", job.id}, {"state", JobStateName(job.state)}, {"reasons", out}};
+}
+
+Json TimelineToJson(const JobTimeline& t) {
+  Json attempts = Json::array();
+  for (const AttemptInfo& a : t.job.attempts) attempts.push_back(AttemptToJson(a));
+  Json fenced = Json::array();
+  for (const FencedWriteInfo& f : t.fenced) {
+    fenced.push_back({{"at", FormatTime(f.at)},
+                      {"worker", f.worker},
+                      {"worker_name", OptText(f.worker_name)},
+                      {"lease_token", f.lease_token},
+                      {"what", f.what}});
+  }
+  Json events = Json::array();
+  for (const TimelineEvent& e : t.events) {
+    events.push_back({{"at", FormatTime(e.at)},
+                      {"kind", e.kind},
+                      {"attempt", e.attempt == 0 ? Json() : Json(e.attempt)},
+                      {"text", e.text},
+                      {"evidence", e.evidence}});
+  }
+  return {{"id", t.job.id},
+          {"state", JobStateName(t.job.state)},
+          {"attempts", attempts},
+          {"fenced_writes", fenced},
+          {"events", events}};
 }
 
 }  // namespace warden

@@ -30,6 +30,8 @@ constexpr std::array<const char*, 8> kJobStates = {
     "retryable", "dead",      "cancelled", "expired"};
 constexpr std::array<const char*, 7> kErrorKinds = {
     "error", "crash", "timeout", "lost", "released", "crash_loop", "cancelled"};
+constexpr std::array<const char*, 5> kLossCauses = {"proven_death", "lease_expiry", "operator",
+                                                    "release", "worker_stop"};
 constexpr std::array<const char*, 2> kDeliveries = {"at_least_once", "at_most_once"};
 constexpr std::array<const char*, 3> kRetryPolicies = {"none", "default", "forever"};
 constexpr std::array<const char*, 4> kWorkerStates = {"active", "draining", "stopped",
@@ -58,6 +60,7 @@ Status Status::Annotate(const std::string& context) const {
 const char* JobStateName(JobState s) { return NameOf(kJobStates, s); }
 const char* LogLevelName(LogLevel l) { return NameOf(kLogLevels, l); }
 const char* ErrorKindName(ErrorKind k) { return NameOf(kErrorKinds, k); }
+const char* LossCauseName(LossCause c) { return NameOf(kLossCauses, c); }
 const char* DeliveryName(Delivery d) { return NameOf(kDeliveries, d); }
 const char* RetryPolicyName(RetryPolicy p) { return NameOf(kRetryPolicies, p); }
 const char* WorkerStateName(WorkerState s) { return NameOf(kWorkerStates, s); }

@@ -44,14 +44,15 @@ Result<std::vector<WorkerId>> ConfirmSessionsLost(Store& store, const Clock& clo
 }
 
 Result<RescueReport> DeclareDeadPatiently(Store& store, const Clock& clock, WorkerId id,
-                                          const std::string& reason, Millis patience) {
+                                          const std::string& reason, LossCause cause,
+                                          Millis patience) {
   constexpr Millis kPause{100};
-  auto declared = store.WorkerDeclareDead(id, reason);
+  auto declared = store.WorkerDeclareDead(id, reason, cause);
   for (Millis waited{0}; !declared.has_value() && declared.error().transient() &&
                          waited < patience;
        waited += kPause) {
     clock.SleepFor(kPause);
-    declared = store.WorkerDeclareDead(id, reason);
+    declared = store.WorkerDeclareDead(id, reason, cause);
   }
   return declared;
 }
@@ -74,7 +75,7 @@ Result<SweepSummary> DeclareProvenDead(Store& store, Env& env,
   SweepSummary report;
   const int64_t found_mono = env.clock().MonotonicMs();
   auto declare = [&](WorkerId id, const std::string& proof) -> Status {
-    auto r = store.WorkerDeclareDead(id, proof);
+    auto r = store.WorkerDeclareDead(id, proof, LossCause::kProvenDeath);
     // Busy (its row is held by a transaction in flight): the next sweep
     // tries again; the rest of this pass goes on.
     if (!r.has_value()) return r.error().transient() ? Status::Ok() : r.error();

@@ -64,7 +64,7 @@ std::vector<WorkerLiveness> SilentWorkers(SilenceJudge& judge,
 // pass tries again.
 inline constexpr Millis kDeclareDeadPatience{5'000};
 Result<RescueReport> DeclareDeadPatiently(Store& store, const Clock& clock, WorkerId id,
-                                          const std::string& reason,
+                                          const std::string& reason, LossCause cause,
                                           Millis patience = kDeclareDeadPatience);
 
 // A lost database session (PostgreSQL: the worker's session lock is gone)

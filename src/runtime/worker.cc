@@ -123,7 +123,8 @@ Status Worker::Impl::RecoverPreviousIncarnation() {
     const int64_t found_mono = clock_.MonotonicMs();
     WARDEN_ASSIGN_OR_RETURN(
         RescueReport r,
-        DeclareDeadPatiently(*claim_store_, clock_, w.id, "unexpected shutdown: " + proof));
+        DeclareDeadPatiently(*claim_store_, clock_, w.id, "unexpected shutdown: " + proof,
+                             LossCause::kProvenDeath));
     CountRecoveries(
         RecoveriesOf(r, "proven_death", Millis(clock_.MonotonicMs() - found_mono)));
     Log(LogLevel::kWarn, "unexpected shutdown of the previous '" + opt_.name + "' (worker " +

@@ -363,6 +363,11 @@ Response Api::Route(const Request& req, Client& c, const Caller& caller) {
       if (!reasons.has_value()) return ErrorResponse(reasons.error());
       return JsonResponse(WhyToJson(*job, *reasons));
     }
+    if (n == 4 && seg[3] == "timeline") {
+      if (m != "GET") return MethodNotAllowed("GET");
+      if (!needs(Scope::kRead)) return Forbidden(caller, Scope::kRead);
+      return Answer<JobTimeline>(c.Timeline(*id), TimelineToJson);
+    }
     if (n == 4 && seg[3] == "retry") {
       if (m != "POST") return MethodNotAllowed("POST");
       if (!needs(Scope::kOperate)) return Forbidden(caller, Scope::kOperate);

@@ -86,8 +86,9 @@ void JobExtrasFromColumns(const R& r, int first, JobInfo* j) {
 
 // An `attempts` row as both stores select it: attempt, worker_id,
 // lease_token, claimed_at, started_at, finished_at, outcome, error_message,
-// exit_code, signal, stderr_tail, the worker's name, stdout_tail. A
-// succeeded attempt's stderr_tail holds its note (fd-3 lines it ignored).
+// exit_code, signal, stderr_tail, the worker's name, stdout_tail, lost_by,
+// runnable_at. A succeeded attempt's stderr_tail holds its note (fd-3
+// lines it ignored).
 template <ColumnReader R>
 AttemptInfo AttemptFromColumns(const R& r) {
   AttemptInfo a;
@@ -111,6 +112,8 @@ AttemptInfo AttemptFromColumns(const R& r) {
     a.note = r.Text(10);
   }
   a.worker_name = r.Text(11);
+  a.lost_by = r.Text(13);
+  a.runnable_at = r.OptInt(14);
   return a;
 }
 

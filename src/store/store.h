@@ -61,7 +61,16 @@ struct JobOutcome {
   // fd 3 it ignored): kept with the attempt. A failure's goes in its
   // stderr tail.
   std::string note{};
+  // A failure found by someone other than its worker: how (see LossCause).
+  // Unset for a worker's own failures, of which only kReleased is a loss.
+  std::optional<LossCause> lost_by{};
 };
+
+// The LossCause name an attempt that ends with `o` keeps; null: none.
+inline const char* LostByOf(const JobOutcome& o) {
+  if (o.lost_by) return LossCauseName(*o.lost_by);
+  return o.error.kind == ErrorKind::kReleased ? LossCauseName(LossCause::kRelease) : nullptr;
+}
 
 struct WorkerRegistration {
   bool allow_commands = false;  // claims `--cmd` jobs
@@ -185,6 +194,8 @@ class Store {
       WorkerId worker, std::span<const JobOutcome> outcomes) = 0;
   virtual Result<bool> JobCheckpoint(JobRef ref, const Json& checkpoint) = 0;
   virtual Result<JobInfo> JobGet(JobId id) = 0;  // with attempts
+  // The job's writes that fencing refused, oldest first.
+  virtual Result<std::vector<FencedWriteInfo>> JobFencedWrites(JobId id) = 0;
   // Newest first, at most f.limit. `total`, unless null, gets how many
   // jobs match the filter in all, counted by the same statement (a listing
   // may count every matching job: it is not on a worker's path).
@@ -219,9 +230,10 @@ class Store {
   // Live (active/draining) workers, optionally only those named `name`.
   virtual Result<std::vector<WorkerLiveness>> WorkerListLive(
       const std::string& name) = 0;
-  // Proven dead: marks it dead and recovers its running jobs at once.
-  virtual Result<RescueReport> WorkerDeclareDead(WorkerId id,
-                                                 const std::string& reason) = 0;
+  // Proven dead (or released by an operator: `cause` says which, kept with
+  // each lost attempt): marks it dead and recovers its running jobs at once.
+  virtual Result<RescueReport> WorkerDeclareDead(WorkerId id, const std::string& reason,
+                                                 LossCause cause) = 0;
   // The worker's session (see WorkerSession); `lease` bounds how long the
   // server waits before it drops a silent connection, and so the lock.
   virtual Result<std::unique_ptr<WorkerSession>> OpenSession(WorkerId id, Millis lease) = 0;

@@ -156,6 +156,11 @@ async function onBackend(name, db) {
   await call('GET', '/v1/jobs/abc', { expect: 400 });
   await call('GET', `/v1/jobs/${one.id}/why`, { expect: 200 });
   await call('GET', `/v1/jobs/${dead}/why`, { expect: 200 });
+  const story = await call('GET', `/v1/jobs/${dead}/timeline`, { expect: 200 });
+  assert.deepEqual(story.events.map((e) => e.kind), ['enqueued', 'claimed', 'failed', 'finished'],
+    JSON.stringify(story.events));
+  await call('GET', `/v1/jobs/${keyed}/timeline`, { expect: 200 });
+  await call('GET', '/v1/jobs/424242/timeline', { expect: 404 });
   await call('POST', `/v1/jobs/${dead}/retry`, { expect: 200 });
   await call('POST', `/v1/jobs/${keyed}/retry`, { expect: 409 });
   await call('POST', `/v1/jobs/${one.id}/cancel`, { expect: 200 });

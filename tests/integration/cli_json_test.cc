@@ -145,7 +145,7 @@ TEST_P(CliJsonTest, JobsShowHasEveryFieldAndNamesTheStartMark) {
   const std::set<std::string> attempt_keys = {"attempt",    "worker",          "worker_name",
                                               "lease_token", "claimed_at",     "start_marked_at",
                                               "finished_at", "outcome",        "note",
-                                              "error"};
+                                              "lost_by",     "runnable_at",    "error"};
   for (const int64_t id : {plain, leased, once}) {
     const Json job = Show(id);
     EXPECT_EQ(Keys(job), job_keys) << job.dump(2);

@@ -72,6 +72,22 @@ TEST_P(FencingTest, FrozenWorkersLateCompletionIsFencedOff) {
   EXPECT_EQ(LedgerFor(id, "done").at(0).attempt, 2);
   EXPECT_GE(Stats()["recovery"]["fenced_writes"].get<int64_t>(), 1);
 
+  // The timeline: attempt 1's lease ran out (a frozen process is not
+  // provably dead), and its late write is there under attempt 1's lease.
+  const Json t = Timeline(id);
+  ASSERT_EQ(t["attempts"].size(), 2u) << t.dump(2);
+  EXPECT_EQ(t["attempts"][0]["lost_by"], "lease_expiry") << t.dump(2);
+  ASSERT_GE(t["fenced_writes"].size(), 1u) << t.dump(2);
+  EXPECT_EQ(t["fenced_writes"][0]["lease_token"], t["attempts"][0]["lease_token"]);
+  // By the same process: under the id it holds when it writes, which is a
+  // new incarnation's if it registered again after being presumed dead.
+  EXPECT_EQ(t["fenced_writes"][0]["worker_name"], t["attempts"][0]["worker_name"]);
+  bool late_shown = false;
+  for (const Json& e : t["events"]) {
+    late_shown = late_shown || (e["kind"] == "fenced_write" && e["attempt"] == 1);
+  }
+  EXPECT_TRUE(late_shown) << t.dump(2);
+
   // Both workers live on, and the frozen one is a live worker again: under
   // its old id if it heartbeated before the sweeper presumed it dead, else
   // registered afresh.

@@ -66,6 +66,23 @@ TEST_P(RecoveryTest, SigkilledWorkersJobRunsAgainOnSurvivor) {
   EXPECT_NE(dead.value("death_reason", Json()).dump().find("gone"), std::string::npos)
       << dead.dump();
   EXPECT_GE(Stats()["recovery"]["rescued_attempts"].get<int64_t>(), 1);
+
+  // The timeline says how the loss was found, and when the job could run
+  // again: at once, before attempt 2's claim by the survivor.
+  const Json t = Timeline(id);
+  ASSERT_EQ(t["attempts"].size(), 2u) << t.dump(2);
+  const Json& lost = t["attempts"][0];
+  EXPECT_EQ(lost["lost_by"], "proven_death") << t.dump(2);
+  EXPECT_EQ(lost["runnable_at"], lost["finished_at"]);
+  EXPECT_LE(lost["runnable_at"].get<std::string>(),
+            t["attempts"][1]["claimed_at"].get<std::string>());
+  std::vector<std::string> kinds;
+  for (const Json& e : t["events"]) kinds.push_back(e["kind"]);
+  EXPECT_EQ(kinds, (std::vector<std::string>{"enqueued", "claimed", "lost", "runnable",
+                                             "claimed", "succeeded"}))
+      << t.dump(2);
+  EXPECT_EQ(t["events"][1]["evidence"]["pid"], victim->pid()) << "the killed incarnation";
+  EXPECT_TRUE(t["fenced_writes"].empty()) << "a killed worker writes nothing late";
 }
 
 TEST_P(RecoveryTest, SigkilledMaintenanceLeaderIsReplacedAndItsJobRecovered) {

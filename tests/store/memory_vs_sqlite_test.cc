@@ -357,7 +357,7 @@ class MemoryVsSqlite {
       switch (Pick(3)) {
         case 0:
           return both("declare dead", [&](Store& s) {
-            return Answer(s.WorkerDeclareDead(w, "gone"),
+            return Answer(s.WorkerDeclareDead(w, "gone", LossCause::kProvenDeath),
                           [](const RescueReport& r) { return Json(r.rescued); });
           });
         case 1:

@@ -351,7 +351,10 @@ TEST_F(SqliteFileTest, VersionOneFileIsMigratedAndKeepsItsJobsAndAttempts) {
                          "ALTER TABLE leaders DROP COLUMN ttl_ms; "
                          "DROP TABLE queue_pauses; DROP TABLE api_tokens; DROP TABLE audit_log; "
                          "ALTER TABLE workers DROP COLUMN metrics; DROP TABLE metrics_retired; "
-                         "DROP TABLE bulk_ops; DELETE FROM warden_schema WHERE version > 1",
+                         "DROP TABLE bulk_ops; DROP INDEX fenced_writes_job; "
+                         "ALTER TABLE attempts DROP COLUMN lost_by; "
+                         "ALTER TABLE attempts DROP COLUMN runnable_at; "
+                         "DELETE FROM warden_schema WHERE version > 1",
                          nullptr, nullptr, nullptr),
             SQLITE_OK)
       << sqlite3_errmsg(db);

@@ -419,7 +419,7 @@ TEST_P(StoreTest, AtMostOnceIsRequeuedBeforeStartAndDeadAfter) {
   auto jobs = Claim(w, 2);
   ASSERT_EQ(jobs.size(), 2u);
   ASSERT_TRUE(store_->JobMarkStarted(JobRef{after, jobs[1].lease_token}).value());
-  auto rescued = store_->WorkerDeclareDead(w, "test");
+  auto rescued = store_->WorkerDeclareDead(w, "test", LossCause::kProvenDeath);
   ASSERT_TRUE(rescued.has_value());
   EXPECT_EQ(rescued->rescued, 2);
   auto b = store_->JobGet(before);
@@ -659,7 +659,7 @@ TEST_P(StoreTest, RescuedJobRunsBeforeTheBacklog) {
     clock_.Advance(Millis(10));
     Add(Spec());
   }
-  ASSERT_TRUE(store_->WorkerDeclareDead(a, "killed").has_value());
+  ASSERT_TRUE(store_->WorkerDeclareDead(a, "killed", LossCause::kProvenDeath).has_value());
   const WorkerId b = RegisterWorker("b");
   auto next = Claim(b, 1);
   ASSERT_EQ(next.size(), 1u);
@@ -673,7 +673,7 @@ TEST_P(StoreTest, LiveNameIsUniqueUntilDeclaredDead) {
   auto dup = store_->WorkerRegister(r);
   ASSERT_FALSE(dup.has_value());
   EXPECT_EQ(dup.error().code(), StatusCode::kFailedPrecondition);
-  ASSERT_TRUE(store_->WorkerDeclareDead(first, "pid gone").has_value());
+  ASSERT_TRUE(store_->WorkerDeclareDead(first, "pid gone", LossCause::kProvenDeath).has_value());
   auto again = store_->WorkerRegister(r);
   ASSERT_TRUE(again.has_value());
   EXPECT_NE(*again, first) << "ids are never reused";
@@ -688,7 +688,7 @@ TEST_P(StoreTest, LeaderLeaseIsTakenOverWhenHolderDiesOrIsJudgedSilent) {
   EXPECT_FALSE(store_->LeaderTryAcquire("sweeper", b, seconds(10), none).value());
   clock_.Advance(seconds(1));
   EXPECT_TRUE(store_->LeaderTryAcquire("sweeper", a, seconds(10), none).value()) << "renewal";
-  ASSERT_TRUE(store_->WorkerDeclareDead(a, "killed").has_value());
+  ASSERT_TRUE(store_->WorkerDeclareDead(a, "killed", LossCause::kProvenDeath).has_value());
   EXPECT_FALSE(store_->LeaderRead("sweeper").value()->holder_live);
   EXPECT_TRUE(store_->LeaderTryAcquire("sweeper", b, seconds(3), none).value());
   const LeaderRow held = store_->LeaderRead("sweeper").value().value();

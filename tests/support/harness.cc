@@ -201,6 +201,13 @@ Json IntegrationTest::Show(int64_t id) {
   return r.json.is_object() ? r.json : Json::object();
 }
 
+Json IntegrationTest::Timeline(int64_t id) {
+  CliResult r = Cli({"jobs", "timeline", std::to_string(id)});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.json.is_object()) << r.out;
+  return r.json.is_object() ? r.json : Json::object();
+}
+
 Json IntegrationTest::Workers() {
   CliResult r = Cli({"workers", "--all"});
   EXPECT_EQ(r.exit_code, 0) << r.err;

@@ -158,6 +158,7 @@ class IntegrationTest : public ::testing::TestWithParam<Backend> {
   // `warden add --cmd CMD FLAGS...`; returns the id, or -1 (test failed).
   int64_t Add(const std::string& cmd, const std::vector<std::string>& flags = {});
   Json Show(int64_t id);  // `jobs show ID --json`
+  Json Timeline(int64_t id);  // `jobs timeline ID --json`
   Json Workers();         // `workers --all --json`: every row, dead ones included
   // The live worker id (as in `workers --json`) of a process we started;
   // -1 if none.

@@ -371,6 +371,12 @@ test('the dashboard, end to end in Chromium', async (t) => {
     await until('the rescued job run again by w2', async () =>
       (await textOf(page, '#job-state')) === 'succeeded' &&
       (await textOf(page, '#attempts tr[data-attempt="2"] td:nth-child(2)')) === 'w2');
+    // The recovery timeline says how the loss was found, then the rerun.
+    await until('the timeline shows the proven death', () =>
+      count(page, '#timeline tr[data-kind=lost][data-lost-by=proven_death]'));
+    const kinds = await page.$$eval('#timeline tbody tr', (rows) => rows.map((r) => r.dataset.kind));
+    assert.deepEqual(kinds, ['enqueued', 'claimed', 'lost', 'runnable', 'claimed', 'succeeded']);
+    assert.ok((await textOf(page, '#why-reasons')).includes('finished'));
     await shot(page, 'rescued-job');
     await shot(workers, 'workers');
     await workers.close();

@@ -103,6 +103,8 @@ AttemptInfo ToAttemptInfo(const Tables& t, const AttemptRow& r) {
   } else {
     a.note = r.stderr_tail;
   }
+  a.lost_by = r.lost_by;
+  a.runnable_at = r.runnable_at;
   if (auto w = t.workers.find(r.worker_id); w != t.workers.end()) a.worker_name = w->second.name;
   return a;
 }

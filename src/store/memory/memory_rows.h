@@ -41,6 +41,8 @@ struct AttemptRow {
   std::optional<int> signal;
   std::string stderr_tail;  // a succeeded attempt's note
   std::string stdout_tail;
+  std::string lost_by;  // a LossCause name, or empty
+  std::optional<TimeMs> runnable_at;
 };
 
 struct JobRow {

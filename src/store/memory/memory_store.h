@@ -48,6 +48,7 @@ class MemoryStore final : public Store {
                                           std::span<const JobOutcome> outcomes) override;
   Result<bool> JobCheckpoint(JobRef ref, const Json& checkpoint) override;
   Result<JobInfo> JobGet(JobId id) override;
+  Result<std::vector<FencedWriteInfo>> JobFencedWrites(JobId id) override;
   Result<std::vector<JobInfo>> JobList(const JobFilter& f, int64_t* total) override;
   Status JobRetry(JobId id) override;
   Result<JobState> JobCancel(JobId id) override;
@@ -61,7 +62,8 @@ class MemoryStore final : public Store {
   Status WorkerStop(WorkerId id) override;
   Result<std::vector<WorkerInfo>> WorkerList(bool live_only) override;
   Result<std::vector<WorkerLiveness>> WorkerListLive(const std::string& name) override;
-  Result<RescueReport> WorkerDeclareDead(WorkerId id, const std::string& reason) override;
+  Result<RescueReport> WorkerDeclareDead(WorkerId id, const std::string& reason,
+                                         LossCause cause) override;
   Result<std::unique_ptr<WorkerSession>> OpenSession(WorkerId id, Millis lease) override;
   void NotifyWorkers() override { db_->wake->WakeAll(); }
   Result<int> WorkerMarkSilent(std::span<const WorkerLiveness> silent,
@@ -115,7 +117,8 @@ class MemoryStore final : public Store {
       REQUIRES(db_->mu);
   bool SucceedLocked(const JobOutcome& o, TimeMs now) REQUIRES(db_->mu);
   // Fails every running job of `worker` with kind `lost`.
-  RescueReport RescueWorkerLocked(WorkerId worker, const std::string& message, TimeMs now)
+  RescueReport RescueWorkerLocked(WorkerId worker, const std::string& message,
+                                  LossCause cause, TimeMs now)
       REQUIRES(db_->mu);
   std::optional<LeaderRow> LeaderReadLocked(const std::string& name) REQUIRES(db_->mu);
   // The running job `ref` names, if its token is still current.

@@ -23,6 +23,20 @@ Result<JobInfo> MemoryStore::JobGet(JobId id) {
   return job;
 }
 
+Result<std::vector<FencedWriteInfo>> MemoryStore::JobFencedWrites(JobId id) {
+  MutexLock lock(db_->mu);
+  std::vector<FencedWriteInfo> out;
+  for (const FencedWrite& f : db_->t.fenced_writes) {
+    if (f.job_id != id) continue;
+    FencedWriteInfo info{f.at, f.worker_id, "", f.lease_token, f.what};
+    if (auto w = db_->t.workers.find(f.worker_id); w != db_->t.workers.end()) {
+      info.worker_name = w->second.name;
+    }
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
 Result<std::vector<JobInfo>> MemoryStore::JobList(const JobFilter& f, int64_t* total) {
   MutexLock lock(db_->mu);
   std::vector<JobInfo> out;

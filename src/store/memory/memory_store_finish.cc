@@ -96,6 +96,9 @@ bool MemoryStore::FailLocked(const JobOutcome& o, TimeMs now, RescuedJob* rescue
   a.signal = o.error.signal;
   a.stderr_tail = o.error.stderr_tail;
   a.stdout_tail = o.error.stdout_tail;
+  const char* lost_by = LostByOf(o);
+  a.lost_by = lost_by ? lost_by : "";
+  if (!IsTerminal(d.next)) a.runnable_at = now + d.delay.count();
   return true;
 }
 

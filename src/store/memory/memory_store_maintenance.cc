@@ -69,6 +69,7 @@ Result<RescueReport> MemoryStore::JobRescueSilent(std::span<const LeaseRow> sile
     o.ref = l.ref;
     o.error.kind = ErrorKind::kLost;
     o.error.message = "lease not renewed for " + FormatDuration(l.length) + " (worker silent)";
+    o.lost_by = LossCause::kLeaseExpiry;
     RescuedJob rescued;
     if (FailLocked(o, now, &rescued)) {
       ++report.rescued;

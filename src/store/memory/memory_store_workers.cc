@@ -74,7 +74,7 @@ Status MemoryStore::WorkerSetDraining(WorkerId id) {
 }
 
 RescueReport MemoryStore::RescueWorkerLocked(WorkerId worker, const std::string& message,
-                                             TimeMs now) {
+                                             LossCause cause, TimeMs now) {
   std::vector<JobRef> victims;
   for (const auto& [id, job] : db_->t.jobs) {
     if (job.state == JobState::kRunning && job.worker_id == worker) {
@@ -87,6 +87,7 @@ RescueReport MemoryStore::RescueWorkerLocked(WorkerId worker, const std::string&
     o.ref = ref;
     o.error.kind = ErrorKind::kLost;
     o.error.message = message;
+    o.lost_by = cause;
     RescuedJob rescued;
     if (FailLocked(o, now, &rescued)) {
       ++report.rescued;
@@ -105,7 +106,7 @@ Status MemoryStore::WorkerStop(WorkerId id) {
     w->second.stopped_at = now;
   }
   // Normally the worker released its jobs itself; anything left is lost.
-  RescueWorkerLocked(id, "worker stopped while holding the job", now);
+  RescueWorkerLocked(id, "worker stopped while holding the job", LossCause::kWorkerStop, now);
   return Status::Ok();
 }
 
@@ -139,7 +140,8 @@ Result<std::vector<WorkerLiveness>> MemoryStore::WorkerListLive(const std::strin
   return out;
 }
 
-Result<RescueReport> MemoryStore::WorkerDeclareDead(WorkerId id, const std::string& reason) {
+Result<RescueReport> MemoryStore::WorkerDeclareDead(WorkerId id, const std::string& reason,
+                                                    LossCause cause) {
   MutexLock lock(db_->mu);
   const TimeMs now = clock_->NowMs();
   auto w = db_->t.workers.find(id);
@@ -148,7 +150,8 @@ Result<RescueReport> MemoryStore::WorkerDeclareDead(WorkerId id, const std::stri
     w->second.stopped_at = now;
     w->second.death_reason = reason;
   }
-  return RescueWorkerLocked(id, "worker " + std::to_string(id) + " is dead: " + reason, now);
+  return RescueWorkerLocked(id, "worker " + std::to_string(id) + " is dead: " + reason, cause,
+                            now);
 }
 
 Result<int> MemoryStore::WorkerMarkSilent(std::span<const WorkerLiveness> silent,

@@ -359,6 +359,13 @@ CREATE TABLE IF NOT EXISTS warden.metrics_retired (
 );
 )sql";
 
+// A job's recovery timeline (as on SQLite, schema 9).
+const char* const kMigrationTimeline = R"sql(
+ALTER TABLE warden.attempts ADD COLUMN IF NOT EXISTS lost_by text;
+ALTER TABLE warden.attempts ADD COLUMN IF NOT EXISTS runnable_at bigint;
+CREATE INDEX IF NOT EXISTS fenced_writes_job ON warden.fenced_writes (job_id);
+)sql";
+
 const std::vector<std::string> kMigrations = {
     std::string(kMigration1Tables) + kAddJob + kMigration1Views,
     kAddJob,
@@ -370,6 +377,7 @@ const std::vector<std::string> kMigrations = {
     kMigration8,
     kMigration9,
     kMigrationMetrics,
+    kMigrationTimeline,
 };
 
 // pg_advisory_xact_lock(kLockClass, kMigrationLock) serialises migrations

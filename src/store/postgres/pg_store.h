@@ -65,6 +65,7 @@ class PgStore final : public Store {
                                           std::span<const JobOutcome> outcomes) override;
   Result<bool> JobCheckpoint(JobRef ref, const Json& checkpoint) override;
   Result<JobInfo> JobGet(JobId id) override;
+  Result<std::vector<FencedWriteInfo>> JobFencedWrites(JobId id) override;
   Result<std::vector<JobInfo>> JobList(const JobFilter& f, int64_t* total) override;
   Status JobRetry(JobId id) override;
   Result<JobState> JobCancel(JobId id) override;
@@ -78,7 +79,8 @@ class PgStore final : public Store {
   Status WorkerStop(WorkerId id) override;
   Result<std::vector<WorkerInfo>> WorkerList(bool live_only) override;
   Result<std::vector<WorkerLiveness>> WorkerListLive(const std::string& name) override;
-  Result<RescueReport> WorkerDeclareDead(WorkerId id, const std::string& reason) override;
+  Result<RescueReport> WorkerDeclareDead(WorkerId id, const std::string& reason,
+                                         LossCause cause) override;
   Result<std::unique_ptr<WorkerSession>> OpenSession(WorkerId id, Millis lease) override;
   void NotifyWorkers() override;
   Result<int> WorkerMarkSilent(std::span<const WorkerLiveness> silent,
@@ -154,7 +156,8 @@ class PgStore final : public Store {
       REQUIRES(mu_);
   // Fails every running job of `worker` (or, worker 0, with an expired
   // lease) with kind `lost`.
-  Result<RescueReport> RescueLocked(WorkerId worker, const std::string& message, TimeMs now)
+  Result<RescueReport> RescueLocked(WorkerId worker, const std::string& message,
+                                    LossCause cause, TimeMs now)
       REQUIRES(mu_);
   Result<std::vector<AttemptInfo>> AttemptsLocked(JobId id) REQUIRES(mu_);
   // The job's state, its row locked until the transaction ends.

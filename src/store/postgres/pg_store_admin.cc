@@ -14,13 +14,28 @@ Result<std::vector<AttemptInfo>> PgStore::AttemptsLocked(JobId id) {
   WARDEN_ASSIGN_OR_RETURN(
       Rows q, conn_->Exec("SELECT a.attempt, a.worker_id, a.lease_token, a.claimed_at, "
                           "a.started_at, a.finished_at, a.outcome, a.error_message, a.exit_code, "
-                          "a.signal, a.stderr_tail, w.name, a.stdout_tail FROM warden.attempts "
-                          "a LEFT JOIN warden.workers w ON w.id = a.worker_id WHERE a.job_id = "
-                          "$1::bigint ORDER BY a.attempt",
+                          "a.signal, a.stderr_tail, w.name, a.stdout_tail, a.lost_by, "
+                          "a.runnable_at FROM warden.attempts a LEFT JOIN warden.workers w ON "
+                          "w.id = a.worker_id WHERE a.job_id = $1::bigint ORDER BY a.attempt",
                           Params().Add(id)));
   std::vector<AttemptInfo> out;
   for (int i = 0; i < q.size(); ++i) {
     out.push_back(AttemptFromRow(q, i));
+  }
+  return out;
+}
+
+Result<std::vector<FencedWriteInfo>> PgStore::JobFencedWrites(JobId id) {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows r, conn_->Exec("SELECT f.at, f.worker_id, w.name, f.lease_token, f.what FROM "
+                          "warden.fenced_writes f LEFT JOIN warden.workers w ON w.id = "
+                          "f.worker_id WHERE f.job_id = $1::bigint ORDER BY f.id",
+                          Params().Add(id)));
+  std::vector<FencedWriteInfo> out;
+  for (int i = 0; i < r.size(); ++i) {
+    out.push_back(FencedWriteInfo{r.Int(i, 0), r.Int(i, 1), r.Text(i, 2), r.Int(i, 3),
+                                  r.Text(i, 4)});
   }
   return out;
 }

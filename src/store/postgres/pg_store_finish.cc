@@ -52,6 +52,9 @@ Result<bool> PgStore::FailLocked(const JobOutcome& o, TimeMs now, RescuedJob* re
   p.Add(o.error.exit_code ? std::optional<int64_t>(*o.error.exit_code) : std::nullopt);
   p.Add(o.error.signal ? std::optional<int64_t>(*o.error.signal) : std::nullopt);
   p.AddTextOrNull(o.error.stderr_tail).Add(attempt).AddTextOrNull(o.error.stdout_tail);
+  const char* lost_by = LostByOf(o);
+  p.AddTextOrNull(lost_by ? lost_by : "");
+  p.Add(terminal ? std::nullopt : std::optional<int64_t>(now + d.delay.count()));
   // A retry without backoff keeps its place in line (its old run_at), so a
   // rescued job runs next instead of behind the whole backlog. The attempt
   // keeps what really happened; the job keeps the verdict.
@@ -63,8 +66,8 @@ Result<bool> PgStore::FailLocked(const JobOutcome& o, TimeMs now, RescuedJob* re
                  "= $7::bigint, lease_expires_at = NULL, cancel_requested = false WHERE id = "
                  "$8::bigint) UPDATE warden.attempts SET outcome = $9, finished_at = "
                  "$3::bigint, error_message = $10, exit_code = $11::int, signal = $12::int, "
-                 "stderr_tail = $13, stdout_tail = $15 WHERE job_id = $8::bigint AND "
-                 "attempt = $14::int",
+                 "stderr_tail = $13, stdout_tail = $15, lost_by = $16, runnable_at = "
+                 "$17::bigint WHERE job_id = $8::bigint AND attempt = $14::int",
                  p)
           .status());
   return true;

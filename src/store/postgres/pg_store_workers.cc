@@ -87,7 +87,9 @@ Status PgStore::WorkerStop(WorkerId id) {
                                     Params().Add(now).Add(id))
                              .status());
   // Normally the worker released its jobs itself; anything left is lost.
-  WARDEN_RETURN_IF_ERROR(RescueLocked(id, "worker stopped while holding the job", now).status());
+  WARDEN_RETURN_IF_ERROR(
+      RescueLocked(id, "worker stopped while holding the job", LossCause::kWorkerStop, now)
+          .status());
   return tx->Commit();
 }
 
@@ -130,7 +132,7 @@ Result<std::vector<WorkerLiveness>> PgStore::WorkerListLive(const std::string& n
 }
 
 Result<RescueReport> PgStore::RescueLocked(WorkerId worker, const std::string& message,
-                                           TimeMs now) {
+                                           LossCause cause, TimeMs now) {
   // Locked in id order (see JobFinishMany), waiting for each lock: the row
   // is most often held by the dead worker's own last transaction (a
   // completion cut short by the kill), which the server aborts as soon as
@@ -147,6 +149,7 @@ Result<RescueReport> PgStore::RescueLocked(WorkerId worker, const std::string& m
     o.ref = JobRef{q.Int(i, 0), q.Int(i, 1)};
     o.error.kind = ErrorKind::kLost;
     o.error.message = message;
+    o.lost_by = cause;
     RescuedJob job;
     WARDEN_ASSIGN_OR_RETURN(bool ok, FailLocked(o, now, &job));
     if (ok) {
@@ -157,7 +160,8 @@ Result<RescueReport> PgStore::RescueLocked(WorkerId worker, const std::string& m
   return report;
 }
 
-Result<RescueReport> PgStore::WorkerDeclareDead(WorkerId id, const std::string& reason) {
+Result<RescueReport> PgStore::WorkerDeclareDead(WorkerId id, const std::string& reason,
+                                                LossCause cause) {
   MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
   WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
@@ -186,7 +190,7 @@ Result<RescueReport> PgStore::WorkerDeclareDead(WorkerId id, const std::string& 
                              .status());
   WARDEN_ASSIGN_OR_RETURN(
       RescueReport report,
-      RescueLocked(id, "worker " + std::to_string(id) + " is dead: " + reason, now));
+      RescueLocked(id, "worker " + std::to_string(id) + " is dead: " + reason, cause, now));
   WARDEN_RETURN_IF_ERROR(tx->Commit());
   return report;
 }
@@ -309,6 +313,7 @@ Result<RescueReport> PgStore::JobRescueSilent(std::span<const LeaseRow> silent) 
     o.error.kind = ErrorKind::kLost;
     o.error.message =
         "lease not renewed for " + FormatDuration(Millis(q.Int(i, 2))) + " (worker silent)";
+    o.lost_by = LossCause::kLeaseExpiry;
     RescuedJob job;
     WARDEN_ASSIGN_OR_RETURN(bool ok, FailLocked(o, now, &job));
     if (ok) {

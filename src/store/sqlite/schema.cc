@@ -223,9 +223,18 @@ CREATE TABLE metrics_retired (
 ) WITHOUT ROWID;
 )sql";
 
+// A job's recovery timeline: how each lost attempt's loss was found, when
+// the job could run again, and its writes that fencing refused (read by job).
+const char* const kMigrationTimeline = R"sql(
+ALTER TABLE attempts ADD COLUMN lost_by TEXT;
+ALTER TABLE attempts ADD COLUMN runnable_at INTEGER;
+CREATE INDEX fenced_writes_job ON fenced_writes (job_id);
+)sql";
+
 const std::vector<const char*> kMigrations = {kMigration1, kMigration2, kMigration3,
                                               kMigration4, kMigration5, kMigration6,
-                                              kMigration7, kMigrationMetrics};
+                                              kMigration7, kMigrationMetrics,
+                                              kMigrationTimeline};
 
 // Every table and index the migrations create (a new migration adds its own).
 const char* const kWardenObjects[] = {

@@ -66,6 +66,7 @@ class SqliteStore final : public Store {
                                           std::span<const JobOutcome> outcomes) override;
   Result<bool> JobCheckpoint(JobRef ref, const Json& checkpoint) override;
   Result<JobInfo> JobGet(JobId id) override;
+  Result<std::vector<FencedWriteInfo>> JobFencedWrites(JobId id) override;
   Result<std::vector<JobInfo>> JobList(const JobFilter& f, int64_t* total) override;
   Status JobRetry(JobId id) override;
   Result<JobState> JobCancel(JobId id) override;
@@ -79,7 +80,8 @@ class SqliteStore final : public Store {
   Status WorkerStop(WorkerId id) override;
   Result<std::vector<WorkerInfo>> WorkerList(bool live_only) override;
   Result<std::vector<WorkerLiveness>> WorkerListLive(const std::string& name) override;
-  Result<RescueReport> WorkerDeclareDead(WorkerId id, const std::string& reason) override;
+  Result<RescueReport> WorkerDeclareDead(WorkerId id, const std::string& reason,
+                                         LossCause cause) override;
   Result<std::unique_ptr<WorkerSession>> OpenSession(WorkerId id, Millis lease) override;
   void NotifyWorkers() override;
   Result<int> WorkerMarkSilent(std::span<const WorkerLiveness> silent,
@@ -145,7 +147,8 @@ class SqliteStore final : public Store {
   // Fails every running job that `where` selects with kind `lost`.
   Result<std::optional<LeaderRow>> LeaderReadLocked(const std::string& name) REQUIRES(mu_);
   Result<RescueReport> RescueLocked(const std::string& where, int64_t arg,
-                                    const std::string& message, TimeMs now) REQUIRES(mu_);
+                                    const std::string& message, LossCause cause,
+                                    TimeMs now) REQUIRES(mu_);
   Result<std::vector<AttemptInfo>> AttemptsLocked(const JobInfo& job,
                                                   std::optional<TimeMs> started_at) REQUIRES(mu_);
   // A job chosen by a claim, and its lease token before the claim.

@@ -176,8 +176,8 @@ Result<std::vector<AttemptInfo>> SqliteStore::AttemptsLocked(const JobInfo& job,
   WARDEN_ASSIGN_OR_RETURN(
       Stmt q, db_->Prepare("SELECT a.attempt, a.worker_id, a.lease_token, a.claimed_at, "
                            "a.started_at, a.finished_at, a.outcome, a.error_message, "
-                           "a.exit_code, a.signal, a.stderr_tail, w.name, a.stdout_tail "
-                           "FROM attempts a LEFT JOIN workers w ON w.id = a.worker_id "
+                           "a.exit_code, a.signal, a.stderr_tail, w.name, a.stdout_tail, "
+                           "a.lost_by, a.runnable_at FROM attempts a LEFT JOIN workers w ON w.id = a.worker_id "
                            "WHERE a.job_id = ? ORDER BY a.attempt"));
   q.Bind(1, id);
   std::vector<AttemptInfo> out;
@@ -189,6 +189,22 @@ Result<std::vector<AttemptInfo>> SqliteStore::AttemptsLocked(const JobInfo& job,
   q.Reset();
   // The attempt in progress, or the one that succeeded, is in the job row.
   AddAttemptInJobRow(job, started_at, &out);
+  return out;
+}
+
+Result<std::vector<FencedWriteInfo>> SqliteStore::JobFencedWrites(JobId id) {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt q, db_->Prepare("SELECT f.at, f.worker_id, w.name, f.lease_token, f.what FROM "
+                           "fenced_writes f LEFT JOIN workers w ON w.id = f.worker_id "
+                           "WHERE f.job_id = ? ORDER BY f.id"));
+  q.Bind(1, id);
+  std::vector<FencedWriteInfo> out;
+  while (true) {
+    WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    out.push_back(FencedWriteInfo{q.Int(0), q.Int(1), q.Text(2), q.Int(3), q.Text(4)});
+  }
   return out;
 }
 

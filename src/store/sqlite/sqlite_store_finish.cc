@@ -130,11 +130,11 @@ Result<bool> SqliteStore::FailLocked(WorkerId worker, const JobOutcome& o, TimeM
       Stmt att,
       db_->Prepare("INSERT INTO attempts (job_id, attempt, worker_id, lease_token, claimed_at, "
                    "started_at, outcome, finished_at, error_message, exit_code, signal, "
-                   "stderr_tail, stdout_tail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
-                   "?11, ?12, ?13) "
+                   "stderr_tail, stdout_tail, lost_by, runnable_at) VALUES (?1, ?2, ?3, ?4, ?5, "
+                   "?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) "
                    "ON CONFLICT (job_id, attempt) DO UPDATE SET outcome = ?7, finished_at = ?8, "
                    "error_message = ?9, exit_code = ?10, signal = ?11, stderr_tail = ?12, "
-                   "stdout_tail = ?13, "
+                   "stdout_tail = ?13, lost_by = ?14, runnable_at = ?15, "
                    "started_at = coalesce(attempts.started_at, ?6)"));
   att.Bind(1, o.ref.id)
       .Bind(2, attempt)
@@ -148,7 +148,13 @@ Result<bool> SqliteStore::FailLocked(WorkerId worker, const JobOutcome& o, TimeM
       .Bind(10, o.error.exit_code ? std::optional<int64_t>(*o.error.exit_code) : std::nullopt)
       .Bind(11, o.error.signal ? std::optional<int64_t>(*o.error.signal) : std::nullopt)
       .BindTextOrNull(12, o.error.stderr_tail)
-      .BindTextOrNull(13, o.error.stdout_tail);
+      .BindTextOrNull(13, o.error.stdout_tail)
+      .Bind(15, terminal ? std::nullopt : std::optional<int64_t>(now + d.delay.count()));
+  if (const char* lost_by = LostByOf(o)) {
+    att.Bind(14, lost_by);
+  } else {
+    att.BindNull(14);
+  }
   WARDEN_RETURN_IF_ERROR(att.Exec().status());
   return true;
 }

@@ -86,7 +86,9 @@ Status SqliteStore::WorkerStop(WorkerId id) {
   WARDEN_RETURN_IF_ERROR(upd.Bind(1, now).Bind(2, id).Exec().status());
   // Normally the worker released its jobs itself; anything left is lost.
   WARDEN_RETURN_IF_ERROR(
-      RescueLocked("worker_id = ?", id, "worker stopped while holding the job", now).status());
+      RescueLocked("worker_id = ?", id, "worker stopped while holding the job",
+                   LossCause::kWorkerStop, now)
+          .status());
   return tx->Commit();
 }
 
@@ -123,7 +125,8 @@ Result<std::vector<WorkerLiveness>> SqliteStore::WorkerListLive(const std::strin
 }
 
 Result<RescueReport> SqliteStore::RescueLocked(const std::string& where, int64_t arg,
-                                               const std::string& message, TimeMs now) {
+                                               const std::string& message, LossCause cause,
+                                               TimeMs now) {
   WARDEN_ASSIGN_OR_RETURN(
       Stmt q, db_->Prepare("SELECT id, lease_token, worker_id FROM jobs INDEXED BY "
                            "jobs_running_worker WHERE state = 'running' AND " + where));
@@ -144,6 +147,7 @@ Result<RescueReport> SqliteStore::RescueLocked(const std::string& where, int64_t
     o.ref = v.ref;
     o.error.kind = ErrorKind::kLost;
     o.error.message = message;
+    o.lost_by = cause;
     RescuedJob job;
     WARDEN_ASSIGN_OR_RETURN(bool ok, FailLocked(v.worker, o, now, &job));
     if (ok) {
@@ -154,7 +158,8 @@ Result<RescueReport> SqliteStore::RescueLocked(const std::string& where, int64_t
   return report;
 }
 
-Result<RescueReport> SqliteStore::WorkerDeclareDead(WorkerId id, const std::string& reason) {
+Result<RescueReport> SqliteStore::WorkerDeclareDead(WorkerId id, const std::string& reason,
+                                                    LossCause cause) {
   MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
   const TimeMs now = clock_->NowMs();
@@ -165,7 +170,7 @@ Result<RescueReport> SqliteStore::WorkerDeclareDead(WorkerId id, const std::stri
   WARDEN_ASSIGN_OR_RETURN(
       RescueReport report,
       RescueLocked("worker_id = ?", id,
-                   "worker " + std::to_string(id) + " is dead: " + reason, now));
+                   "worker " + std::to_string(id) + " is dead: " + reason, cause, now));
   WARDEN_RETURN_IF_ERROR(tx->Commit());
   return report;
 }
@@ -301,6 +306,7 @@ Result<RescueReport> SqliteStore::JobRescueSilent(std::span<const LeaseRow> sile
     o.ref = l.ref;
     o.error.kind = ErrorKind::kLost;
     o.error.message = "lease not renewed for " + FormatDuration(l.length) + " (worker silent)";
+    o.lost_by = LossCause::kLeaseExpiry;
     RescuedJob job;
     WARDEN_ASSIGN_OR_RETURN(bool ok, FailLocked(l.worker, o, now, &job));
     if (ok) {

@@ -131,6 +131,11 @@ Result<bool> SimStore::JobCheckpoint(JobRef ref, const Json& checkpoint) {
                             [&] { return inner_->JobCheckpoint(ref, checkpoint); });
 }
 
+Result<std::vector<FencedWriteInfo>> SimStore::JobFencedWrites(JobId id) {
+  return Call<Result<std::vector<FencedWriteInfo>>>("JobFencedWrites",
+                                                    [&] { return inner_->JobFencedWrites(id); });
+}
+
 Result<JobInfo> SimStore::JobGet(JobId id) {
   return Call<Result<JobInfo>>("JobGet", [&] { return inner_->JobGet(id); });
 }
@@ -188,9 +193,10 @@ Result<std::vector<WorkerLiveness>> SimStore::WorkerListLive(const std::string& 
                                                    [&] { return inner_->WorkerListLive(name); });
 }
 
-Result<RescueReport> SimStore::WorkerDeclareDead(WorkerId id, const std::string& reason) {
-  return Call<Result<RescueReport>>("WorkerDeclareDead",
-                                    [&] { return inner_->WorkerDeclareDead(id, reason); });
+Result<RescueReport> SimStore::WorkerDeclareDead(WorkerId id, const std::string& reason,
+                                                 LossCause cause) {
+  return Call<Result<RescueReport>>(
+      "WorkerDeclareDead", [&] { return inner_->WorkerDeclareDead(id, reason, cause); });
 }
 
 Result<std::unique_ptr<WorkerSession>> SimStore::OpenSession(WorkerId id, Millis lease) {

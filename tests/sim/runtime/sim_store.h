@@ -108,6 +108,7 @@ class SimStore : public Store {
                                           std::span<const JobOutcome> outcomes) override;
   Result<bool> JobCheckpoint(JobRef ref, const Json& checkpoint) override;
   Result<JobInfo> JobGet(JobId id) override;
+  Result<std::vector<FencedWriteInfo>> JobFencedWrites(JobId id) override;
   Result<std::vector<JobInfo>> JobList(const JobFilter& f, int64_t* total) override;
   Status JobRetry(JobId id) override;
   Result<JobState> JobCancel(JobId id) override;
@@ -120,7 +121,8 @@ class SimStore : public Store {
   Status WorkerStop(WorkerId id) override;
   Result<std::vector<WorkerInfo>> WorkerList(bool live_only) override;
   Result<std::vector<WorkerLiveness>> WorkerListLive(const std::string& name) override;
-  Result<RescueReport> WorkerDeclareDead(WorkerId id, const std::string& reason) override;
+  Result<RescueReport> WorkerDeclareDead(WorkerId id, const std::string& reason,
+                                         LossCause cause) override;
   Result<std::unique_ptr<WorkerSession>> OpenSession(WorkerId id, Millis lease) override;
   void NotifyWorkers() override;
   Result<int> WorkerMarkSilent(std::span<const WorkerLiveness> silent,

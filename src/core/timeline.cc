@@ -1,0 +1,140 @@
+#include "warden/timeline.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "warden/duration.h"
+
+namespace warden {
+namespace {
+
+// "w1 (worker 5, pid 123 on host-a)", or "worker 5" once its row is pruned.
+std::string WorkerText(WorkerId id, const std::string& name, const WorkerInfo* w) {
+  const std::string numbered = "worker " + std::to_string(id);
+  if (!w) return name.empty() ? numbered : name + " (" + numbered + ")";
+  return w->name + " (" + numbered + ", pid " + std::to_string(w->pid) + " on " + w->node + ")";
+}
+
+Json WorkerEvidence(WorkerId id, const std::string& name, const WorkerInfo* w) {
+  Json j = {{"worker", id}, {"worker_name", name.empty() ? Json() : Json(name)}};
+  if (w) {
+    j["worker_name"] = w->name;
+    j["node"] = w->node;
+    j["pid"] = w->pid;
+    j["worker_started_at"] = FormatTime(w->started_at);
+  }
+  return j;
+}
+
+const char* LossText(const std::string& lost_by) {
+  if (lost_by == "proven_death") return "its worker was proven dead";
+  if (lost_by == "lease_expiry") return "its lease ran out unrenewed";
+  if (lost_by == "operator") return "an operator released its worker";
+  if (lost_by == "release") return "its worker released it while shutting down";
+  if (lost_by == "worker_stop") return "its worker stopped while holding it";
+  return "how it was found was not recorded";
+}
+
+std::string FailureText(const AttemptInfo& a) {
+  std::string text = "attempt " + std::to_string(a.attempt) + " failed: " + a.outcome;
+  if (!a.error) return text;
+  if (a.error->signal) text += " (signal " + std::to_string(*a.error->signal) + ")";
+  if (a.error->exit_code) text += " (exit code " + std::to_string(*a.error->exit_code) + ")";
+  if (!a.error->message.empty()) text += ": " + a.error->message;
+  return text;
+}
+
+void AddAttempt(const AttemptInfo& a, const WorkerInfo* w, std::vector<TimelineEvent>* out) {
+  const std::string n = std::to_string(a.attempt);
+  Json claim = WorkerEvidence(a.worker, a.worker_name, w);
+  claim["lease_token"] = a.lease_token;
+  out->push_back({a.claimed_at, "claimed", a.attempt,
+                  "attempt " + n + " claimed by " + WorkerText(a.worker, a.worker_name, w) +
+                      ", lease token " + std::to_string(a.lease_token),
+                  claim});
+  if (a.started_at) {
+    out->push_back({*a.started_at, "start_marked", a.attempt,
+                    "attempt " + n + " marked started (at most once: it will not run again)",
+                    Json::object()});
+  }
+  if (!a.finished_at) return;
+  if (a.outcome == "succeeded") {
+    out->push_back({*a.finished_at, "succeeded", a.attempt, "attempt " + n + " succeeded",
+                    Json::object()});
+  } else if (a.outcome == "lost" || a.outcome == "released") {
+    const std::string message = a.error ? a.error->message : std::string();
+    out->push_back({*a.finished_at, "lost", a.attempt,
+                    "attempt " + n + " lost: " + LossText(a.lost_by) +
+                        (message.empty() ? "" : " (" + message + ")"),
+                    {{"lost_by", a.lost_by.empty() ? Json() : Json(a.lost_by)},
+                     {"message", message}}});
+  } else {
+    Json evidence = {{"outcome", a.outcome}};
+    if (a.error) {
+      evidence["exit_code"] = a.error->exit_code ? Json(*a.error->exit_code) : Json();
+      evidence["signal"] = a.error->signal ? Json(*a.error->signal) : Json();
+    }
+    out->push_back({*a.finished_at, "failed", a.attempt, FailureText(a), evidence});
+  }
+  if (a.runnable_at) {
+    const Millis wait(*a.runnable_at - *a.finished_at);
+    std::string text = "runnable again ";
+    text += wait.count() <= 0 ? "at once" : "after a backoff of " + HumanDuration(wait);
+    out->push_back({*a.runnable_at, "runnable", a.attempt, text,
+                    {{"after_ms", std::max<int64_t>(wait.count(), 0)}}});
+  }
+}
+
+}  // namespace
+
+JobTimeline BuildTimeline(JobInfo job, std::vector<FencedWriteInfo> fenced,
+                          const std::vector<WorkerInfo>& workers) {
+  std::map<WorkerId, const WorkerInfo*> by_id;
+  for (const WorkerInfo& w : workers) by_id[w.id] = &w;
+  auto find = [&](WorkerId id) -> const WorkerInfo* {
+    auto it = by_id.find(id);
+    return it == by_id.end() ? nullptr : it->second;
+  };
+
+  JobTimeline t;
+  std::vector<TimelineEvent>& ev = t.events;
+  ev.push_back({job.created_at, "enqueued", 0,
+                "enqueued on queue " + job.queue + " (task " + job.task + ")",
+                {{"queue", job.queue}, {"task", job.task}}});
+  std::map<int64_t, int> attempt_of_token;
+  for (const AttemptInfo& a : job.attempts) {
+    attempt_of_token[a.lease_token] = a.attempt;
+    AddAttempt(a, find(a.worker), &ev);
+  }
+  for (const FencedWriteInfo& f : fenced) {
+    auto it = attempt_of_token.find(f.lease_token);
+    const int attempt = it == attempt_of_token.end() ? 0 : it->second;
+    Json evidence = WorkerEvidence(f.worker, f.worker_name, find(f.worker));
+    evidence["lease_token"] = f.lease_token;
+    evidence["what"] = f.what;
+    ev.push_back({f.at, "fenced_write", attempt,
+                  "late write (" + f.what + ") from " +
+                      WorkerText(f.worker, f.worker_name, find(f.worker)) + " under lease token " +
+                      std::to_string(f.lease_token) + " refused: the lease had moved on",
+                  evidence});
+  }
+  // The job's own end, when its last attempt's does not already say it: a
+  // verdict (dead after a crash loop), or an end without a run (cancelled
+  // or expired while waiting).
+  if (IsTerminal(job.state) && job.state != JobState::kSucceeded && job.finished_at) {
+    std::string text = std::string("the job is ") + JobStateName(job.state);
+    if (job.last_error) text += std::string(" (") + ErrorKindName(*job.last_error) + ")";
+    ev.push_back({*job.finished_at, "finished", 0, text,
+                  {{"state", JobStateName(job.state)},
+                   {"last_error", job.last_error ? Json(ErrorKindName(*job.last_error))
+                                                 : Json()}}});
+  }
+  std::stable_sort(ev.begin(), ev.end(),
+                   [](const TimelineEvent& a, const TimelineEvent& b) { return a.at < b.at; });
+  t.job = std::move(job);
+  t.fenced = std::move(fenced);
+  return t;
+}
+
+}  // namespace warden
