@@ -39,8 +39,9 @@ test: deps
 # wrapped too, so that run alone it still gets a server of its own; inside
 # `make test` the wrapper sees WARDEN_TEST_PG_URL and adds nothing.
 # `bench/run.sh --quick` checks the benchmark harness end to end (every
-# scenario on every system, tiny sizes): it fails when a run fails, never
-# for a speed. The thread-safety check comes first: it needs no build, so a
+# scenario on every system, tiny sizes), and `bench/http.sh --quick` that of
+# warden serve's HTTP figures (under a minute): each fails when a run fails,
+# never for a speed. The thread-safety check comes first: it needs no build, so a
 # lock taken wrongly fails the run before anything is compiled.
 test-all: deps
 	JOBS=$(JOBS) ./scripts/thread-safety.sh
@@ -48,6 +49,7 @@ test-all: deps
 	@cmake --build $(BUILD) -j $(JOBS)
 	cd $(BUILD) && $(PG_CLUSTER) run ctest --output-on-failure -j $(JOBS) --timeout 300
 	bench/run.sh --quick --build $(BUILD)
+	bench/http.sh --quick --build $(BUILD)
 	FUZZ_SECONDS=$(TEST_FUZZ_SECONDS) ./fuzz/run.sh
 	$(MAKE) test-asan
 	$(MAKE) test-tsan

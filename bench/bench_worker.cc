@@ -1,7 +1,9 @@
 // The worker side of warden_bench: one process, in-process no-op handlers.
 //
 // Prints "ready" before it starts claiming, then, when it has handled
-// --stop-after jobs and shut down gracefully (every completion recorded),
+// --stop-after jobs (or, with --seconds T, T seconds after its first job
+// started, whichever comes first) and shut down gracefully (every
+// completion recorded),
 // one JSON line: handled, seconds (first job's start to the end of the
 // shutdown), rss_mib (peak) and, with --latency, samples_ms (enqueue call
 // to handler start, from the payload's t_us).
@@ -20,6 +22,7 @@ namespace bench {
 int RunBenchWorker(const Args& args) {
   const std::string url = args.Str("db", "");
   const int64_t stop_after = args.Int("stop-after", 0);
+  const int64_t seconds = args.Int("seconds", 0);  // 0: no time bound
   const bool latency = args.Has("latency");
   warden::WorkerOptions o;
   o.concurrency = static_cast<int>(args.Int("concurrency", o.concurrency));
@@ -33,6 +36,7 @@ int RunBenchWorker(const Args& args) {
   warden::Worker* w = worker->get();
 
   std::atomic<int64_t> handled{0};
+  std::atomic<bool> stopping{false};
   std::once_flag first;
   std::chrono::steady_clock::time_point t_first;
   std::mutex mu;
@@ -45,7 +49,10 @@ int RunBenchWorker(const Args& args) {
       std::lock_guard lock(mu);
       samples.push_back((now_us - t_us) / 1000.0);
     }
-    if (++handled == stop_after) w->Stop();
+    // t_first is visible here: every handler passed the call_once above.
+    // Stop once: a second Stop() would release the running jobs at once.
+    const bool done = ++handled == stop_after || (seconds > 0 && SecondsSince(t_first) >= seconds);
+    if (done && !stopping.exchange(true)) w->Stop();
     return warden::Status::Ok();
   });
   std::printf("ready\n");

@@ -16,6 +16,7 @@ PACKAGES=(
   libboost-dev                       # Boost.Beast/Asio: warden serve's HTTP (header-only)
   libssl-dev                         # OpenSSL: TLS for warden serve, SHA-256 of API tokens
   curl openssl                       # tests: an HTTP client that is not the server's; test certificates
+  wrk                                # bench/http.sh: HTTP load (keep-alive, a Lua script, latency percentiles)
   libgtest-dev libgmock-dev          # tests
   clang libclang-rt-14-dev llvm-14   # fuzzing (fuzz/run.sh): clang 14, its libFuzzer
                                      # runtime (only recommended by clang), llvm-symbolizer;
