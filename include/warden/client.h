@@ -182,7 +182,6 @@ class Client {
 
  private:
   explicit Client(std::unique_ptr<Store> store);
-  Status Audit(const std::string& action, const std::string& target, int64_t count);
   std::unique_ptr<Store> store_;
   std::string actor_ = "library";
 };

@@ -164,18 +164,17 @@ Result<std::vector<JobInfo>> Client::ListJobs(const JobFilter& filter, int64_t* 
   return store_->JobList(filter, total);
 }
 
-// The single-job actions log after they are done, in a transaction of
-// their own: a crash between the two loses the entry, never the action.
+// Each action writes its audit entry in its own transaction: an action
+// that happened is in the log.
 Status Client::RetryJob(JobId id) {
-  WARDEN_RETURN_IF_ERROR(store_->JobRetry(id));
+  WARDEN_RETURN_IF_ERROR(
+      store_->JobRetry(id, AuditEntry{0, 0, actor_, "job.retry", std::to_string(id), 1}));
   store_->NotifyWorkers();
-  return Audit("job.retry", std::to_string(id), 1);
+  return Status::Ok();
 }
 
 Result<JobState> Client::CancelJob(JobId id) {
-  WARDEN_ASSIGN_OR_RETURN(JobState state, store_->JobCancel(id));
-  WARDEN_RETURN_IF_ERROR(Audit("job.cancel", std::to_string(id), 1));
-  return state;
+  return store_->JobCancel(id, AuditEntry{0, 0, actor_, "job.cancel", std::to_string(id), 1});
 }
 
 Result<int64_t> Client::CountUnfinished() { return store_->JobCountUnfinished(); }
@@ -216,17 +215,16 @@ Result<int> Client::ReleaseWorker(const std::string& name_or_id, bool force) {
   }
   const Clock& clock = DefaultEnv().clock();
   const int64_t start = clock.MonotonicMs();
-  WARDEN_ASSIGN_OR_RETURN(RescueReport r, DeclareDeadPatiently(*store_, clock, match->id,
-                                                               "released by an operator",
-                                                               LossCause::kOperator));
+  const AuditEntry audit{0, 0, actor_, "worker.release",
+                         match->name + " (id " + std::to_string(match->id) + ")", 0};
+  WARDEN_ASSIGN_OR_RETURN(RescueReport r,
+                          DeclareDeadPatiently(*store_, clock, match->id, "released by an operator",
+                                               LossCause::kOperator, &audit));
   store_->NotifyWorkers();
   Metrics counted;
   CountRecoveries(counted, RecoveriesOf(r, "operator", Millis(clock.MonotonicMs() - start)));
   // Best effort: the release happened; a count lost here is only a count.
   (void)store_->MetricsAdd(counted.Snapshot());
-  WARDEN_RETURN_IF_ERROR(Audit("worker.release", match->name + " (id " +
-                                                     std::to_string(match->id) + ")",
-                               r.rescued));
   return r.rescued;
 }
 

@@ -8,10 +8,6 @@
 
 namespace warden {
 
-Status Client::Audit(const std::string& action, const std::string& target, int64_t count) {
-  return store_->AuditAppend(AuditEntry{0, 0, actor_, action, target, count});
-}
-
 Result<bool> Client::PauseQueue(const std::string& queue) {
   WARDEN_RETURN_IF_ERROR(ValidateQueueName(queue));
   return store_->QueueSetPaused(queue, true, AuditEntry{0, 0, actor_, "queue.pause", queue, 0});

@@ -45,14 +45,14 @@ Result<std::vector<WorkerId>> ConfirmSessionsLost(Store& store, const Clock& clo
 
 Result<RescueReport> DeclareDeadPatiently(Store& store, const Clock& clock, WorkerId id,
                                           const std::string& reason, LossCause cause,
-                                          Millis patience) {
+                                          const AuditEntry* audit, Millis patience) {
   constexpr Millis kPause{100};
-  auto declared = store.WorkerDeclareDead(id, reason, cause);
+  auto declared = store.WorkerDeclareDead(id, reason, cause, audit);
   for (Millis waited{0}; !declared.has_value() && declared.error().transient() &&
                          waited < patience;
        waited += kPause) {
     clock.SleepFor(kPause);
-    declared = store.WorkerDeclareDead(id, reason, cause);
+    declared = store.WorkerDeclareDead(id, reason, cause, audit);
   }
   return declared;
 }
@@ -75,7 +75,7 @@ Result<SweepSummary> DeclareProvenDead(Store& store, Env& env,
   SweepSummary report;
   const int64_t found_mono = env.clock().MonotonicMs();
   auto declare = [&](WorkerId id, const std::string& proof) -> Status {
-    auto r = store.WorkerDeclareDead(id, proof, LossCause::kProvenDeath);
+    auto r = store.WorkerDeclareDead(id, proof, LossCause::kProvenDeath, nullptr);
     // Busy (its row is held by a transaction in flight): the next sweep
     // tries again; the rest of this pass goes on.
     if (!r.has_value()) return r.error().transient() ? Status::Ok() : r.error();

@@ -65,6 +65,7 @@ std::vector<WorkerLiveness> SilentWorkers(SilenceJudge& judge,
 inline constexpr Millis kDeclareDeadPatience{5'000};
 Result<RescueReport> DeclareDeadPatiently(Store& store, const Clock& clock, WorkerId id,
                                           const std::string& reason, LossCause cause,
+                                          const AuditEntry* audit,
                                           Millis patience = kDeclareDeadPatience);
 
 // A lost database session (PostgreSQL: the worker's session lock is gone)

@@ -124,7 +124,7 @@ Status Worker::Impl::RecoverPreviousIncarnation() {
     WARDEN_ASSIGN_OR_RETURN(
         RescueReport r,
         DeclareDeadPatiently(*claim_store_, clock_, w.id, "unexpected shutdown: " + proof,
-                             LossCause::kProvenDeath));
+                             LossCause::kProvenDeath, nullptr));
     CountRecoveries(
         RecoveriesOf(r, "proven_death", Millis(clock_.MonotonicMs() - found_mono)));
     Log(LogLevel::kWarn, "unexpected shutdown of the previous '" + opt_.name + "' (worker " +

@@ -201,10 +201,12 @@ class Store {
   // may count every matching job: it is not on a worker's path).
   virtual Result<std::vector<JobInfo>> JobList(const JobFilter& f, int64_t* total) = 0;
   // dead/cancelled/expired (or waiting) -> available, budgets reset;
-  // running and succeeded jobs are refused.
-  virtual Status JobRetry(JobId id) = 0;
+  // running and succeeded jobs are refused. With `audit` (count 1), in one
+  // transaction: a retry that happened is in the log.
+  virtual Status JobRetry(JobId id, const AuditEntry& audit) = 0;
   // pending -> cancelled; running -> cancel requested (its worker stops it).
-  virtual Result<JobState> JobCancel(JobId id) = 0;
+  // With `audit` (count 1), in one transaction.
+  virtual Result<JobState> JobCancel(JobId id, const AuditEntry& audit) = 0;
   // Jobs not yet finished: scheduled, available, retryable, running.
   virtual Result<int64_t> JobCountUnfinished() = 0;
   // How long until the earliest scheduled or retryable job is due, by the
@@ -232,8 +234,10 @@ class Store {
       const std::string& name) = 0;
   // Proven dead (or released by an operator: `cause` says which, kept with
   // each lost attempt): marks it dead and recovers its running jobs at once.
+  // `audit`, unless null, is written in the same transaction, its count the
+  // jobs recovered (an operator's release).
   virtual Result<RescueReport> WorkerDeclareDead(WorkerId id, const std::string& reason,
-                                                 LossCause cause) = 0;
+                                                 LossCause cause, const AuditEntry* audit) = 0;
   // The worker's session (see WorkerSession); `lease` bounds how long the
   // server waits before it drops a silent connection, and so the lock.
   virtual Result<std::unique_ptr<WorkerSession>> OpenSession(WorkerId id, Millis lease) = 0;
@@ -299,7 +303,6 @@ class Store {
   // Revokes the live token with this name (or id); kNotFound if none.
   virtual Result<TokenInfo> TokenRevoke(const std::string& name_or_id,
                                         const AuditEntry& audit) = 0;
-  virtual Status AuditAppend(const AuditEntry& audit) = 0;
   // Newest first: at most `limit` entries with ids below `before` (0: any).
   virtual Result<std::vector<AuditEntry>> AuditList(int limit, int64_t before) = 0;
 

@@ -248,6 +248,61 @@ TEST_P(HttpApiTest, CommandJobsOverHttpRunWhenTheServerAllowsThem) {
   EXPECT_TRUE(LedgerHas(id, 1, "start"));
 }
 
+// Each cancel writes its audit entry in the cancel's own transaction: a
+// server SIGKILLed in the middle of a stream of cancels leaves exactly the
+// cancelled jobs in the log, and the one started after it goes on.
+TEST_P(HttpApiTest, AServerKilledMidStreamLosesNoAuditEntry) {
+  ASSERT_GT(StartServer({"--no-auth"}), 0);
+  constexpr int kJobs = 400;
+  Json batch = {{"jobs", Json::array()}};
+  for (int i = 0; i < kJobs; ++i) batch["jobs"].push_back({{"task", "t"}, {"delay", "1h"}});
+  HttpResult added = Http("POST", "/v1/jobs/batch", "", batch.dump());
+  ASSERT_EQ(added.status, 201) << added.body;
+  std::vector<int64_t> ids;
+  for (const Json& j : added.json["jobs"]) ids.push_back(j["id"].get<int64_t>());
+  ASSERT_EQ(ids.size(), size_t(kJobs));
+
+  // One curl, one kept-alive connection, one cancel after another.
+  const std::string config = dir() + "/cancels.curl";
+  {
+    std::ofstream out(config);
+    for (int64_t id : ids) {
+      out << "url = \"http://127.0.0.1:" << port_ << "/v1/jobs/" << id << "/cancel\"\n"
+          << "request = \"POST\"\noutput = \"/dev/null\"\n";
+    }
+  }
+  auto stream = warden::testing::Child::Spawn(
+      {"/usr/bin/curl", "-sS", "-K", config, "-w", "%{http_code}\n"}, dir() + "/cancels.out",
+      dir() + "/cancels.err");
+  auto cancelled = [&] {
+    CliResult r = Cli({"jobs", "--state", "cancelled", "--limit", "1000"});
+    std::set<std::string> out;
+    for (const Json& row : r.json) out.insert(std::to_string(row["id"].get<int64_t>()));
+    return out;
+  };
+  ASSERT_TRUE(WaitFor([&] { return cancelled().size() >= 40; }));
+  server().Kill();
+  EXPECT_TRUE(stream->WaitExit(Millis(30'000)));
+  const size_t at_kill = cancelled().size();
+  std::cout << "[ measure  ] serve SIGKILLed after " << at_kill << " of " << kJobs
+            << " cancels\n";
+
+  ASSERT_GT(StartServer({"--no-auth"}), 0);
+  EXPECT_EQ(Http("POST", "/v1/jobs/" + std::to_string(ids.back()) + "/cancel").status == 200,
+            at_kill < size_t(kJobs))
+      << "the restarted server goes on where the killed one stopped";
+  CliResult audit = Cli({"audit", "--limit", "1000"});
+  ASSERT_EQ(audit.exit_code, 0) << audit.err;
+  std::multiset<std::string> logged;
+  for (const Json& e : audit.json) {
+    if (e["action"] == "job.cancel") logged.insert(e["target"].get<std::string>());
+  }
+  const std::set<std::string> done = cancelled();
+  EXPECT_EQ(std::set<std::string>(logged.begin(), logged.end()), done)
+      << "every cancel done is in the log, and only those";
+  EXPECT_EQ(logged.size(), done.size()) << "each once";
+}
+
 TEST_P(HttpApiTest, JobsAreListedShownRetriedAndCancelled) {
   const std::string ops = Token("ops", "operate");
   StartServer();

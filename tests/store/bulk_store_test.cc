@@ -127,14 +127,14 @@ TEST_P(BulkStoreTest, KeysetPagesShowEachJobOnceWhileJobsChange) {
   // a job on the next page changes state but still matches, one on a later
   // page stops matching, and one already shown changes.
   Add(Spec());
-  ASSERT_EQ(store_->JobCancel(ids[5]).value(), JobState::kCancelled);
-  ASSERT_EQ(store_->JobCancel(ids[8]).value(), JobState::kCancelled);
+  ASSERT_EQ(store_->JobCancel(ids[5], {}).value(), JobState::kCancelled);
+  ASSERT_EQ(store_->JobCancel(ids[8], {}).value(), JobState::kCancelled);
   // The oldest runs: it stops matching before its page is read.
   std::vector<JobInfo> running = Claim(RegisterWorker(), 1);
   ASSERT_EQ(running.size(), 1u);
   ASSERT_EQ(running[0].id, ids[0]);
   const JobId gone = ids[1];
-  ASSERT_TRUE(store_->JobCancel(gone).has_value());
+  ASSERT_TRUE(store_->JobCancel(gone, {}).has_value());
   ASSERT_TRUE(store_->JobDelete(gone, AuditEntry{0, 0, "t", "job.delete", "", 0}).ok());
   while (!page.empty()) {
     f.before_id = page.back();

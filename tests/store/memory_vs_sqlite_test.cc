@@ -357,7 +357,7 @@ class MemoryVsSqlite {
       switch (Pick(3)) {
         case 0:
           return both("declare dead", [&](Store& s) {
-            return Answer(s.WorkerDeclareDead(w, "gone", LossCause::kProvenDeath),
+            return Answer(s.WorkerDeclareDead(w, "gone", LossCause::kProvenDeath, nullptr),
                           [](const RescueReport& r) { return Json(r.rescued); });
           });
         case 1:
@@ -370,10 +370,10 @@ class MemoryVsSqlite {
       const JobId id = 1 + Pick(static_cast<int>(next_job_ + 1));
       if (Chance(50)) {
         return both("cancel", [&](Store& s) {
-          return Answer(s.JobCancel(id), [](JobState st) { return Json(JobStateName(st)); });
+          return Answer(s.JobCancel(id, {}), [](JobState st) { return Json(JobStateName(st)); });
         });
       }
-      return both("retry", [&](Store& s) { return StatusJson(s.JobRetry(id)); });
+      return both("retry", [&](Store& s) { return StatusJson(s.JobRetry(id, {})); });
     }
     if (op == 19) {
       return Chance(50) ? both("expire", [](Store& s) {

@@ -120,7 +120,7 @@ TEST_P(MetricsStoreTest, ARescueSaysWhatBecameOfEachJob) {
   params.limit = 10;
   ASSERT_EQ(store_->JobClaim(params).value().size(), 2u);
 
-  auto report = store_->WorkerDeclareDead(w, "test: killed", LossCause::kProvenDeath);
+  auto report = store_->WorkerDeclareDead(w, "test: killed", LossCause::kProvenDeath, nullptr);
   ASSERT_TRUE(report.has_value()) << report.error().ToString();
   EXPECT_EQ(report->rescued, 2);
   ASSERT_EQ(report->jobs.size(), 2u);

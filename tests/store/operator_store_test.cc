@@ -161,21 +161,32 @@ TEST_P(OperatorStoreTest, TheAuditLogKeepsEveryActionNewestFirst) {
   ASSERT_TRUE(store_->QueueSetPaused("q", true, By("queue.pause", "q")).value());
   ASSERT_FALSE(store_->QueueSetPaused("q", true, By("queue.pause", "q")).value());
   clock_.Advance(Millis(5));
-  ASSERT_TRUE(store_->AuditAppend(AuditEntry{0, 0, "token:ops", "job.retry", "17", 1}).ok());
+  const JobId dead = Add(Spec());
+  ASSERT_EQ(store_->JobCancel(dead, By("job.cancel", std::to_string(dead))).value(),
+            JobState::kCancelled);
+  ASSERT_TRUE(store_->JobRetry(dead, AuditEntry{0, 0, "token:ops", "job.retry",
+                                                std::to_string(dead), 0})
+                  .ok());
+  // Refused: no entry (an entry says the action happened).
+  EXPECT_FALSE(store_->JobRetry(dead + 100, By("job.retry", "none")).ok());
+  EXPECT_FALSE(store_->JobCancel(dead + 100, By("job.cancel", "none")).has_value());
 
-  const auto log = store_->AuditList(10, 0).value();
-  ASSERT_EQ(log.size(), 3u);
+  auto log = store_->AuditList(10, 0).value();
+  ASSERT_EQ(log.size(), 4u);
   EXPECT_EQ(log[0].action, "job.retry");
   EXPECT_EQ(log[0].actor, "token:ops");
-  EXPECT_EQ(log[0].target, "17");
+  EXPECT_EQ(log[0].target, std::to_string(dead));
   EXPECT_EQ(log[0].count, 1);
   EXPECT_EQ(log[0].at, clock_.NowMs());
+  EXPECT_EQ(log[1].action, "job.cancel");
+  EXPECT_EQ(log[1].count, 1);
+  log.erase(log.begin(), log.begin() + 1);
   EXPECT_EQ(log[1].action, "queue.pause");
   EXPECT_EQ(log[1].count, 0) << "the second pause changed nothing";
   EXPECT_EQ(log[2].count, 1);
   EXPECT_GT(log[0].id, log[1].id);
 
-  const auto page = store_->AuditList(1, log[0].id).value();
+  const auto page = store_->AuditList(1, log[0].id).value();  // before the cancel
   ASSERT_EQ(page.size(), 1u);
   EXPECT_EQ(page[0].id, log[1].id);
 }

@@ -440,7 +440,7 @@ TEST_F(PostgresTest, AFrozenWorkersTransactionStallsNoMaintenance) {
   const auto live = sweeper->WorkerListLive("").value();
   ASSERT_EQ(leases.size(), 1u);
   EXPECT_EQ(sweeper->JobRescueSilent(leases).value().rescued, 0) << "the held row is skipped";
-  auto declared = sweeper->WorkerDeclareDead(w, "test", LossCause::kProvenDeath);
+  auto declared = sweeper->WorkerDeclareDead(w, "test", LossCause::kProvenDeath, nullptr);
   ASSERT_FALSE(declared.has_value());
   EXPECT_TRUE(declared.error().transient()) << declared.error().ToString();
   EXPECT_EQ(sweeper->WorkerMarkSilent(live, seconds(10)).value(), 0)
@@ -469,7 +469,7 @@ TEST_F(PostgresTest, APatientDeclarationWaitsOutAClaimInFlight) {
                              pg::Params().Add(w)).has_value());
   auto operator_store = Open(StoreOptions{});
   auto once =
-      operator_store->WorkerDeclareDead(w, "released by an operator", LossCause::kOperator);
+      operator_store->WorkerDeclareDead(w, "released by an operator", LossCause::kOperator, nullptr);
   ASSERT_FALSE(once.has_value()) << "a single try gives up on the held row";
   EXPECT_TRUE(once.error().transient()) << once.error().ToString();
   std::thread commit([&] {
@@ -477,7 +477,7 @@ TEST_F(PostgresTest, APatientDeclarationWaitsOutAClaimInFlight) {
     EXPECT_TRUE(claiming->ExecScript("COMMIT").ok());
   });
   auto patient = DeclareDeadPatiently(*operator_store, DefaultEnv().clock(), w,
-                                      "released by an operator", LossCause::kOperator);
+                                      "released by an operator", LossCause::kOperator, nullptr);
   commit.join();
   ASSERT_TRUE(patient.has_value()) << patient.error().ToString();
   EXPECT_EQ(patient->rescued, 1);

@@ -419,7 +419,7 @@ TEST_P(StoreTest, AtMostOnceIsRequeuedBeforeStartAndDeadAfter) {
   auto jobs = Claim(w, 2);
   ASSERT_EQ(jobs.size(), 2u);
   ASSERT_TRUE(store_->JobMarkStarted(JobRef{after, jobs[1].lease_token}).value());
-  auto rescued = store_->WorkerDeclareDead(w, "test", LossCause::kProvenDeath);
+  auto rescued = store_->WorkerDeclareDead(w, "test", LossCause::kProvenDeath, nullptr);
   ASSERT_TRUE(rescued.has_value());
   EXPECT_EQ(rescued->rescued, 2);
   auto b = store_->JobGet(before);
@@ -614,7 +614,7 @@ TEST_P(StoreTest, HeartbeatExtendsLeasesAndReportsCancels) {
   EXPECT_EQ(renewed[0].expires_at, clock_.NowMs() + 10'000);
   EXPECT_EQ(store_->JobRescueSilent(judged)->rescued, 0) << "renewed since it was judged";
 
-  EXPECT_EQ(store_->JobCancel(id).value(), JobState::kRunning);
+  EXPECT_EQ(store_->JobCancel(id, {}).value(), JobState::kRunning);
   hb = store_->WorkerHeartbeat(w);
   ASSERT_EQ(hb->cancel.size(), 1u);
   EXPECT_EQ(hb->cancel[0], id);
@@ -659,7 +659,7 @@ TEST_P(StoreTest, RescuedJobRunsBeforeTheBacklog) {
     clock_.Advance(Millis(10));
     Add(Spec());
   }
-  ASSERT_TRUE(store_->WorkerDeclareDead(a, "killed", LossCause::kProvenDeath).has_value());
+  ASSERT_TRUE(store_->WorkerDeclareDead(a, "killed", LossCause::kProvenDeath, nullptr).has_value());
   const WorkerId b = RegisterWorker("b");
   auto next = Claim(b, 1);
   ASSERT_EQ(next.size(), 1u);
@@ -673,7 +673,7 @@ TEST_P(StoreTest, LiveNameIsUniqueUntilDeclaredDead) {
   auto dup = store_->WorkerRegister(r);
   ASSERT_FALSE(dup.has_value());
   EXPECT_EQ(dup.error().code(), StatusCode::kFailedPrecondition);
-  ASSERT_TRUE(store_->WorkerDeclareDead(first, "pid gone", LossCause::kProvenDeath).has_value());
+  ASSERT_TRUE(store_->WorkerDeclareDead(first, "pid gone", LossCause::kProvenDeath, nullptr).has_value());
   auto again = store_->WorkerRegister(r);
   ASSERT_TRUE(again.has_value());
   EXPECT_NE(*again, first) << "ids are never reused";
@@ -688,7 +688,7 @@ TEST_P(StoreTest, LeaderLeaseIsTakenOverWhenHolderDiesOrIsJudgedSilent) {
   EXPECT_FALSE(store_->LeaderTryAcquire("sweeper", b, seconds(10), none).value());
   clock_.Advance(seconds(1));
   EXPECT_TRUE(store_->LeaderTryAcquire("sweeper", a, seconds(10), none).value()) << "renewal";
-  ASSERT_TRUE(store_->WorkerDeclareDead(a, "killed", LossCause::kProvenDeath).has_value());
+  ASSERT_TRUE(store_->WorkerDeclareDead(a, "killed", LossCause::kProvenDeath, nullptr).has_value());
   EXPECT_FALSE(store_->LeaderRead("sweeper").value()->holder_live);
   EXPECT_TRUE(store_->LeaderTryAcquire("sweeper", b, seconds(3), none).value());
   const LeaderRow held = store_->LeaderRead("sweeper").value().value();
@@ -772,9 +772,9 @@ TEST_P(StoreTest, EverySilentWorkerOfABatchIsMarked) {
 
 TEST_P(StoreTest, CancelPendingRetryDeadAndExpire) {
   const JobId pending = Add(Spec());
-  EXPECT_EQ(store_->JobCancel(pending).value(), JobState::kCancelled);
-  EXPECT_EQ(store_->JobCancel(pending).error().code(), StatusCode::kFailedPrecondition);
-  EXPECT_TRUE(store_->JobRetry(pending).ok());
+  EXPECT_EQ(store_->JobCancel(pending, {}).value(), JobState::kCancelled);
+  EXPECT_EQ(store_->JobCancel(pending, {}).error().code(), StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(store_->JobRetry(pending, {}).ok());
   EXPECT_EQ(store_->JobGet(pending)->state, JobState::kAvailable);
 
   JobSpec s = Spec();
@@ -787,7 +787,7 @@ TEST_P(StoreTest, CancelPendingRetryDeadAndExpire) {
   EXPECT_EQ(jobs[0].id, pending) << "a job past its start deadline is never claimed";
   EXPECT_EQ(store_->JobExpire().value(), 1);
   EXPECT_EQ(store_->JobGet(late)->state, JobState::kExpired);
-  EXPECT_EQ(store_->JobRetry(jobs[0].id).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(store_->JobRetry(jobs[0].id, {}).code(), StatusCode::kFailedPrecondition);
 }
 
 TEST_P(StoreTest, PruneRemovesOldFinishedJobsOnly) {
@@ -962,7 +962,7 @@ TEST_P(ListingTest, JobsCarryTheirWorkersNameAndLastErrorMessage) {
 
   // Cancelled while it waited for its retry: the earlier failure's message
   // is not about the cancel.
-  ASSERT_EQ(store_->JobCancel(r_).value(), JobState::kCancelled);
+  ASSERT_EQ(store_->JobCancel(r_, {}).value(), JobState::kCancelled);
   auto cancelled = store_->JobGet(r_);
   ASSERT_TRUE(cancelled.has_value());
   EXPECT_EQ(cancelled->last_error, ErrorKind::kCancelled);

@@ -31,7 +31,7 @@ class TimelineStoreTest : public StoreTest {
 TEST_P(TimelineStoreTest, AProvenDeathIsKeptWithTheAttemptAndTheJobIsRunnableAtOnce) {
   const WorkerId w = RegisterWorker("a");
   const JobRef ref = Running(w);
-  ASSERT_TRUE(store_->WorkerDeclareDead(w, "process 1 on h is gone", LossCause::kProvenDeath)
+  ASSERT_TRUE(store_->WorkerDeclareDead(w, "process 1 on h is gone", LossCause::kProvenDeath, nullptr)
                   .has_value());
   const AttemptInfo a = Attempt(ref.id, 0);
   EXPECT_EQ(a.outcome, "lost");
@@ -45,7 +45,7 @@ TEST_P(TimelineStoreTest, AProvenDeathIsKeptWithTheAttemptAndTheJobIsRunnableAtO
 TEST_P(TimelineStoreTest, AnOperatorsReleaseIsNotAProvenDeath) {
   const WorkerId w = RegisterWorker("a");
   const JobRef ref = Running(w);
-  ASSERT_TRUE(store_->WorkerDeclareDead(w, "released by an operator", LossCause::kOperator)
+  ASSERT_TRUE(store_->WorkerDeclareDead(w, "released by an operator", LossCause::kOperator, nullptr)
                   .has_value());
   EXPECT_EQ(Attempt(ref.id, 0).lost_by, "operator");
 }

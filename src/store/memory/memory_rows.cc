@@ -129,4 +129,10 @@ WorkerInfo ToWorkerInfo(const WorkerRow& r, int running) {
   return w;
 }
 
+void AppendAudit(Tables& t, AuditEntry entry, TimeMs now) {
+  entry.id = t.audit.empty() ? 1 : t.audit.back().id + 1;
+  entry.at = now;
+  t.audit.push_back(std::move(entry));
+}
+
 }  // namespace warden::memory

@@ -171,6 +171,8 @@ JobInfo ToJobInfo(const JobRow& job);
 JobInfo ToJobInfoWithExtras(const Tables& t, const JobRow& job);
 AttemptInfo ToAttemptInfo(const Tables& t, const AttemptRow& a);
 WorkerInfo ToWorkerInfo(const WorkerRow& w, int running);
+// Appends `entry` to the audit log, numbered and timed.
+void AppendAudit(Tables& t, AuditEntry entry, TimeMs now);
 
 // Whether `job` meets every condition of `f` but its cursor (before_id)
 // and limit, as SQLite's listing reads them.

@@ -59,9 +59,14 @@ Result<std::vector<JobInfo>> MemoryStore::JobList(const JobFilter& f, int64_t* t
   return out;
 }
 
-Status MemoryStore::JobRetry(JobId id) {
+Status MemoryStore::JobRetry(JobId id, const AuditEntry& audit) {
   MutexLock lock(db_->mu);
-  return RetryLocked(id, clock_->NowMs());
+  const TimeMs now = clock_->NowMs();
+  WARDEN_RETURN_IF_ERROR(RetryLocked(id, now));
+  AuditEntry entry = audit;
+  entry.count = 1;
+  AppendAudit(db_->t, std::move(entry), now);
+  return Status::Ok();
 }
 
 Status MemoryStore::RetryLocked(JobId id, TimeMs now) {
@@ -86,9 +91,14 @@ Status MemoryStore::RetryLocked(JobId id, TimeMs now) {
   return Status::Ok();
 }
 
-Result<JobState> MemoryStore::JobCancel(JobId id) {
+Result<JobState> MemoryStore::JobCancel(JobId id, const AuditEntry& audit) {
   MutexLock lock(db_->mu);
-  return CancelLocked(id, clock_->NowMs());
+  const TimeMs now = clock_->NowMs();
+  WARDEN_ASSIGN_OR_RETURN(JobState state, CancelLocked(id, now));
+  AuditEntry entry = audit;
+  entry.count = 1;
+  AppendAudit(db_->t, std::move(entry), now);
+  return state;
 }
 
 Result<JobState> MemoryStore::CancelLocked(JobId id, TimeMs now) {

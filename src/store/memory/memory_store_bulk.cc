@@ -34,15 +34,6 @@ bool MatchesFilter(const Tables& t, const JobRow& job, const JobFilter& f) {
   return true;
 }
 
-namespace {
-
-void Audit(Tables& t, AuditEntry entry, TimeMs now) {
-  entry.id = t.audit.empty() ? 1 : t.audit.back().id + 1;
-  entry.at = now;
-  t.audit.push_back(std::move(entry));
-}
-
-}  // namespace
 
 Status MemoryStore::JobDelete(JobId id, const AuditEntry& audit) {
   MutexLock lock(db_->mu);
@@ -56,7 +47,7 @@ Status MemoryStore::JobDelete(JobId id, const AuditEntry& audit) {
   db_->t.jobs.erase(it);
   AuditEntry entry = audit;
   entry.count = 1;
-  Audit(db_->t, std::move(entry), clock_->NowMs());
+  AppendAudit(db_->t, std::move(entry), clock_->NowMs());
   return Status::Ok();
 }
 
@@ -84,7 +75,7 @@ Result<BulkOp> MemoryStore::BulkOpCreate(BulkAction action, const JobFilter& fil
     op.finished_at = op.created_at;
   }
   t.bulk_ops[op.id] = op;
-  Audit(t, AuditEntry{0, 0, actor, BulkAuditAction(action), BulkAuditTarget(op), op.total},
+  AppendAudit(t, AuditEntry{0, 0, actor, BulkAuditAction(action), BulkAuditTarget(op), op.total},
         op.created_at);
   return op;
 }
@@ -161,7 +152,7 @@ Result<BulkOp> MemoryStore::BulkOpStep(int64_t id, const std::string& owner, int
         break;
     }
   }
-  if (auto end = AdvanceBulkOp(op, ids, batch, now, lease)) Audit(t, *end, now);
+  if (auto end = AdvanceBulkOp(op, ids, batch, now, lease)) AppendAudit(t, *end, now);
   const bool woken = op.action == BulkAction::kRetry && op.done > it->second.done;
   it->second = op;
   if (woken) db_->wake->WakeAll();

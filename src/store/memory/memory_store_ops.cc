@@ -8,15 +8,6 @@
 #include "store/queue_rows.h"
 
 namespace warden::memory {
-namespace {
-
-void Audit(Tables& t, AuditEntry entry, TimeMs now) {
-  entry.id = t.audit.empty() ? 1 : t.audit.back().id + 1;
-  entry.at = now;
-  t.audit.push_back(std::move(entry));
-}
-
-}  // namespace
 
 Result<bool> MemoryStore::QueueSetPaused(const std::string& queue, bool paused,
                                          const AuditEntry& audit) {
@@ -26,7 +17,7 @@ Result<bool> MemoryStore::QueueSetPaused(const std::string& queue, bool paused,
                               : db_->t.queue_pauses.erase(queue) > 0;
   AuditEntry entry = audit;
   entry.count = changed ? 1 : 0;
-  Audit(db_->t, std::move(entry), now);
+  AppendAudit(db_->t, std::move(entry), now);
   if (!paused && changed) db_->wake->WakeAll();
   return changed;
 }
@@ -83,7 +74,7 @@ Result<TokenInfo> MemoryStore::TokenInsert(const TokenInfo& t, const std::string
   info.created_at = now;
   info.revoked_at.reset();
   db_->t.tokens[info.id] = TokenRow{info, hash};
-  Audit(db_->t, audit, now);
+  AppendAudit(db_->t, audit, now);
   return info;
 }
 
@@ -111,16 +102,10 @@ Result<TokenInfo> MemoryStore::TokenRevoke(const std::string& name_or_id,
     if (row.info.name != name_or_id && std::to_string(id) != name_or_id) continue;
     const TimeMs now = clock_->NowMs();
     row.info.revoked_at = now;
-    Audit(db_->t, audit, now);
+    AppendAudit(db_->t, audit, now);
     return row.info;
   }
   return NotFound("no live token named '" + name_or_id + "'");
-}
-
-Status MemoryStore::AuditAppend(const AuditEntry& audit) {
-  MutexLock lock(db_->mu);
-  Audit(db_->t, audit, clock_->NowMs());
-  return Status::Ok();
 }
 
 Result<std::vector<AuditEntry>> MemoryStore::AuditList(int limit, int64_t before) {

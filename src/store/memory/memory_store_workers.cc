@@ -141,7 +141,7 @@ Result<std::vector<WorkerLiveness>> MemoryStore::WorkerListLive(const std::strin
 }
 
 Result<RescueReport> MemoryStore::WorkerDeclareDead(WorkerId id, const std::string& reason,
-                                                    LossCause cause) {
+                                                    LossCause cause, const AuditEntry* audit) {
   MutexLock lock(db_->mu);
   const TimeMs now = clock_->NowMs();
   auto w = db_->t.workers.find(id);
@@ -150,8 +150,14 @@ Result<RescueReport> MemoryStore::WorkerDeclareDead(WorkerId id, const std::stri
     w->second.stopped_at = now;
     w->second.death_reason = reason;
   }
-  return RescueWorkerLocked(id, "worker " + std::to_string(id) + " is dead: " + reason, cause,
-                            now);
+  RescueReport report =
+      RescueWorkerLocked(id, "worker " + std::to_string(id) + " is dead: " + reason, cause, now);
+  if (audit) {
+    AuditEntry entry = *audit;
+    entry.count = report.rescued;
+    AppendAudit(db_->t, std::move(entry), now);
+  }
+  return report;
 }
 
 Result<int> MemoryStore::WorkerMarkSilent(std::span<const WorkerLiveness> silent,

@@ -152,13 +152,16 @@ Result<JobState> PgStore::LockJobStateLocked(JobId id) {
   return ParseJobState(q.Text(0, 0)).value_or(JobState::kDead);
 }
 
-Status PgStore::JobRetry(JobId id) {
+Status PgStore::JobRetry(JobId id, const AuditEntry& audit) {
   MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
   WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
   WARDEN_ASSIGN_OR_RETURN(JobState state, LockJobStateLocked(id));
   WARDEN_RETURN_IF_ERROR(CheckRetryAllowed(id, state));
   WARDEN_RETURN_IF_ERROR(RetryLocked(id, now));
+  AuditEntry entry = audit;
+  entry.count = 1;
+  WARDEN_RETURN_IF_ERROR(AuditLocked(entry, now));
   return tx->Commit();
 }
 
@@ -176,13 +179,16 @@ Status PgStore::RetryLocked(JobId id, TimeMs now) {
   return s;
 }
 
-Result<JobState> PgStore::JobCancel(JobId id) {
+Result<JobState> PgStore::JobCancel(JobId id, const AuditEntry& audit) {
   MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
   WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
   WARDEN_ASSIGN_OR_RETURN(JobState state, LockJobStateLocked(id));
   WARDEN_RETURN_IF_ERROR(CheckCancelAllowed(id, state));
   WARDEN_RETURN_IF_ERROR(CancelLocked(id, state, now));
+  AuditEntry entry = audit;
+  entry.count = 1;
+  WARDEN_RETURN_IF_ERROR(AuditLocked(entry, now));
   WARDEN_RETURN_IF_ERROR(tx->Commit());
   return state == JobState::kRunning ? JobState::kRunning : JobState::kCancelled;
 }

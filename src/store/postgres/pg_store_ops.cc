@@ -146,12 +146,6 @@ Result<TokenInfo> PgStore::TokenRevoke(const std::string& name_or_id, const Audi
   return TokenFromRow(r, 0);
 }
 
-Status PgStore::AuditAppend(const AuditEntry& audit) {
-  MutexLock lock(mu_);
-  WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
-  return AuditLocked(audit, now);
-}
-
 Result<std::vector<AuditEntry>> PgStore::AuditList(int limit, int64_t before) {
   MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(

@@ -161,7 +161,7 @@ Result<RescueReport> PgStore::RescueLocked(WorkerId worker, const std::string& m
 }
 
 Result<RescueReport> PgStore::WorkerDeclareDead(WorkerId id, const std::string& reason,
-                                                LossCause cause) {
+                                                LossCause cause, const AuditEntry* audit) {
   MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
   WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
@@ -191,6 +191,11 @@ Result<RescueReport> PgStore::WorkerDeclareDead(WorkerId id, const std::string& 
   WARDEN_ASSIGN_OR_RETURN(
       RescueReport report,
       RescueLocked(id, "worker " + std::to_string(id) + " is dead: " + reason, cause, now));
+  if (audit) {
+    AuditEntry entry = *audit;
+    entry.count = report.rescued;
+    WARDEN_RETURN_IF_ERROR(AuditLocked(entry, now));
+  }
   WARDEN_RETURN_IF_ERROR(tx->Commit());
   return report;
 }

@@ -250,10 +250,14 @@ Result<std::vector<JobInfo>> SqliteStore::JobList(const JobFilter& f, int64_t* t
   return out;
 }
 
-Status SqliteStore::JobRetry(JobId id) {
+Status SqliteStore::JobRetry(JobId id, const AuditEntry& audit) {
   MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
-  WARDEN_RETURN_IF_ERROR(RetryLocked(id, clock_->NowMs()));
+  const TimeMs now = clock_->NowMs();
+  WARDEN_RETURN_IF_ERROR(RetryLocked(id, now));
+  AuditEntry entry = audit;
+  entry.count = 1;
+  WARDEN_RETURN_IF_ERROR(AuditLocked(entry, now));
   return tx->Commit();
 }
 
@@ -276,10 +280,14 @@ Status SqliteStore::RetryLocked(JobId id, TimeMs now) {
   return s;
 }
 
-Result<JobState> SqliteStore::JobCancel(JobId id) {
+Result<JobState> SqliteStore::JobCancel(JobId id, const AuditEntry& audit) {
   MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
-  WARDEN_ASSIGN_OR_RETURN(JobState state, CancelLocked(id, clock_->NowMs()));
+  const TimeMs now = clock_->NowMs();
+  WARDEN_ASSIGN_OR_RETURN(JobState state, CancelLocked(id, now));
+  AuditEntry entry = audit;
+  entry.count = 1;
+  WARDEN_RETURN_IF_ERROR(AuditLocked(entry, now));
   WARDEN_RETURN_IF_ERROR(tx->Commit());
   return state;
 }

@@ -167,13 +167,6 @@ Result<TokenInfo> SqliteStore::TokenRevoke(const std::string& name_or_id,
   return revoked;
 }
 
-Status SqliteStore::AuditAppend(const AuditEntry& audit) {
-  MutexLock lock(mu_);
-  WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
-  WARDEN_RETURN_IF_ERROR(AuditLocked(audit, clock_->NowMs()));
-  return tx->Commit();
-}
-
 Result<std::vector<AuditEntry>> SqliteStore::AuditList(int limit, int64_t before) {
   MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(

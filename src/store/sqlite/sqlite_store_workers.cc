@@ -159,7 +159,7 @@ Result<RescueReport> SqliteStore::RescueLocked(const std::string& where, int64_t
 }
 
 Result<RescueReport> SqliteStore::WorkerDeclareDead(WorkerId id, const std::string& reason,
-                                                    LossCause cause) {
+                                                    LossCause cause, const AuditEntry* audit) {
   MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
   const TimeMs now = clock_->NowMs();
@@ -171,6 +171,11 @@ Result<RescueReport> SqliteStore::WorkerDeclareDead(WorkerId id, const std::stri
       RescueReport report,
       RescueLocked("worker_id = ?", id,
                    "worker " + std::to_string(id) + " is dead: " + reason, cause, now));
+  if (audit) {
+    AuditEntry entry = *audit;
+    entry.count = report.rescued;
+    WARDEN_RETURN_IF_ERROR(AuditLocked(entry, now));
+  }
   WARDEN_RETURN_IF_ERROR(tx->Commit());
   return report;
 }

@@ -310,10 +310,10 @@ SeedResult RunSeed(uint64_t seed) {
         ++out.operator_actions;
         const JobId job = rng.Range(1, out.jobs);
         const VirtUs retry_at = rng.Percent(50) ? at + rng.Range(0, 5 * kSecond) : -1;
-        sim.sched().At(at, [&sim, job] { (void)sim.admin().JobCancel(job); });
+        sim.sched().At(at, [&sim, job] { (void)sim.admin().JobCancel(job, {}); });
         if (retry_at >= 0) {
           sim.sched().At(retry_at, [&sim, &retried, job] {
-            if (sim.admin().JobRetry(job).ok()) retried.insert(job);
+            if (sim.admin().JobRetry(job, {}).ok()) retried.insert(job);
           });
         }
         break;

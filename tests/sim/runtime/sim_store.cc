@@ -144,12 +144,12 @@ Result<std::vector<JobInfo>> SimStore::JobList(const JobFilter& f, int64_t* tota
   return Call<Result<std::vector<JobInfo>>>("JobList", [&] { return inner_->JobList(f, total); });
 }
 
-Status SimStore::JobRetry(JobId id) {
-  return Call<Status>("JobRetry", [&] { return inner_->JobRetry(id); });
+Status SimStore::JobRetry(JobId id, const AuditEntry& audit) {
+  return Call<Status>("JobRetry", [&] { return inner_->JobRetry(id, audit); });
 }
 
-Result<JobState> SimStore::JobCancel(JobId id) {
-  return Call<Result<JobState>>("JobCancel", [&] { return inner_->JobCancel(id); });
+Result<JobState> SimStore::JobCancel(JobId id, const AuditEntry& audit) {
+  return Call<Result<JobState>>("JobCancel", [&] { return inner_->JobCancel(id, audit); });
 }
 
 Result<int64_t> SimStore::JobCountUnfinished() {
@@ -194,9 +194,9 @@ Result<std::vector<WorkerLiveness>> SimStore::WorkerListLive(const std::string& 
 }
 
 Result<RescueReport> SimStore::WorkerDeclareDead(WorkerId id, const std::string& reason,
-                                                 LossCause cause) {
+                                                 LossCause cause, const AuditEntry* audit) {
   return Call<Result<RescueReport>>(
-      "WorkerDeclareDead", [&] { return inner_->WorkerDeclareDead(id, reason, cause); });
+      "WorkerDeclareDead", [&] { return inner_->WorkerDeclareDead(id, reason, cause, audit); });
 }
 
 Result<std::unique_ptr<WorkerSession>> SimStore::OpenSession(WorkerId id, Millis lease) {
@@ -300,10 +300,6 @@ Result<std::vector<TokenInfo>> SimStore::TokenList() {
 Result<TokenInfo> SimStore::TokenRevoke(const std::string& name_or_id, const AuditEntry& audit) {
   return Call<Result<TokenInfo>>("TokenRevoke",
                                  [&] { return inner_->TokenRevoke(name_or_id, audit); });
-}
-
-Status SimStore::AuditAppend(const AuditEntry& audit) {
-  return Call<Status>("AuditAppend", [&] { return inner_->AuditAppend(audit); });
 }
 
 Result<std::vector<AuditEntry>> SimStore::AuditList(int limit, int64_t before) {

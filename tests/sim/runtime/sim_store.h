@@ -110,8 +110,8 @@ class SimStore : public Store {
   Result<JobInfo> JobGet(JobId id) override;
   Result<std::vector<FencedWriteInfo>> JobFencedWrites(JobId id) override;
   Result<std::vector<JobInfo>> JobList(const JobFilter& f, int64_t* total) override;
-  Status JobRetry(JobId id) override;
-  Result<JobState> JobCancel(JobId id) override;
+  Status JobRetry(JobId id, const AuditEntry& audit) override;
+  Result<JobState> JobCancel(JobId id, const AuditEntry& audit) override;
   Result<int64_t> JobCountUnfinished() override;
   Result<std::optional<Millis>> JobNextDueIn() override;
   Result<std::vector<BacklogGroup>> JobBacklog(const std::vector<std::string>& queues) override;
@@ -122,7 +122,7 @@ class SimStore : public Store {
   Result<std::vector<WorkerInfo>> WorkerList(bool live_only) override;
   Result<std::vector<WorkerLiveness>> WorkerListLive(const std::string& name) override;
   Result<RescueReport> WorkerDeclareDead(WorkerId id, const std::string& reason,
-                                         LossCause cause) override;
+                                         LossCause cause, const AuditEntry* audit) override;
   Result<std::unique_ptr<WorkerSession>> OpenSession(WorkerId id, Millis lease) override;
   void NotifyWorkers() override;
   Result<int> WorkerMarkSilent(std::span<const WorkerLiveness> silent,
@@ -149,7 +149,6 @@ class SimStore : public Store {
   Result<std::pair<TokenInfo, std::string>> TokenFind(int64_t id) override;
   Result<std::vector<TokenInfo>> TokenList() override;
   Result<TokenInfo> TokenRevoke(const std::string& name_or_id, const AuditEntry& audit) override;
-  Status AuditAppend(const AuditEntry& audit) override;
   Result<std::vector<AuditEntry>> AuditList(int limit, int64_t before) override;
 
   Status JobDelete(JobId id, const AuditEntry& audit) override;
