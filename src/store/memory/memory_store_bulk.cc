@@ -53,7 +53,7 @@ Status MemoryStore::JobDelete(JobId id, const AuditEntry& audit) {
                               JobStateName(it->second.state) +
                               "; only succeeded, dead, cancelled or expired jobs can be deleted");
   }
-  db_->t.jobs.erase(it);
+  EraseJobRow(db_->t, it);
   AuditEntry entry = audit;
   entry.count = 1;
   Audit(db_->t, std::move(entry), clock_->NowMs());
@@ -156,7 +156,7 @@ Result<BulkOp> MemoryStore::BulkOpStep(int64_t id, const std::string& owner, int
         break;
       }
       case BulkAction::kDelete:
-        t.jobs.erase(job);
+        EraseJobRow(t, t.jobs.find(job));
         ++op.done;
         break;
     }
