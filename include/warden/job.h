@@ -129,7 +129,7 @@ struct AttemptInfo {
   // ignored). A failed attempt's are at the end of its stderr tail.
   std::string note;
   // A lost or released attempt's LossCause name; empty for any other, and
-  // for one that ended before this was recorded (schema 9 on SQLite, 11 on
+  // for one that ended before this was recorded (schema 10 on SQLite, 12 on
   // PostgreSQL).
   std::string lost_by;
   // When the job could be claimed again after this attempt failed (its

@@ -153,6 +153,9 @@ Result<SweepSummary> SweepOnce(Store& store, const SweepOptions& options, Silenc
   if (options.prune) {
     WARDEN_ASSIGN_OR_RETURN(report.pruned, store.Prune(options.retention));
   }
+  // Last, so that it takes in what this pass changed (Store::JobCountsFold:
+  // PostgreSQL's readers then add up a pass's worth of deltas at most).
+  WARDEN_RETURN_IF_ERROR(store.JobCountsFold());
   return report;
 }
 

@@ -142,6 +142,15 @@ struct RescueReport {
   std::vector<RescuedJob> jobs;  // each of them
 };
 
+// A (queue, state) whose kept job count (Store::JobCountsVerify) is not the
+// number of such jobs.
+struct JobCountDrift {
+  std::string queue;
+  std::string state;
+  int64_t kept = 0;
+  int64_t real = 0;
+};
+
 // A live worker's own line to the store: wake-ups when jobs may have become
 // claimable (SQLite: a datagram socket beside the file; PostgreSQL: LISTEN),
 // and on PostgreSQL the session-level advisory lock whose release proves
@@ -268,6 +277,16 @@ class Store {
   // (MetricTotals) is added to a retired total in the same transaction.
   virtual Result<int> Prune(Millis retention) = 0;
   virtual Result<Stats> GetStats() = 0;
+  // The jobs by queue and state that QueueList, GetStats and
+  // JobCountUnfinished read are kept as jobs change, not counted at each
+  // read (docs/metrics.md). On PostgreSQL each statement that changes jobs
+  // appends its net changes (never a row that every worker updates) and
+  // this folds what was appended into the totals, so readers add up few
+  // rows; the maintenance leader calls it each pass. Elsewhere: nothing.
+  virtual Status JobCountsFold() = 0;
+  // Counts every job (O(jobs): for tests and checks, not for a hot path)
+  // and returns each (queue, state) whose kept count differs; empty: none.
+  virtual Result<std::vector<JobCountDrift>> JobCountsVerify() = 0;
 
   // Metrics (core/metrics.h). A worker's snapshot of what it has counted
   // since it registered, in SnapshotToJson's form; replaces its last one.

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <atomic>
 #include <thread>
 
 #include "core/clock.h"
@@ -505,6 +506,87 @@ TEST_F(PostgresTest, HostsStartingAtOnceMigrateOnce) {
 // has jobs_running_worker serve only statements that say whose jobs. A
 // version-3 database (made here by undoing both) gets them on open and
 // keeps its jobs.
+// Schema 11 keeps the jobs by queue and state (job_counts plus the deltas
+// the triggers append): a database of schema 10 gets them counted from the
+// jobs it holds, in the migration's transaction.
+TEST_F(PostgresTest, SchemaTenDatabaseGetsItsJobCountsFromItsJobs) {
+  std::vector<JobSpec> specs(5);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    specs[i].task.push_back('t');
+    specs[i].queue = i % 2 ? "odd" : "even";
+  }
+  ASSERT_TRUE(store_->JobInsertMany(specs).has_value());
+  auto sql = Sql();
+  ASSERT_TRUE(sql->ExecScript("DROP TRIGGER jobs_count_insert ON warden.jobs; DROP TRIGGER "
+                              "jobs_count_update ON warden.jobs; DROP TRIGGER jobs_count_delete "
+                              "ON warden.jobs; DROP TRIGGER jobs_count_truncate ON warden.jobs; "
+                              "DROP TABLE warden.job_counts; DROP TABLE warden.job_count_deltas; "
+                              "DROP INDEX warden.jobs_crash_loop; UPDATE warden.jobs SET state = "
+                              "'dead' WHERE id = 1; "
+                              "DELETE FROM warden.schema_version WHERE version > 10")
+                  .ok());
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->SchemaVersion().value(), pg::kSchemaVersion);
+  EXPECT_TRUE(store->JobCountsVerify().value().empty());
+  const std::vector<QueueInfo> queues = store->QueueList().value();
+  ASSERT_EQ(queues.size(), 2u);
+  EXPECT_EQ(queues[0].jobs,
+            (std::vector<std::pair<std::string, int64_t>>{{"available", 2}, {"dead", 1}}));
+  EXPECT_EQ(queues[1].jobs, (std::vector<std::pair<std::string, int64_t>>{{"available", 2}}));
+  // SQL from outside warden (an application's warden.add_job, an
+  // operator's UPDATE or TRUNCATE) goes through the same triggers.
+  ASSERT_TRUE(sql->ExecScript("SELECT warden.add_job('t'); UPDATE warden.jobs SET state = "
+                              "'cancelled' WHERE id = 2")
+                  .ok());
+  EXPECT_TRUE(store->JobCountsVerify().value().empty());
+  ASSERT_TRUE(sql->ExecScript("TRUNCATE warden.jobs").ok());
+  EXPECT_TRUE(store->JobCountsVerify().value().empty());
+  EXPECT_TRUE(store->QueueList().value().empty());
+}
+
+// Completions on many connections at once append their deltas without
+// waiting for each other (no row they all update), and the counts add up.
+TEST_F(PostgresTest, ConcurrentCompletionsAndFoldsKeepTheCountsExact) {
+  std::vector<JobSpec> specs(400);
+  for (JobSpec& s : specs) s.task.push_back('t');
+  ASSERT_TRUE(store_->JobInsertMany(specs).has_value());
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      auto store = Open();
+      if (!store) return ++failures, void();
+      const WorkerId w = Register(*store, "w" + std::to_string(t));
+      for (int round = 0; round < 20; ++round) {
+        ClaimParams p;
+        p.worker = w;
+        p.tasks = {"t"};
+        p.limit = 5;
+        auto jobs = store->JobClaim(p);
+        if (!jobs.has_value()) return ++failures, void();
+        std::vector<JobOutcome> outs;
+        for (const JobInfo& j : *jobs) {
+          outs.push_back(JobOutcome{JobRef{j.id, j.lease_token}, true, Json(), {}});
+        }
+        if (!store->JobFinishMany(w, outs).has_value()) return ++failures, void();
+        if (round % 5 == 0 && !store->JobCountsFold().ok()) return ++failures, void();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_TRUE(store_->JobCountsVerify().value().empty());
+  ASSERT_TRUE(store_->JobCountsFold().ok());
+  auto sql = Sql();
+  EXPECT_EQ(sql->Exec("SELECT count(*) FROM warden.job_count_deltas")->Int(0, 0), 0);
+  EXPECT_TRUE(store_->JobCountsVerify().value().empty());
+  int64_t total = 0;
+  const Stats stats = store_->GetStats().value();
+  for (const auto& [state, n] : stats.jobs) total += n;
+  EXPECT_EQ(total, 400);
+}
+
 TEST_F(PostgresTest, VersionThreeDatabaseIsMigratedAndKeepsItsJobs) {
   JobSpec spec;
   spec.task.push_back('t');

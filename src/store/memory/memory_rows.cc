@@ -14,9 +14,43 @@ bool IsLive(WorkerState state) {
   return state == WorkerState::kActive || state == WorkerState::kDraining;
 }
 
+namespace {
+
+// `job`, as it is now, counted in (+1) or out (-1).
+void CountJob(Tables& t, const JobRow& job, int delta) {
+  t.job_counts[{job.queue, JobStateName(job.state)}] += delta;
+  if (job.state != JobState::kAvailable) return;
+  auto& queue = t.available_by_run_at[job.queue];
+  if (delta > 0) {
+    queue.emplace(job.run_at, job.id);
+  } else {
+    queue.erase({job.run_at, job.id});
+  }
+}
+
+}  // namespace
+
+void AddJobRow(Tables& t, JobRow row) {
+  CountJob(t, row, +1);
+  t.jobs.emplace(row.id, std::move(row));
+}
+
+std::map<JobId, JobRow>::iterator EraseJobRow(Tables& t, std::map<JobId, JobRow>::iterator it) {
+  CountJob(t, it->second, -1);
+  return t.jobs.erase(it);
+}
+
+void SetJobRunAt(Tables& t, JobRow& job, TimeMs run_at) {
+  CountJob(t, job, -1);
+  job.run_at = run_at;
+  CountJob(t, job, +1);
+}
+
 void SetJobState(Tables& t, JobRow& job, JobState state) {
   const bool was_live = IsLive(job.state);
+  CountJob(t, job, -1);
   job.state = state;
+  CountJob(t, job, +1);
   if (job.unique_key.empty() || was_live == IsLive(state)) return;
   if (IsLive(state)) {
     t.live_unique[job.unique_key] = job.id;

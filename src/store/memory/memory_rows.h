@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -143,6 +144,12 @@ struct Tables {
   // SQLite's jobs_live_unique index: the live job holding each unique key.
   // Kept by SetJobState, the one way a job changes state.
   std::map<std::string, JobId> live_unique;
+  // SQLite's job_counts (schema 9): the jobs by queue and state name (in
+  // SQLite's order), and each queue's available jobs by run_at (what its
+  // jobs_claim index gives the oldest). Kept by AddJobRow, SetJobState and
+  // EraseJobRow, the only ways a job row comes, changes state or goes.
+  std::map<std::pair<std::string, std::string>, int64_t> job_counts;
+  std::map<std::string, std::set<std::pair<TimeMs, JobId>>> available_by_run_at;
   std::map<WorkerId, SessionLock> session_locks;
   int64_t last_session = 0;
   // The operator surface (schema 6): paused queues and when, API tokens by
@@ -159,8 +166,13 @@ struct Tables {
 // Whether a job in `state` holds its unique key (scheduled, available,
 // running, retryable).
 bool IsLive(JobState state);
-// Moves `job` to `state`, keeping Tables::live_unique.
+// Moves `job` to `state`, keeping Tables::live_unique and the job counts.
 void SetJobState(Tables& t, JobRow& job, JobState state);
+// Sets `job`'s run_at, keeping Tables::available_by_run_at.
+void SetJobRunAt(Tables& t, JobRow& job, TimeMs run_at);
+// Adds a new job row / erases one (returns the next), keeping the counts.
+void AddJobRow(Tables& t, JobRow row);
+std::map<JobId, JobRow>::iterator EraseJobRow(Tables& t, std::map<JobId, JobRow>::iterator it);
 
 bool IsLive(WorkerState state);  // active or draining
 

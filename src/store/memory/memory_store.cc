@@ -67,7 +67,7 @@ Result<std::vector<EnqueueResult>> MemoryStore::JobInsertMany(std::span<const Jo
       row.created_at = now;
       if (!row.unique_key.empty()) t.live_unique[row.unique_key] = row.id;  // a new job is live
       out.push_back(EnqueueResult{row.id, true});
-      t.jobs.emplace(row.id, std::move(row));
+      AddJobRow(t, std::move(row));
     }
   }
   // As SQLite wakes them after its commit: every insert, claimable or not.

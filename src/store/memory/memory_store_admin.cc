@@ -82,8 +82,8 @@ Status MemoryStore::RetryLocked(JobId id, TimeMs now) {
                                 ": another live job holds its unique key");
     }
   }
+  SetJobRunAt(t, job, now);
   SetJobState(t, job, JobState::kAvailable);
-  job.run_at = now;
   job.charged = 0;
   job.crashes = 0;
   job.finished_at.reset();
@@ -119,7 +119,9 @@ Result<JobState> MemoryStore::CancelLocked(JobId id, TimeMs now) {
 Result<int64_t> MemoryStore::JobCountUnfinished() {
   MutexLock lock(db_->mu);
   int64_t n = 0;
-  for (const auto& [id, job] : db_->t.jobs) n += IsLive(job.state) ? 1 : 0;
+  for (const auto& [key, count] : db_->t.job_counts) {
+    n += IsLive(ParseJobState(key.second).value_or(JobState::kSucceeded)) ? count : 0;
+  }
   return n;
 }
 

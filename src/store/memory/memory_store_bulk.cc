@@ -44,7 +44,7 @@ Status MemoryStore::JobDelete(JobId id, const AuditEntry& audit) {
                               JobStateName(it->second.state) +
                               "; only succeeded, dead, cancelled or expired jobs can be deleted");
   }
-  db_->t.jobs.erase(it);
+  EraseJobRow(db_->t, it);
   AuditEntry entry = audit;
   entry.count = 1;
   AppendAudit(db_->t, std::move(entry), clock_->NowMs());
@@ -147,7 +147,7 @@ Result<BulkOp> MemoryStore::BulkOpStep(int64_t id, const std::string& owner, int
         break;
       }
       case BulkAction::kDelete:
-        t.jobs.erase(job);
+        EraseJobRow(t, t.jobs.find(job));
         ++op.done;
         break;
     }

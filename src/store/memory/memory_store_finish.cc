@@ -68,10 +68,10 @@ bool MemoryStore::FailLocked(const JobOutcome& o, TimeMs now, RescuedJob* rescue
 
   const FailureDecision d = DecideFailure(in, Jitter());
   if (rescued) *rescued = RescuedJob{job->id, job->queue, d.next, d.kind};
-  SetJobState(db_->t, *job, d.next);
   // A retry without backoff keeps its place in line (its old run_at), so a
   // rescued job runs next instead of behind the whole backlog.
-  if (d.delay.count() > 0) job->run_at = now + d.delay.count();
+  if (d.delay.count() > 0) SetJobRunAt(db_->t, *job, now + d.delay.count());
+  SetJobState(db_->t, *job, d.next);
   job->charged += d.charge ? 1 : 0;
   job->crashes += d.count_crash ? 1 : 0;
   job->last_error = d.kind;

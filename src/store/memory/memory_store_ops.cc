@@ -24,19 +24,16 @@ Result<bool> MemoryStore::QueueSetPaused(const std::string& queue, bool paused,
 
 Result<std::vector<QueueInfo>> MemoryStore::QueueList() {
   MutexLock lock(db_->mu);
-  // As SQLite's GROUP BY queue, state.
-  std::map<std::pair<std::string, std::string>, int64_t> counts;
-  std::map<std::string, TimeMs> oldest;
-  for (const auto& [id, job] : db_->t.jobs) {
-    ++counts[{job.queue, JobStateName(job.state)}];
-    if (job.state != JobState::kAvailable) continue;
-    auto [it, added] = oldest.emplace(job.queue, job.run_at);
-    if (!added) it->second = std::min(it->second, job.run_at);
-  }
+  // The kept counts (SQLite's job_counts), in its order, zeros skipped.
   QueueRows queues;
-  for (const auto& [key, n] : counts) {
+  for (const auto& [key, n] : db_->t.job_counts) {
+    if (n == 0) continue;
     std::optional<TimeMs> at;
-    if (key.second == JobStateName(JobState::kAvailable)) at = oldest.at(key.first);
+    auto available = db_->t.available_by_run_at.find(key.first);
+    if (key.second == JobStateName(JobState::kAvailable) &&
+        available != db_->t.available_by_run_at.end() && !available->second.empty()) {
+      at = available->second.begin()->first;
+    }
     queues.AddCount(key.first, key.second, n, at);
   }
   for (const auto& [name, at] : db_->t.queue_pauses) queues.AddPause(name, at);

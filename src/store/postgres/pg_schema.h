@@ -7,17 +7,19 @@
 
 namespace warden::pg {
 
-inline constexpr int kSchemaVersion = 11;
+inline constexpr int kSchemaVersion = 12;
 
 // warden's advisory locks take two keys (class, key), so they never collide
 // with an application's single-key locks:
 //   (kLockClass, 0)                          migrations
+//   (kLockClass, kJobCountsFoldLock)         a fold of the job counts
 //   (kWorkerLockClass, worker id)            a worker's session lock
 //   (kConcurrencyLockClass, hashtext(key))   a claim of a concurrency key
 // Worker ids must fit in int4 (about 2 billion registrations).
 inline constexpr int kLockClass = 0x77617264;  // "ward"
 inline constexpr int kWorkerLockClass = 0x77617265;
 inline constexpr int kConcurrencyLockClass = 0x77617266;
+inline constexpr int kJobCountsFoldLock = 1;
 
 // 0 when the schema was never created.
 Result<int> ReadSchemaVersion(Conn& conn);

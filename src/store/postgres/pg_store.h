@@ -102,6 +102,8 @@ class PgStore final : public Store {
   Result<bool> QueueSetPaused(const std::string& queue, bool paused,
                               const AuditEntry& audit) override;
   Result<std::vector<QueueInfo>> QueueList() override;
+  Status JobCountsFold() override;
+  Result<std::vector<JobCountDrift>> JobCountsVerify() override;
   Result<std::optional<TimeMs>> QueuePausedAt(const std::string& queue) override;
   Result<std::optional<JobId>> JobHoldingKey(const std::string& key) override;
   Result<TokenInfo> TokenInsert(const TokenInfo& t, const std::string& hash,
@@ -130,6 +132,10 @@ class PgStore final : public Store {
   // Each REQUIRES mu_ held and, for writes, an open transaction (but
   // InsertBatchLocked, a single statement, which needs none).
   Result<TimeMs> NowLocked() REQUIRES(mu_);
+  // Job counts (pg_store_counts.cc): folds the deltas (try-lock; a no-op
+  // when another process folds), and the jobs by state.
+  Status FoldLocked() REQUIRES(mu_);
+  Result<std::vector<std::pair<std::string, int64_t>>> StateCountsLocked() REQUIRES(mu_);
   Status AuditLocked(const AuditEntry& audit, TimeMs now) REQUIRES(mu_);
   // The test clock's time, for statements that otherwise read the server's
   // (coalesce($n, warden.now_ms())).

@@ -207,17 +207,6 @@ Status PgStore::CancelLocked(JobId id, JobState state, TimeMs now) {
       .status();
 }
 
-Result<int64_t> PgStore::JobCountUnfinished() {
-  MutexLock lock(mu_);
-  WARDEN_ASSIGN_OR_RETURN(
-      // One count per index: jobs_state has no available or running jobs.
-      Rows r, conn_->Exec("SELECT (SELECT count(*) FROM warden.jobs WHERE state IN "
-                          "('scheduled', 'retryable')) + (SELECT count(*) FROM warden.jobs "
-                          "WHERE state = 'available') + (SELECT count(*) FROM warden.jobs "
-                          "WHERE state = 'running' AND worker_id IS NOT NULL)"));
-  return r.Int(0, 0);
-}
-
 Result<std::optional<Millis>> PgStore::JobNextDueIn() {
   MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());

@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "store/postgres/pg_store.h"
-#include "store/queue_rows.h"
 
 namespace warden::pg {
 namespace {
@@ -52,22 +51,6 @@ Result<bool> PgStore::QueueSetPaused(const std::string& queue, bool paused,
   }
   WARDEN_RETURN_IF_ERROR(tx->Commit());
   return !r.empty();
-}
-
-Result<std::vector<QueueInfo>> PgStore::QueueList() {
-  MutexLock lock(mu_);
-  QueueRows queues;
-  WARDEN_ASSIGN_OR_RETURN(
-      Rows counts,
-      conn_->Exec("SELECT queue, state, count(*), min(run_at) FILTER (WHERE state = "
-                  "'available') FROM warden.jobs GROUP BY queue, state ORDER BY queue, state"));
-  for (int i = 0; i < counts.size(); ++i) {
-    queues.AddCount(counts.Text(i, 0), counts.Text(i, 1), counts.Int(i, 2), counts.OptInt(i, 3));
-  }
-  WARDEN_ASSIGN_OR_RETURN(Rows pauses,
-                          conn_->Exec("SELECT queue, paused_at FROM warden.queue_pauses"));
-  for (int i = 0; i < pauses.size(); ++i) queues.AddPause(pauses.Text(i, 0), pauses.Int(i, 1));
-  return queues.Take();
 }
 
 Result<std::optional<TimeMs>> PgStore::QueuePausedAt(const std::string& queue) {

@@ -396,10 +396,7 @@ Result<int> PgStore::Prune(Millis retention) {
 Result<Stats> PgStore::GetStats() {
   MutexLock lock(mu_);
   Stats stats;
-  WARDEN_ASSIGN_OR_RETURN(
-      Rows jobs, conn_->Exec("SELECT state, count(*) FROM warden.jobs GROUP BY state ORDER BY "
-                             "state"));
-  for (int i = 0; i < jobs.size(); ++i) stats.jobs.emplace_back(jobs.Text(i, 0), jobs.Int(i, 1));
+  WARDEN_ASSIGN_OR_RETURN(stats.jobs, StateCountsLocked());
   WARDEN_ASSIGN_OR_RETURN(
       Rows workers, conn_->Exec("SELECT state, count(*) FROM warden.workers GROUP BY state "
                                 "ORDER BY state"));

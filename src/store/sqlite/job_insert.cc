@@ -1,6 +1,7 @@
 #include "store/sqlite/job_insert.h"
 
 #include "core/first_run.h"
+#include "store/sqlite/job_counts.h"
 #include "warden/text.h"
 #include "warden/sqlite.h"
 
@@ -56,7 +57,7 @@ void BindJob(Stmt& ins, int first, const JobSpec& spec, TimeMs now) {
 
 // REQUIRES: no spec has a unique key.
 Status InsertRows(Db& db, std::span<const JobSpec> specs, TimeMs now,
-                  std::vector<EnqueueResult>* out) {
+                  std::vector<EnqueueResult>* out, CountChanges* counts) {
   WARDEN_ASSIGN_OR_RETURN(Stmt ins, db.Prepare(InsertSql(specs.size())));
   for (size_t r = 0; r < specs.size(); ++r) {
     BindJob(ins, static_cast<int>(r) * kColumns + 1, specs[r], now);
@@ -68,13 +69,16 @@ Status InsertRows(Db& db, std::span<const JobSpec> specs, TimeMs now,
   const JobId first = last - static_cast<JobId>(specs.size()) + 1;
   for (size_t r = 0; r < specs.size(); ++r) {
     out->push_back(EnqueueResult{first + static_cast<JobId>(r), true});
+    counts->Add(specs[r].queue, FirstState(specs[r], now), 1);
   }
   return Status::Ok();
 }
 
 }  // namespace
 
-Result<EnqueueResult> InsertJob(Db& db, const JobSpec& spec, TimeMs now) {
+namespace {
+
+Result<EnqueueResult> InsertOne(Db& db, const JobSpec& spec, TimeMs now, CountChanges* counts) {
   if (!spec.unique_key.empty()) {
     WARDEN_ASSIGN_OR_RETURN(
         Stmt q, db.Prepare("SELECT id FROM jobs WHERE unique_key = ? AND state IN "
@@ -88,29 +92,40 @@ Result<EnqueueResult> InsertJob(Db& db, const JobSpec& spec, TimeMs now) {
     }
   }
   std::vector<EnqueueResult> out;
-  WARDEN_RETURN_IF_ERROR(InsertRows(db, std::span(&spec, 1), now, &out));
+  WARDEN_RETURN_IF_ERROR(InsertRows(db, std::span(&spec, 1), now, &out, counts));
   return out[0];
+}
+
+}  // namespace
+
+Result<EnqueueResult> InsertJob(Db& db, const JobSpec& spec, TimeMs now) {
+  CountChanges counts;
+  WARDEN_ASSIGN_OR_RETURN(EnqueueResult r, InsertOne(db, spec, now, &counts));
+  WARDEN_RETURN_IF_ERROR(counts.Apply(db));
+  return r;
 }
 
 Result<std::vector<EnqueueResult>> InsertJobs(Db& db, std::span<const JobSpec> specs,
                                               TimeMs now) {
   std::vector<EnqueueResult> out;
   out.reserve(specs.size());
+  CountChanges counts;  // applied once, after every row
   size_t i = 0;
   while (i < specs.size()) {
     size_t n = 0;
     while (n < kRowsPerInsert && i + n < specs.size() && specs[i + n].unique_key.empty()) ++n;
     if (n == kRowsPerInsert) {
-      WARDEN_RETURN_IF_ERROR(InsertRows(db, specs.subspan(i, n), now, &out));
+      WARDEN_RETURN_IF_ERROR(InsertRows(db, specs.subspan(i, n), now, &out, &counts));
       i += n;
     } else {
       // Fewer than a full statement's worth before the end or before a
       // unique key (whose check must see the rows inserted before it).
-      WARDEN_ASSIGN_OR_RETURN(EnqueueResult r, InsertJob(db, specs[i], now));
+      WARDEN_ASSIGN_OR_RETURN(EnqueueResult r, InsertOne(db, specs[i], now, &counts));
       out.push_back(r);
       ++i;
     }
   }
+  WARDEN_RETURN_IF_ERROR(counts.Apply(db));
   return out;
 }
 

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "core/mutex.h"
+#include "store/sqlite/job_counts.h"
 #include "store/sqlite/sqlite_db.h"
 #include "store/store.h"
 
@@ -41,8 +42,12 @@ std::string JobCountSql(const JobFilter& f);
 std::string JobScanIdsSql(const JobFilter& f);
 // Binds the parameters of the three above (the limit too, unless not).
 void BindListing(Stmt& q, const JobFilter& f, bool with_limit);
-extern const char* const kJobCountsSql;       // (state, count), states in use
+// Reads of job_counts (schema 9), never of every job: (state, count) of the
+// states in use; the unfinished jobs; (queue, state, count, oldest
+// available run_at) of the queues in use.
+extern const char* const kJobCountsSql;
 extern const char* const kCountUnfinishedSql;
+extern const char* const kQueueCountsSql;
 // The batch writes of a claim and of plain successes (see JobClaim and
 // SucceedPlainLocked): each job found by its id, never by a scan.
 extern const char* const kClaimSql;
@@ -103,6 +108,8 @@ class SqliteStore final : public Store {
   Result<bool> QueueSetPaused(const std::string& queue, bool paused,
                               const AuditEntry& audit) override;
   Result<std::vector<QueueInfo>> QueueList() override;
+  Status JobCountsFold() override;
+  Result<std::vector<JobCountDrift>> JobCountsVerify() override;
   Result<std::optional<TimeMs>> QueuePausedAt(const std::string& queue) override;
   Result<std::optional<JobId>> JobHoldingKey(const std::string& key) override;
   Result<TokenInfo> TokenInsert(const TokenInfo& t, const std::string& hash,
@@ -133,7 +140,10 @@ class SqliteStore final : public Store {
   // `rescued`, if given, learns what became of the job.
   Result<bool> FailLocked(WorkerId worker, const JobOutcome& o, TimeMs now,
                           RescuedJob* rescued = nullptr) REQUIRES(mu_);
-  Result<bool> SucceedLocked(const JobOutcome& o, TimeMs now) REQUIRES(mu_);
+  // Successes add their moves to `counts` (job_counts.h), for the caller
+  // to apply with the batch; a failure applies its own.
+  Result<bool> SucceedLocked(const JobOutcome& o, TimeMs now, CountChanges* counts)
+      REQUIRES(mu_);
   // A batch's successes without a result (see FindPlainSuccesses).
   struct PlainSuccesses {
     std::vector<std::pair<JobId, size_t>> places;  // (id, place in the batch), by id
@@ -141,7 +151,8 @@ class SqliteStore final : public Store {
   };
   static PlainSuccesses FindPlainSuccesses(std::span<const JobOutcome> outcomes);
   Status SucceedPlainLocked(std::span<const JobOutcome> outcomes, const PlainSuccesses& plain,
-                            TimeMs now, std::vector<bool>* accepted) REQUIRES(mu_);
+                            TimeMs now, std::vector<bool>* accepted, CountChanges* counts)
+      REQUIRES(mu_);
   Status LogFenced(const JobRef& ref, WorkerId worker, const char* what, TimeMs now) REQUIRES(mu_);
   // Fails every running job that `where` selects with kind `lost`.
   Result<std::optional<LeaderRow>> LeaderReadLocked(const std::string& name) REQUIRES(mu_);
@@ -154,6 +165,7 @@ class SqliteStore final : public Store {
   struct Picked {
     JobId id;
     int64_t lease_token;
+    std::string queue;
   };
   // Claimable jobs in claim order, at most `limit`, one per concurrency key.
   Result<std::vector<Picked>> PickLocked(const ClaimParams& p, TimeMs now, int limit) REQUIRES(mu_);

@@ -155,18 +155,6 @@ void BindListing(Stmt& q, const JobFilter& f, bool with_limit) {
   }
 }
 
-const char* const kJobCountsSql =
-    "SELECT state, n FROM (SELECT state, count(*) AS n FROM jobs WHERE " WARDEN_NOT_IN_CLAIM_PATH
-    " GROUP BY state UNION ALL SELECT 'available', count(*) FROM jobs INDEXED BY jobs_claim "
-    "WHERE state = 'available' UNION ALL SELECT 'running', count(*) FROM jobs INDEXED BY "
-    "jobs_running_worker WHERE state = 'running') WHERE n > 0 ORDER BY state";
-
-const char* const kCountUnfinishedSql =
-    "SELECT (SELECT count(*) FROM jobs WHERE state IN ('scheduled', 'retryable') AND "
-    WARDEN_NOT_IN_CLAIM_PATH ") + (SELECT count(*) FROM jobs INDEXED BY jobs_claim WHERE "
-    "state = 'available') + (SELECT count(*) FROM jobs INDEXED BY jobs_running_worker "
-    "WHERE state = 'running')";
-
 #undef WARDEN_NOT_IN_CLAIM_PATH
 
 // `started_at`: the job row's attempt_started_at.
@@ -262,10 +250,11 @@ Status SqliteStore::JobRetry(JobId id, const AuditEntry& audit) {
 }
 
 Status SqliteStore::RetryLocked(JobId id, TimeMs now) {
-  WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("SELECT state FROM jobs WHERE id = ?"));
+  WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("SELECT state, queue FROM jobs WHERE id = ?"));
   WARDEN_ASSIGN_OR_RETURN(bool row, q.Bind(1, id).Step());
   if (!row) return NotFound("no job with id " + std::to_string(id));
   const JobState state = ParseJobState(q.Text(0)).value_or(JobState::kDead);
+  const std::string queue = q.Text(1);
   q.Reset();
   WARDEN_RETURN_IF_ERROR(CheckRetryAllowed(id, state));
   WARDEN_ASSIGN_OR_RETURN(
@@ -277,7 +266,10 @@ Status SqliteStore::RetryLocked(JobId id, TimeMs now) {
     return FailedPrecondition("job " + std::to_string(id) +
                               ": another live job holds its unique key");
   }
-  return s;
+  WARDEN_RETURN_IF_ERROR(s);
+  CountChanges counts;
+  counts.Move(queue, state, JobState::kAvailable);
+  return counts.Apply(*db_);
 }
 
 Result<JobState> SqliteStore::JobCancel(JobId id, const AuditEntry& audit) {
@@ -293,10 +285,11 @@ Result<JobState> SqliteStore::JobCancel(JobId id, const AuditEntry& audit) {
 }
 
 Result<JobState> SqliteStore::CancelLocked(JobId id, TimeMs now) {
-  WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("SELECT state FROM jobs WHERE id = ?"));
+  WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("SELECT state, queue FROM jobs WHERE id = ?"));
   WARDEN_ASSIGN_OR_RETURN(bool row, q.Bind(1, id).Step());
   if (!row) return NotFound("no job with id " + std::to_string(id));
   const JobState state = ParseJobState(q.Text(0)).value_or(JobState::kDead);
+  const std::string queue = q.Text(1);
   q.Reset();
   WARDEN_RETURN_IF_ERROR(CheckCancelAllowed(id, state));
   if (state == JobState::kRunning) {
@@ -308,18 +301,11 @@ Result<JobState> SqliteStore::CancelLocked(JobId id, TimeMs now) {
         Stmt upd, db_->Prepare("UPDATE jobs SET state = 'cancelled', finished_at = ?, "
                                "last_error = 'cancelled' WHERE id = ?"));
     WARDEN_RETURN_IF_ERROR(upd.Bind(1, now).Bind(2, id).Exec().status());
+    CountChanges counts;
+    counts.Move(queue, state, JobState::kCancelled);
+    WARDEN_RETURN_IF_ERROR(counts.Apply(*db_));
   }
   return state == JobState::kRunning ? JobState::kRunning : JobState::kCancelled;
-}
-
-Result<int64_t> SqliteStore::JobCountUnfinished() {
-  MutexLock lock(mu_);
-  WARDEN_ASSIGN_OR_RETURN(
-      Stmt q, db_->Prepare(kCountUnfinishedSql));
-  WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
-  const int64_t n = row ? q.Int(0) : 0;
-  q.Reset();
-  return n;
 }
 
 Result<std::optional<Millis>> SqliteStore::JobNextDueIn() {

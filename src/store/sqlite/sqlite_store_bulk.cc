@@ -39,6 +39,9 @@ BulkOp BulkFromRow(const Stmt& q) {
 Status SqliteStore::DeleteLocked(JobId id) {
   WARDEN_ASSIGN_OR_RETURN(Stmt a, db_->Prepare("DELETE FROM attempts WHERE job_id = ?"));
   WARDEN_RETURN_IF_ERROR(a.Bind(1, id).Exec().status());
+  WARDEN_RETURN_IF_ERROR(CountSelected(
+      *db_, "SELECT queue, state, count(*) FROM jobs WHERE id = ? GROUP BY queue, state",
+      std::nullopt, [&](Stmt& q) { q.Bind(1, id); }));
   WARDEN_ASSIGN_OR_RETURN(Stmt j, db_->Prepare("DELETE FROM jobs WHERE id = ?"));
   return j.Bind(1, id).Exec().status();
 }

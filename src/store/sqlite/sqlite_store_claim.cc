@@ -8,6 +8,7 @@
 
 #include "core/claim_ahead.h"
 #include "store/sqlite/batch_ids.h"
+#include "store/sqlite/job_counts.h"
 #include "store/sqlite/rows.h"
 #include "store/sqlite/sqlite_store.h"
 
@@ -65,7 +66,7 @@ bool MergesQueues(const ClaimParams& p) {
 // of each job is read after the commit (SqliteStore::JobClaim).
 const char* const kPickColumns =
     "id, lease_token, concurrency_key, delivery, crashes, max_crashes, retry, charged, "
-    "max_attempts, priority, run_at";  // (a compound SELECT orders by its columns)
+    "max_attempts, priority, run_at, queue";  // (a compound SELECT orders by its columns)
 
 // Named, not left to the planner: with statistics (a user's ANALYZE, or
 // `PRAGMA optimize`), SQLite chose to scan the whole table for the look
@@ -147,7 +148,7 @@ Result<std::vector<SqliteStore::Picked>> SqliteStore::PickLocked(const ClaimPara
       if (!SafeToClaimAhead(job)) continue;
     }
     if (std::string key = pick.Text(2); !key.empty() && !keys.insert(key).second) continue;
-    picked.push_back(Picked{pick.Int(0), pick.Int(1)});
+    picked.push_back(Picked{pick.Int(0), pick.Int(1), pick.Text(11)});
   }
   pick.Reset();
   return picked;
@@ -161,6 +162,11 @@ Result<bool> SqliteStore::AnyDueLocked(TimeMs now) {
 }
 
 Result<int> SqliteStore::PromoteDueLocked(TimeMs now) {
+  WARDEN_RETURN_IF_ERROR(CountSelected(
+      *db_,
+      "SELECT queue, state, count(*) FROM jobs INDEXED BY jobs_due WHERE state IN "
+      "('scheduled', 'retryable') AND run_at <= ? GROUP BY queue, state",
+      JobState::kAvailable, [&](Stmt& q) { q.Bind(1, now); }));
   WARDEN_ASSIGN_OR_RETURN(
       Stmt promote, db_->Prepare("UPDATE jobs INDEXED BY jobs_due SET state = 'available' "
                                  "WHERE state IN ('scheduled', 'retryable') AND run_at <= ?"));
@@ -251,6 +257,9 @@ Result<std::vector<JobInfo>> SqliteStore::JobClaim(const ClaimParams& claim) {
     return Internal("claimed jobs changed under the write lock (" + std::to_string(changed) +
                     " of " + std::to_string(picked.size()) + " still available)");
   }
+  CountChanges counts;  // a batch's worth, per queue: two upserts for one queue
+  for (const Picked& job : picked) counts.Move(job.queue, JobState::kAvailable, JobState::kRunning);
+  WARDEN_RETURN_IF_ERROR(counts.Apply(*db_));
   WARDEN_RETURN_IF_ERROR(tx->Commit());
   return ReadClaimedLocked(p.worker, picked, id_list);
 }

@@ -7,6 +7,7 @@
 
 #include "core/retry.h"
 #include "store/sqlite/batch_ids.h"
+#include "store/sqlite/job_counts.h"
 #include "store/sqlite/sqlite_store.h"
 #include "warden/text.h"
 
@@ -15,8 +16,9 @@ namespace warden::sqlite {
 // The tokens are compared in C++: matching [id, token] pairs in SQL parsed
 // each pair's JSON again, and cost twice this read (0.86 against 0.39 µs a
 // job in Python, 512 jobs a statement).
+// The queue too, for the job counts (job_counts.h): the row is read anyway.
 const char* const kFencePlainSql =
-    "SELECT id, lease_token FROM jobs WHERE id IN (SELECT value FROM json_each(?1)) "
+    "SELECT id, lease_token, queue FROM jobs WHERE id IN (SELECT value FROM json_each(?1)) "
     "AND state = 'running'";
 
 const char* const kSucceedPlainSql =
@@ -38,7 +40,7 @@ Status SqliteStore::LogFenced(const JobRef& ref, WorkerId worker, const char* wh
       .status();
 }
 
-Result<bool> SqliteStore::SucceedLocked(const JobOutcome& o, TimeMs now) {
+Result<bool> SqliteStore::SucceedLocked(const JobOutcome& o, TimeMs now, CountChanges* counts) {
   // Fenced by the UPDATE itself, and no RETURNING (see JobClaim: SQLite's
   // RETURNING is a trigger with a statement journal, and costs more than
   // the rest of the completion). The job row keeps the succeeded attempt:
@@ -55,6 +57,11 @@ Result<bool> SqliteStore::SucceedLocked(const JobOutcome& o, TimeMs now) {
   WARDEN_ASSIGN_OR_RETURN(
       int changed, upd.Bind(2, now).Bind(3, o.ref.id).Bind(4, o.ref.lease_token).Exec());
   if (changed != 1) return false;
+  WARDEN_ASSIGN_OR_RETURN(Stmt queue, db_->Prepare("SELECT queue FROM jobs WHERE id = ?"));
+  WARDEN_ASSIGN_OR_RETURN(bool found, queue.Bind(1, o.ref.id).Step());
+  if (!found) return Internal("a completed job vanished under the write lock");
+  counts->Move(queue.Text(0), JobState::kRunning, JobState::kSucceeded);
+  queue.Reset();
   if (o.note.empty()) return true;
   // A success with a note is the one success that gets an `attempts` row:
   // the note is kept in its stderr_tail, as a failure's are.
@@ -102,6 +109,7 @@ Result<bool> SqliteStore::FailLocked(WorkerId worker, const JobOutcome& o, TimeM
 
   const FailureDecision d = DecideFailure(in, Jitter());
   if (rescued) *rescued = RescuedJob{o.ref.id, queue, d.next, d.kind};
+  CountChanges counts;  // applied below, if the UPDATE changed the row
   const bool terminal = IsTerminal(d.next);
   WARDEN_ASSIGN_OR_RETURN(
       Stmt upd,
@@ -121,7 +129,10 @@ Result<bool> SqliteStore::FailLocked(WorkerId worker, const JobOutcome& o, TimeM
       .Bind(7, terminal ? std::optional<int64_t>(now) : std::nullopt)
       .Bind(8, o.ref.id)
       .Bind(9, o.ref.lease_token);
-  WARDEN_RETURN_IF_ERROR(upd.Exec().status());
+  WARDEN_ASSIGN_OR_RETURN(int changed, upd.Exec());
+  if (changed != 1) return Internal("a failed job changed under the write lock");
+  counts.Move(queue, JobState::kRunning, d.next);
+  WARDEN_RETURN_IF_ERROR(counts.Apply(*db_));
 
   // The attempt keeps what really happened; the job keeps the verdict
   // (e.g. this attempt `crash`, the job `crash_loop`). An attempt claimed
@@ -165,7 +176,7 @@ Result<bool> SqliteStore::FailLocked(WorkerId worker, const JobOutcome& o, TimeM
 // places in `outcomes`, which is where `accepted` is set.
 Status SqliteStore::SucceedPlainLocked(std::span<const JobOutcome> outcomes,
                                        const PlainSuccesses& plain, TimeMs now,
-                                       std::vector<bool>* accepted) {
+                                       std::vector<bool>* accepted, CountChanges* counts) {
   if (plain.places.empty()) return Status::Ok();
   WARDEN_ASSIGN_OR_RETURN(Stmt fence, db_->Prepare(kFencePlainSql));
   fence.Bind(1, plain.ids);
@@ -179,6 +190,7 @@ Status SqliteStore::SucceedPlainLocked(std::span<const JobOutcome> outcomes,
     if (!at || outcomes[*at].ref.lease_token != fence.Int(1)) continue;
     (*accepted)[*at] = true;
     live.push_back(id);
+    counts->Move(fence.Text(2), JobState::kRunning, JobState::kSucceeded);
   }
   fence.Reset();
   if (live.empty()) return Status::Ok();
@@ -224,11 +236,12 @@ Result<std::vector<bool>> SqliteStore::JobFinishMany(WorkerId worker,
   WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
   const TimeMs now = clock_->NowMs();
   std::vector<bool> accepted(outcomes.size(), false);
-  WARDEN_RETURN_IF_ERROR(SucceedPlainLocked(outcomes, plain, now, &accepted));
+  CountChanges counts;  // the successes' (a failure counts its own)
+  WARDEN_RETURN_IF_ERROR(SucceedPlainLocked(outcomes, plain, now, &accepted, &counts));
   for (size_t i = 0; i < outcomes.size(); ++i) {
     const JobOutcome& o = outcomes[i];
     if (PlaceOf(plain.places, o.ref.id) != i) {
-      WARDEN_ASSIGN_OR_RETURN(accepted[i], o.success ? SucceedLocked(o, now)
+      WARDEN_ASSIGN_OR_RETURN(accepted[i], o.success ? SucceedLocked(o, now, &counts)
                                                      : FailLocked(worker, o, now));
     }
     if (!accepted[i]) {
@@ -236,6 +249,7 @@ Result<std::vector<bool>> SqliteStore::JobFinishMany(WorkerId worker,
           LogFenced(o.ref, worker, o.success ? "complete" : ErrorKindName(o.error.kind), now));
     }
   }
+  WARDEN_RETURN_IF_ERROR(counts.Apply(*db_));
   WARDEN_RETURN_IF_ERROR(tx->Commit());
   return accepted;
 }

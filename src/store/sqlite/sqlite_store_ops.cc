@@ -2,7 +2,6 @@
 #include <string>
 #include <vector>
 
-#include "store/queue_rows.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace warden::sqlite {
@@ -53,27 +52,6 @@ Result<bool> SqliteStore::QueueSetPaused(const std::string& queue, bool paused,
   WARDEN_RETURN_IF_ERROR(tx->Commit());
   if (!paused && changed > 0) NotifyWorkers();
   return changed > 0;
-}
-
-Result<std::vector<QueueInfo>> SqliteStore::QueueList() {
-  MutexLock lock(mu_);
-  QueueRows queues;
-  WARDEN_ASSIGN_OR_RETURN(
-      Stmt counts,
-      db_->Prepare("SELECT queue, state, count(*), min(CASE WHEN state = 'available' THEN "
-                   "run_at END) FROM jobs GROUP BY queue, state ORDER BY queue, state"));
-  while (true) {
-    WARDEN_ASSIGN_OR_RETURN(bool row, counts.Step());
-    if (!row) break;
-    queues.AddCount(counts.Text(0), counts.Text(1), counts.Int(2), counts.OptInt(3));
-  }
-  WARDEN_ASSIGN_OR_RETURN(Stmt pauses, db_->Prepare("SELECT queue, paused_at FROM queue_pauses"));
-  while (true) {
-    WARDEN_ASSIGN_OR_RETURN(bool row, pauses.Step());
-    if (!row) break;
-    queues.AddPause(pauses.Text(0), pauses.Int(1));
-  }
-  return queues.Take();
 }
 
 Result<std::optional<TimeMs>> SqliteStore::QueuePausedAt(const std::string& queue) {

@@ -331,11 +331,19 @@ Result<int> SqliteStore::JobExpire() {
                              "('scheduled', 'available', 'retryable')",
                              now));
   if (!any) return 0;
+  WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
+  WARDEN_RETURN_IF_ERROR(CountSelected(
+      *db_,
+      "SELECT queue, state, count(*) FROM jobs WHERE start_deadline_at < ?1 AND state IN "
+      "('scheduled', 'available', 'retryable') GROUP BY queue, state",
+      JobState::kExpired, [&](Stmt& q) { q.Bind(1, now); }));
   WARDEN_ASSIGN_OR_RETURN(
       Stmt upd, db_->Prepare("UPDATE jobs SET state = 'expired', finished_at = ?1 WHERE "
                              "start_deadline_at < ?1 AND state IN ('scheduled', 'available', "
                              "'retryable')"));
-  return upd.Bind(1, now).Exec();
+  WARDEN_ASSIGN_OR_RETURN(int expired, upd.Bind(1, now).Exec());
+  WARDEN_RETURN_IF_ERROR(tx->Commit());
+  return expired;
 }
 
 Result<int> SqliteStore::JobPromote() {
@@ -343,7 +351,10 @@ Result<int> SqliteStore::JobPromote() {
   const TimeMs now = clock_->NowMs();
   WARDEN_ASSIGN_OR_RETURN(bool any, AnyDueLocked(now));
   if (!any) return 0;
-  return PromoteDueLocked(now);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));  // the counts with it
+  WARDEN_ASSIGN_OR_RETURN(int promoted, PromoteDueLocked(now));
+  WARDEN_RETURN_IF_ERROR(tx->Commit());
+  return promoted;
 }
 
 Result<int> SqliteStore::Prune(Millis retention) {
@@ -363,6 +374,11 @@ Result<int> SqliteStore::Prune(Millis retention) {
                                 "LIMIT ?"));
     WARDEN_ASSIGN_OR_RETURN(int n, pick.Bind(1, cutoff).Bind(2, kChunk).Exec());
     if (n == 0) break;
+    WARDEN_RETURN_IF_ERROR(CountSelected(
+        *db_,
+        "SELECT queue, state, count(*) FROM jobs WHERE id IN (SELECT id FROM prune_ids) "
+        "GROUP BY queue, state",
+        std::nullopt, [](Stmt&) {}));
     WARDEN_RETURN_IF_ERROR(db_->ExecScript(
         "DELETE FROM attempts WHERE job_id IN (SELECT id FROM prune_ids); "
         "DELETE FROM jobs WHERE id IN (SELECT id FROM prune_ids)"));
@@ -425,7 +441,8 @@ Result<Stats> SqliteStore::GetStats() {
                           scalar("SELECT count(*) FROM attempts WHERE outcome = 'lost'"));
   WARDEN_ASSIGN_OR_RETURN(stats.fenced_writes, scalar("SELECT count(*) FROM fenced_writes"));
   WARDEN_ASSIGN_OR_RETURN(
-      stats.crash_loops, scalar("SELECT count(*) FROM jobs WHERE last_error = 'crash_loop'"));
+      stats.crash_loops, scalar("SELECT count(*) FROM jobs INDEXED BY jobs_crash_loop WHERE last_error = "
+                                 "'crash_loop'"));
   return stats;
 }
 

@@ -269,6 +269,15 @@ Result<bool> SimStore::QueueSetPaused(const std::string& queue, bool paused,
                             [&] { return inner_->QueueSetPaused(queue, paused, audit); });
 }
 
+Status SimStore::JobCountsFold() {
+  return Call<Status>("JobCountsFold", [&] { return inner_->JobCountsFold(); });
+}
+
+Result<std::vector<JobCountDrift>> SimStore::JobCountsVerify() {
+  return Call<Result<std::vector<JobCountDrift>>>("JobCountsVerify",
+                                                   [&] { return inner_->JobCountsVerify(); });
+}
+
 Result<std::vector<QueueInfo>> SimStore::QueueList() {
   return Call<Result<std::vector<QueueInfo>>>("QueueList", [&] { return inner_->QueueList(); });
 }

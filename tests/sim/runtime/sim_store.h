@@ -142,6 +142,8 @@ class SimStore : public Store {
   Result<bool> QueueSetPaused(const std::string& queue, bool paused,
                               const AuditEntry& audit) override;
   Result<std::vector<QueueInfo>> QueueList() override;
+  Status JobCountsFold() override;
+  Result<std::vector<JobCountDrift>> JobCountsVerify() override;
   Result<std::optional<TimeMs>> QueuePausedAt(const std::string& queue) override;
   Result<std::optional<JobId>> JobHoldingKey(const std::string& key) override;
   Result<TokenInfo> TokenInsert(const TokenInfo& t, const std::string& hash,
