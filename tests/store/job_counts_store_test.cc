@@ -200,17 +200,17 @@ TEST_P(JobCountsStoreTest, EveryTransitionKeepsTheCountsExact) {
   ExpectExact("expired");
 
   // Cancel: a pending job at once; a running one when its worker stops it.
-  EXPECT_EQ(store_->JobCancel(u).value(), JobState::kCancelled);
+  EXPECT_EQ(store_->JobCancel(u, {}).value(), JobState::kCancelled);
   ExpectExact("cancelled pending");
   auto cancelled = ClaimFrom(w, "b", 1);
   ASSERT_EQ(cancelled.size(), 1u);
-  EXPECT_EQ(store_->JobCancel(cancelled[0].id).value(), JobState::kRunning);
+  EXPECT_EQ(store_->JobCancel(cancelled[0].id, {}).value(), JobState::kRunning);
   ExpectExact("cancel requested");
   Finish(w, cancelled, false, ErrorKind::kCancelled);
   ExpectExact("cancelled running");
   // Retry by hand: cancelled, dead and a waiting job.
-  ASSERT_TRUE(store_->JobRetry(u).ok());
-  ASSERT_TRUE(store_->JobRetry(crash[0].id).ok());
+  ASSERT_TRUE(store_->JobRetry(u, {}).ok());
+  ASSERT_TRUE(store_->JobRetry(crash[0].id, {}).ok());
   ExpectExact("retried");
 
   // Rescue: an expired lease; a worker proven dead; a goodbye holding jobs.
@@ -223,7 +223,8 @@ TEST_P(JobCountsStoreTest, EveryTransitionKeepsTheCountsExact) {
   ExpectExact("rescued by lease");
   const WorkerId dying = RegisterWorker("dying");
   ASSERT_EQ(ClaimFrom(dying, "a", 2).size(), 2u);
-  ASSERT_TRUE(store_->WorkerDeclareDead(dying, "killed").has_value());
+  ASSERT_TRUE(
+      store_->WorkerDeclareDead(dying, "killed", LossCause::kProvenDeath, nullptr).has_value());
   ExpectExact("rescued from a dead worker");
   const WorkerId leaving = RegisterWorker("leaving");
   ASSERT_EQ(ClaimFrom(leaving, "b", 1).size(), 1u);

@@ -71,7 +71,10 @@ TEST_F(SqliteFileTest, SchemaEightDatabaseGetsItsJobCountsFromItsJobs) {
   sqlite3* db = Raw();
   ASSERT_EQ(sqlite3_exec(db,
                          "DROP TABLE job_counts; "
-                         "DROP INDEX jobs_crash_loop; DELETE FROM warden_schema WHERE version > 8; "
+                         "DROP INDEX jobs_crash_loop; DROP INDEX fenced_writes_job; "
+                         "ALTER TABLE attempts DROP COLUMN lost_by; "
+                         "ALTER TABLE attempts DROP COLUMN runnable_at; "
+                         "DELETE FROM warden_schema WHERE version > 8; "
                          "UPDATE jobs SET state = 'dead' WHERE id = 1",
                          nullptr, nullptr, nullptr),
             SQLITE_OK)
@@ -87,7 +90,7 @@ TEST_F(SqliteFileTest, SchemaEightDatabaseGetsItsJobCountsFromItsJobs) {
   EXPECT_EQ(queues[0].jobs, (std::vector<std::pair<std::string, int64_t>>{
                                 {"available", 2}, {"dead", 1}, {"scheduled", 1}}));
   EXPECT_EQ(queues[1].jobs, (std::vector<std::pair<std::string, int64_t>>{{"available", 3}}));
-  ASSERT_TRUE((*store)->JobRetry(1).ok());
+  ASSERT_TRUE((*store)->JobRetry(1, {}).ok());
   EXPECT_TRUE((*store)->JobCountsVerify().value().empty());
   EXPECT_EQ((*store)->QueueList().value()[0].CountIn(JobState::kAvailable), 3);
 }
