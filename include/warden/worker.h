@@ -81,6 +81,13 @@ struct WorkerOptions {
   Millis keepalive_threshold{10'000};
   Millis sweep_interval{1000};
   Millis shutdown_timeout{30'000};
+  // At start, how long Run retries a database server it cannot reach (one
+  // restarting, failing over, refusing connections) before it gives up;
+  // 0: give up at once. Errors that waiting cannot mend (a newer schema, a
+  // refused password, a database that does not exist) are never retried,
+  // nor an embedded SQLite file's (read-only, full, locked past its busy
+  // timeout): PostgreSQL only.
+  Millis start_timeout{30'000};
   Millis kill_grace{5000};      // SIGTERM -> SIGKILL for command jobs
   Millis poll_interval{1000};   // fallback when no wake-up arrives
   Millis flush_window{2};       // completions are batched this long
@@ -116,6 +123,8 @@ class Worker {
   void Handle(const std::string& task, Handler handler);
   // Registers (recovering a dead previous incarnation of the same name),
   // then claims and runs jobs until Stop() (or idle, with exit_when_idle).
+  // A database it cannot reach yet is retried for start_timeout; a Stop()
+  // meanwhile returns Ok at once.
   // Fails if a live worker already has this name. Stops by itself, after
   // a graceful shutdown, and returns kDataLoss when a claim finds the
   // database damaged: retrying would not mend it.

@@ -20,7 +20,7 @@ struct WorkerFlags {
   int concurrency = 8;
   bool allow_cmd = false, exit_when_idle = false;
   std::vector<std::string> tasks;
-  std::string heartbeat, lease, keepalive, sweep, shutdown, kill_grace, poll;
+  std::string heartbeat, lease, keepalive, sweep, shutdown, kill_grace, poll, start;
   std::string log_level = "info";
   std::string metrics_listen, health_listen;
 };
@@ -55,7 +55,8 @@ Result<WorkerOptions> BuildOptions(const WorkerFlags& f) {
                    {f.sweep, "--sweep-interval", &o.sweep_interval},
                    {f.shutdown, "--shutdown-timeout", &o.shutdown_timeout},
                    {f.kill_grace, "--kill-grace", &o.kill_grace},
-                   {f.poll, "--poll-interval", &o.poll_interval}};
+                   {f.poll, "--poll-interval", &o.poll_interval},
+                   {f.start, "--start-timeout", &o.start_timeout}};
   for (auto& d : durations) {
     if (d.text.empty()) continue;
     WARDEN_ASSIGN_OR_RETURN(*d.out, Duration(d.flag, d.text));
@@ -133,6 +134,9 @@ void AddWorkerCommand(CLI::App& app, Globals& g, Action* action) {
   cmd->add_option("--sweep-interval", f->sweep, "maintenance interval (default 1s)");
   cmd->add_option("--shutdown-timeout", f->shutdown,
                   "on SIGTERM, wait this long for jobs (default 30s)");
+  cmd->add_option("--start-timeout", f->start,
+                  "PostgreSQL: at start, wait this long for a server that cannot be reached "
+                  "(default 30s; 0s: fail at once)");
   cmd->add_option("--kill-grace", f->kill_grace, "SIGTERM -> SIGKILL for jobs (default 5s)");
   cmd->add_option("--poll-interval", f->poll, "fallback poll interval (default 1s)");
   cmd->add_option("--log-level", f->log_level,

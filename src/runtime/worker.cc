@@ -11,6 +11,7 @@
 #include "maintenance/sweeper.h"
 #include "runtime/worker_impl.h"
 #include "runtime/worker_seams.h"
+#include "store/server_url.h"
 
 #ifndef WARDEN_VERSION
 #define WARDEN_VERSION "dev"
@@ -59,15 +60,24 @@ Result<std::unique_ptr<Worker>> CreateWorker(const std::string& db_url, WorkerOp
   if (options.name.empty()) {
     options.name = env.Host().node + "-" + std::to_string(env.Host().pid);
   }
+  if (!NamesDatabaseServer(db_url)) options.start_timeout = Millis(0);  // store/server_url.h
+  Worker::Impl::OpenStoreFn open =
+      seams.open_store ? seams.open_store : [db_url] { return OpenStore(db_url); };
   // Four connections: claims, heartbeats, sweeps and completions never wait
-  // for each other inside this process.
+  // for each other inside this process. One try here, so that a database
+  // warden must not use (damaged, too new, refused) fails Create; one that
+  // cannot be reached for now is waited for by Run, where Stop ends the wait.
   std::vector<std::unique_ptr<Store>> stores;
   for (int i = 0; i < 4; ++i) {
-    WARDEN_ASSIGN_OR_RETURN(auto s, seams.open_store ? seams.open_store() : OpenStore(db_url));
-    stores.push_back(std::move(s));
+    auto s = open();
+    if (!s.has_value()) {
+      if (!s.error().transient()) return s.error();
+      break;
+    }
+    stores.push_back(std::move(s).value());
   }
-  return WorkerFactory::Make(
-      std::make_unique<Worker::Impl>(db_url, std::move(options), env, std::move(stores)));
+  return WorkerFactory::Make(std::make_unique<Worker::Impl>(
+      db_url, std::move(options), env, std::move(open), std::move(stores)));
 }
 
 Worker::Worker(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -82,16 +92,18 @@ WorkerId Worker::id() const { return impl_->id_.load(); }
 const std::string& Worker::name() const { return impl_->opt_.name; }
 const WorkerCounters& Worker::counters() const { return impl_->counters_; }
 
-Worker::Impl::Impl(std::string url, WorkerOptions options, Env& env,
+Worker::Impl::Impl(std::string url, WorkerOptions options, Env& env, OpenStoreFn open_store,
                    std::vector<std::unique_ptr<Store>> stores)
     : url_(std::move(url)),
       opt_(std::move(options)),
       env_(env),
       clock_(env.clock()),
-      claim_store_(std::move(stores[0])),
-      heartbeat_store_(std::move(stores[1])),
-      sweep_store_(std::move(stores[2])),
-      finish_store_(std::move(stores[3])) {
+      open_store_(std::move(open_store)) {
+  std::unique_ptr<Store>* slots[] = {&claim_store_, &heartbeat_store_, &sweep_store_,
+                                     &finish_store_};
+  for (size_t i = 0; i < stores.size() && i < std::size(slots); ++i) {
+    *slots[i] = std::move(stores[i]);
+  }
   log_ = opt_.log ? opt_.log : StderrLog("worker " + opt_.name);
   // Without them (-1) the loops still run, woken by their poll timeouts.
   wake_fd_ = env_.NewWakeFd();
@@ -107,8 +119,15 @@ Worker::Impl::~Impl() {
 
 Status Worker::Impl::RecoverPreviousIncarnation() {
   WARDEN_ASSIGN_OR_RETURN(auto same_name, claim_store_->WorkerListLive(opt_.name));
+  const HostFacts& me = env_.Host();
   for (const WorkerLiveness& w : same_name) {
     std::string proof = ProofOfDeath(w, env_);
+    // A start-up retry after a registration that committed but whose reply
+    // was lost finds this very process's row: not a rival, and holding no job.
+    if (w.boot_id == me.boot_id && w.pid_ns == me.pid_ns && w.pid == me.pid &&
+        w.pid_start == me.pid_start) {
+      proof = "an earlier start-up attempt of this process whose reply was lost";
+    }
     if (proof.empty() && w.session_lost) {
       WARDEN_ASSIGN_OR_RETURN(auto lost,
                               ConfirmSessionsLost(*claim_store_, clock_, {w}, opt_.name));
@@ -174,14 +193,61 @@ Status Worker::Impl::Register() {
   return Status::Ok();
 }
 
+Status Worker::Impl::StartOnce() {
+  for (std::unique_ptr<Store>* slot :
+       {&claim_store_, &heartbeat_store_, &sweep_store_, &finish_store_}) {
+    if (*slot) continue;
+    WARDEN_ASSIGN_OR_RETURN(*slot, open_store_());
+  }
+  WARDEN_RETURN_IF_ERROR(RecoverPreviousIncarnation());
+  return Register();
+}
+
+Status Worker::Impl::Start() {
+  // A worker (re)started while its database server restarts or fails over
+  // would otherwise exit at once, and a fleet restarted together with its
+  // database would need a supervisor's retries to come back.
+  const int64_t deadline = clock_.MonotonicMs() + opt_.start_timeout.count();
+  Millis backoff(100);
+  bool waiting = false;
+  while (true) {
+    if (stopping_) {
+      Log(LogLevel::kInfo, "stopped before it could start");
+      return Status::Ok();
+    }
+    Status s = StartOnce();
+    if (s.ok()) {
+      if (waiting) Log(LogLevel::kInfo, "the database answers again");
+      return s;
+    }
+    const int64_t now = clock_.MonotonicMs();
+    if (!s.transient() || now >= deadline) {
+      if (!waiting || !s.transient()) return s;
+      return Status(s.code(), s.message() + " (still, after retrying for " +
+                                  FormatDuration(opt_.start_timeout) + "; --start-timeout)");
+    }
+    if (!waiting) {
+      Log(LogLevel::kWarn, "cannot start yet, retrying for up to " +
+                               FormatDuration(opt_.start_timeout) + ": " + s.message());
+    }
+    waiting = true;
+    {
+      UniqueMutexLock lock(mu_);
+      sleep_cv_.WaitFor(lock, std::min(backoff, Millis(deadline - now)),
+                        [&] { return stopping_.load(); });
+    }
+    backoff = std::min(backoff * 2, Millis(2000));
+  }
+}
+
 Status Worker::Impl::Run() {
   if (handlers_.empty() && opt_.task_commands.empty() && !opt_.allow_commands) {
     return InvalidArgument(
         "this worker can run nothing: register a handler, give --task NAME=COMMAND, or "
         "--allow-cmd");
   }
-  WARDEN_RETURN_IF_ERROR(RecoverPreviousIncarnation());
-  WARDEN_RETURN_IF_ERROR(Register());
+  WARDEN_RETURN_IF_ERROR(Start());
+  if (id_ == 0) return Status::Ok();  // stopped while waiting for the database
   Log(LogLevel::kInfo, "started as worker " + std::to_string(id_.load()) + ": " + Serves() +
                            ", concurrency " + std::to_string(opt_.concurrency));
 

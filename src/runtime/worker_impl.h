@@ -65,7 +65,9 @@ struct RunningJob {
 
 class Worker::Impl {
  public:
-  Impl(std::string url, WorkerOptions options, Env& env,
+  using OpenStoreFn = std::function<Result<std::unique_ptr<Store>>()>;
+  // `stores`: those Create could open (up to four); Run opens the rest.
+  Impl(std::string url, WorkerOptions options, Env& env, OpenStoreFn open_store,
        std::vector<std::unique_ptr<Store>> stores);
   ~Impl();
 
@@ -83,6 +85,12 @@ class Worker::Impl {
   Status Ready() const;
 
  private:
+  // Opens the stores Create could not, recovers the previous incarnation
+  // and registers, retrying errors that go away by themselves (a database
+  // server restarting) for up to opt_.start_timeout. Ok with id_ == 0:
+  // stopped before it could start.
+  Status Start();
+  Status StartOnce();
   Status RecoverPreviousIncarnation();
   Status Register();
   void ClaimLoop();
@@ -183,6 +191,7 @@ class Worker::Impl {
   Env& env_;
   const Clock& clock_;  // env_'s
   LogFn log_;
+  OpenStoreFn open_store_;
   std::unique_ptr<Store> claim_store_;      // claims, marks, checkpoints
   std::unique_ptr<Store> heartbeat_store_;
   std::unique_ptr<Store> sweep_store_;

@@ -6,6 +6,7 @@
 #include "store/memory/memory_store.h"
 #include "store/postgres/pg_store.h"
 #include "store/postgres/pg_url.h"
+#include "store/server_url.h"
 #include "store/sqlite/sqlite_store.h"
 #include "store/store.h"
 
@@ -46,7 +47,7 @@ Status CheckPostgresUrl(const std::string& url) {
 
 Result<std::unique_ptr<Store>> OpenAny(const std::string& url, StoreOptions options) {
   if (url.empty()) return InvalidArgument("empty database URL");
-  if (StartsWith(url, "postgres://") || StartsWith(url, "postgresql://")) {
+  if (NamesDatabaseServer(url)) {
     WARDEN_RETURN_IF_ERROR(CheckPostgresUrl(url));
     return pg::PgStore::Open(url, options);
   }

@@ -712,6 +712,62 @@ TEST_P(PgOutageClusterTest, OutagePastTheLeaseSelfFencesThenRecoversOnce) {
 }
 
 // ---------------------------------------------------------------------------
+// 6. A worker started while the server is down, as a supervisor or the chaos
+//    runner restarts one in the middle of a database restart: it says so,
+//    waits (--start-timeout, 30 s by default), starts when the server is
+//    back, and runs jobs; nothing about it is recorded before it registers.
+//    Without the wait it exited 1 at once ("cannot connect to PostgreSQL").
+// ---------------------------------------------------------------------------
+TEST_P(PgOutageClusterTest, WorkerStartedWhileTheServerIsDownWaitsForIt) {
+  ASSERT_TRUE(Script("stop"));
+  Worker& w = StartWorker("w", FastFlags(), 2, /*wait_started=*/false);
+  ASSERT_TRUE(WaitFor([&] { return w.LogHas("cannot start yet, retrying for up to 30s"); },
+                      Millis(15'000)))
+      << w.Log();
+  std::this_thread::sleep_for(Millis(1000));  // a few retries while the server is down
+  ASSERT_FALSE(w.proc->Exited()) << w.Log();
+  ASSERT_TRUE(Script("restart"));
+  ASSERT_TRUE(WaitFor([&] { return w.LogHas("started as worker"); }, Millis(20'000)))
+      << w.Log();
+  EXPECT_TRUE(w.LogHas("the database answers again")) << w.Log();
+  const int64_t wid = WorkerIdOf(w.pid());
+  ASSERT_GT(wid, 0) << w.Log();
+  const int64_t id = Add(Job("log start; log done"));
+  ASSERT_GT(id, 0);
+  ASSERT_TRUE(WaitFor([&] { return JobInState(id, JobState::kSucceeded); })) << w.Log();
+  ExpectSucceededOnceOnFirstAttempt(id, wid);
+  EXPECT_EQ(Workers().size(), 1u) << Workers().dump(2);
+}
+
+// 7. The wait is bounded, and a signal ends it: with --start-timeout 1s the
+//    worker exits 1 and says what it waited for; stopped while waiting, it
+//    exits 0 at once.
+TEST_P(PgOutageClusterTest, WorkerWaitingForTheServerGivesUpOrStopsWhenTold) {
+  ASSERT_TRUE(Script("stop"));
+  const SteadyTime t0 = std::chrono::steady_clock::now();
+  CliResult r = Cli({"worker", "--allow-cmd", "--start-timeout", "1s"}, /*json=*/false,
+                    Millis(30'000));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("cannot start yet, retrying for up to 1s"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(still, after retrying for 1s; --start-timeout)"), std::string::npos)
+      << r.err;
+  EXPECT_LT(MillisSince(t0), 15'000 * kSlow);
+
+  r = Cli({"worker", "--allow-cmd", "--start-timeout", "0s"}, /*json=*/false, Millis(30'000));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.err.find("retrying"), std::string::npos) << "0s waits for nothing: " << r.err;
+
+  Worker& w = StartWorker("w", FastFlags(), 2, /*wait_started=*/false);
+  ASSERT_TRUE(WaitFor([&] { return w.LogHas("cannot start yet"); }, Millis(15'000))) << w.Log();
+  const SteadyTime stop = std::chrono::steady_clock::now();
+  ASSERT_TRUE(w.proc->Signal(SIGTERM));
+  ASSERT_TRUE(w.proc->WaitExit(Millis(10'000))) << w.Log();
+  EXPECT_EQ(w.proc->ExitCode(), 0) << w.Log();
+  EXPECT_LT(MillisSince(stop), 5'000 * kSlow) << w.Log();
+  EXPECT_TRUE(w.LogHas("stopped before it could start")) << w.Log();
+}
+
+// ---------------------------------------------------------------------------
 // 4, 5. Two workers, as on two hosts: A runs in a UTS namespace of its own
 //    with another host name, so no worker can prove A's death from its pid
 //    (ProofOfDeath needs the same node); B runs here. Both with lease 30s

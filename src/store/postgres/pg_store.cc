@@ -9,8 +9,32 @@
 
 namespace warden::pg {
 
+namespace {
+
+// Whether a failed connection was refused for a reason waiting cannot
+// mend: the server's own refusals (a password, a database or role that does
+// not exist, pg_hba.conf) and libpq's rejections of the URL. Everything else
+// (connection refused, timed out, the server starting up or shutting down,
+// too many clients) may pass: a starting worker retries those.
+bool RefusedForGood(const std::string& message) {
+  for (const char* mark :
+       {"password authentication failed", "does not exist", "no pg_hba.conf entry",
+        "no password supplied", "password is required", "invalid ", "missing \"=\""}) {
+    if (message.find(mark) != std::string::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Store>> PgStore::Open(const std::string& url, StoreOptions options) {
   auto conn = Conn::Connect(url);
+  // Only here, at open: a connection lost later stays kUnavailable, and the
+  // loops that use it go on retrying (a password changed under a running
+  // worker is an outage to wait out, not a reason to drop its outcomes).
+  if (!conn.has_value() && RefusedForGood(conn.error().message())) {
+    return FailedPrecondition(conn.error().message());
+  }
   if (!conn.has_value()) return conn.error();
   std::unique_ptr<PgStore> store(
       new PgStore(url, std::move(conn).value(), options.database_clock));
