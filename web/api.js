@@ -52,3 +52,29 @@ export const post = (path, body) => call(path, {method: 'POST', body});
 
 // A path segment: a queue's name may hold any character.
 export const seg = (text) => encodeURIComponent(String(text));
+
+// GET /v1/events: calls onChange() at each `change` event until the stream
+// ends; resolves then (or rejects: Unauthorized, a network error). fetch,
+// not EventSource: an EventSource cannot send the Authorization header, and
+// a token in the URL would end up in logs.
+export async function events(onChange, signal) {
+  const headers = {Accept: 'text/event-stream'};
+  if (token()) headers.Authorization = `Bearer ${token()}`;
+  const res = await fetch('/v1/events', {headers, credentials: 'omit', cache: 'no-store', signal});
+  if (res.status === 401) throw new Unauthorized('unauthorized');
+  if (!res.ok || !res.body) throw new ApiError(res.status, 'events', `HTTP ${res.status}`);
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  let buffered = '';
+  while (true) {
+    const {value, done} = await reader.read();
+    if (done) return;
+    buffered += decoder.decode(value, {stream: true});
+    let end;
+    while ((end = buffered.indexOf('\n\n')) >= 0) {
+      const block = buffered.slice(0, end).split('\n');
+      buffered = buffered.slice(end + 2);
+      if (block.includes('event: change')) onChange();
+    }
+  }
+}

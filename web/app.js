@@ -1,7 +1,8 @@
 // The dashboard: hash routes (#/jobs?state=dead, #/jobs/42, ...), a login
-// form when the server wants a token, and the current page's data polled
-// every 500 ms so that what happens (a worker killed, its jobs rescued)
-// shows within a second, without a reload.
+// form when the server wants a token, and the current page's data fetched
+// again whenever the server says something changed (GET /v1/events), so
+// that what happens (a worker killed, its jobs rescued) shows within a
+// second, without a reload. Without the stream it polls every 500 ms.
 import {el} from './dom.js';
 import * as api from './api.js';
 import * as overview from './overview.js';
@@ -12,7 +13,9 @@ import * as dead from './dead.js';
 import * as queues from './queues.js';
 import * as audit from './audit.js';
 
-const POLL_MS = 500;
+const POLL_MS = 500;     // without the event stream
+const REFRESH_MS = 5000;  // with it: for what changes without an event (ages)
+const RECONNECT_MS = 1000;
 
 // Each page: render(params, ctx) -> {node, load(), show(data)}: `node` is
 // made once; load() fetches, show() redraws the parts that hold data.
@@ -29,6 +32,9 @@ const ROUTES = [
 const $ = (id) => document.getElementById(id);
 let generation = 0;  // bumped by each route change and login: older loops stop
 let wake = null;     // ends the current wait between polls early
+let dirty = false;   // a change came while the page was loading
+let streaming = false;  // the event stream is open and has spoken
+let streamAbort = null;  // ends the event stream (a logout)
 
 function parseHash() {
   const raw = location.hash.replace(/^#/, '') || '/';
@@ -89,33 +95,67 @@ function route() {
   document.title = `${title} · warden`;
   const view = page.render(params, {act, flash, match: path.match(pattern)});
   $('main').replaceChildren(view.node);
+  listen();
   poll(gen, view);
+}
+
+function changed() {
+  dirty = true;
+  if (wake) wake();
+}
+
+// Keeps one event stream open while logged in: each change wakes the page.
+async function listen() {
+  if (streamAbort) return;  // one already runs
+  const abort = streamAbort = new AbortController();
+  while (!abort.signal.aborted) {
+    try {
+      await api.events(() => { streaming = true; changed(); }, abort.signal);
+    } catch (e) {
+      if (e instanceof api.Unauthorized) break;  // the next poll shows the login form
+    }
+    streaming = false;
+    if (abort.signal.aborted) break;
+    changed();  // what happened while it was down
+    await new Promise((resolve) => setTimeout(resolve, RECONNECT_MS));
+  }
+  if (streamAbort === abort) streamAbort = null;
+}
+
+function stopListening() {
+  if (streamAbort) streamAbort.abort();
+  streamAbort = null;
+  streaming = false;
 }
 
 async function poll(gen, view) {
   while (gen === generation) {
     const started = performance.now();
+    dirty = false;
     try {
       const data = await view.load();
       if (gen !== generation) return;
       view.show(data);
-      setStatus(`live · ${new Date().toLocaleTimeString()}`);
+      setStatus(`live${streaming ? '' : ' (polling)'} · ${new Date().toLocaleTimeString()}`);
+      $('status').dataset.live = streaming ? 'stream' : 'poll';
     } catch (e) {
       if (gen !== generation) return;
       if (e instanceof api.Unauthorized) return showLogin('The token was refused: log in again.');
       setStatus(e instanceof api.ApiError ? e.message : `cannot reach the server (${e.message})`,
         true);
     }
-    const left = Math.max(0, POLL_MS - (performance.now() - started));
+    if (dirty) continue;
+    const left = Math.max(0, (streaming ? REFRESH_MS : POLL_MS) - (performance.now() - started));
     await new Promise((resolve) => {
       const timer = setTimeout(resolve, left);
-      wake = () => { clearTimeout(timer); resolve(); };
+      wake = () => { wake = null; clearTimeout(timer); resolve(); };
     });
   }
 }
 
 function showLogin(message = '') {
   ++generation;
+  stopListening();
   api.setToken('');
   $('nav').hidden = true;
   $('logout').hidden = true;

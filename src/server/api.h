@@ -10,6 +10,7 @@
 #include <string>
 
 #include "server/client_pool.h"
+#include "server/events.h"
 #include "server/http_types.h"
 
 namespace warden::server {
@@ -21,6 +22,8 @@ struct ApiOptions {
   bool allow_command_jobs = false;
   // Called when a bulk operation was started: wakes this server's runner.
   std::function<void()> bulk_started;
+  // What GET /v1/events streams from (none: the route answers 404).
+  EventHub* events = nullptr;
 };
 
 class Api {

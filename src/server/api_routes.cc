@@ -425,6 +425,23 @@ Response Api::Route(const Request& req, Client& c, const Caller& caller) {
     return JsonResponse(out);
   }
 
+  if (what == "events" && n == 2) {
+    if (m != "GET") return MethodNotAllowed("GET");
+    if (!needs(Scope::kRead)) return Forbidden(caller, Scope::kRead);
+    Params p(req, {});
+    if (!p.error().empty()) return ErrorResponse(400, "invalid_argument", p.error());
+    if (options_.events == nullptr) {
+      return ErrorResponse(404, "not_found", "this server sends no live updates");
+    }
+    Response r;
+    r.content_type = "text/event-stream";
+    r.stream = std::make_shared<StreamBody>();
+    r.stream->attach = [hub = options_.events](EventHub::Send send) {
+      return hub->Subscribe(std::move(send));
+    };
+    return r;
+  }
+
   if (what == "audit" && n == 2) {
     if (m != "GET") return MethodNotAllowed("GET");
     if (!needs(Scope::kRead)) return Forbidden(caller, Scope::kRead);

@@ -3,7 +3,10 @@
 // a socket, and only listener.cc knows Boost.Beast.
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -25,11 +28,24 @@ struct Request {
   }
 };
 
+// A response that stays open and sends text as it comes (Server-Sent
+// Events). The listener writes the headers, then calls `attach` once with a
+// function that queues text for the client from any thread (false once the
+// connection is gone), and keeps what attach returns while the connection
+// is open. The connection holds no thread meanwhile.
+struct StreamBody {
+  std::function<std::shared_ptr<void>(std::function<bool(std::string)> send)> attach;
+  // Closed after this, so that a revoked token's stream does not outlive
+  // it for long; an EventSource (or the dashboard) connects again.
+  std::chrono::milliseconds max_age{5 * 60'000};
+};
+
 struct Response {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;
+  std::shared_ptr<StreamBody> stream;  // set: `body` is ignored
 };
 
 }  // namespace warden::server

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <deque>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -66,7 +67,10 @@ template <typename Stream>
 class Session : public std::enable_shared_from_this<Session<Stream>> {
  public:
   Session(Listener::Impl& server, Stream stream, std::string peer)
-      : server_(server), stream_(std::move(stream)), peer_(std::move(peer)) {
+      : server_(server),
+        stream_(std::move(stream)),
+        peer_(std::move(peer)),
+        max_age_(stream_.get_executor()) {
     ++server_.connections;
   }
   ~Session() { --server_.connections; }
@@ -180,6 +184,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
 
   // `counted`: the answer to a request counted in flight (Dispatch).
   void Write(Response r, bool keep_alive, bool counted) {
+    if (r.stream && counted) return StartStream(std::move(r));
     auto res = std::make_shared<http::response<http::string_body>>(
         static_cast<http::status>(r.status), 11);
     res->set(http::field::server, "warden");
@@ -198,6 +203,68 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
                         if (ec || !keep_alive) return self->Close();
                         self->Read(/*first=*/false);
                       });
+  }
+
+  // An event stream: the headers, then what its source sends, until the
+  // client goes (or sends anything), a write fails or times out, the client
+  // falls kMaxPending events behind, or the stream's max_age.
+  void StartStream(Response r) {
+    std::string head = "HTTP/1.1 " + std::to_string(r.status) +
+                       " OK\r\nServer: warden\r\nContent-Type: text/event-stream\r\n"
+                       "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n"
+                       "X-Accel-Buffering: no\r\nConnection: close\r\n";
+    for (const auto& [name, value] : r.headers) head += name + ": " + value + "\r\n";
+    head += "\r\n";
+    --server_.in_flight;  // answered: Stop need not wait for it to end
+    Queue(std::move(head));
+    std::weak_ptr<Session> weak = this->shared_from_this();
+    auto send = [weak, executor = stream_.get_executor()](std::string text) {
+      auto self = weak.lock();
+      if (!self || self->stream_ended_) return false;
+      asio::post(executor,
+                 [self, text = std::move(text)]() mutable { self->Queue(std::move(text)); });
+      return true;
+    };
+    subscription_ = r.stream->attach(std::move(send));
+    max_age_.expires_after(r.stream->max_age);
+    max_age_.async_wait([self = this->shared_from_this()](beast::error_code ec) {
+      if (!ec) self->EndStream();
+    });
+    beast::get_lowest_layer(stream_).socket().async_wait(
+        tcp::socket::wait_read,
+        [self = this->shared_from_this()](beast::error_code) { self->EndStream(); });
+  }
+
+  void Queue(std::string text) {
+    static constexpr size_t kMaxPending = 256;
+    if (stream_ended_) return;
+    if (pending_.size() >= kMaxPending) return EndStream();
+    pending_.push_back(std::move(text));
+    if (pending_.size() == 1) WriteNext();
+  }
+
+  void WriteNext() {
+    beast::get_lowest_layer(stream_).expires_after(server_.options.io_timeout);
+    asio::async_write(stream_, asio::buffer(pending_.front()),
+                      [self = this->shared_from_this()](beast::error_code ec, size_t) {
+                        if (ec || self->stream_ended_) return self->EndStream();
+                        self->pending_.pop_front();
+                        if (!self->pending_.empty()) self->WriteNext();
+                      });
+  }
+
+  // Closes at once, without a TLS close_notify: the client sends nothing
+  // on an event stream, and it reconnects however the stream ends. Closing
+  // cancels what is pending (a write, the wait for the client, max_age),
+  // and the last of them lets the session go.
+  void EndStream() {
+    if (stream_ended_) return;
+    stream_ended_ = true;
+    subscription_.reset();
+    max_age_.cancel();
+    beast::error_code ec;
+    beast::get_lowest_layer(stream_).socket().shutdown(tcp::socket::shutdown_both, ec);
+    beast::get_lowest_layer(stream_).close();
   }
 
   void Close() {
@@ -228,6 +295,14 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   char scratch_[4096];
+  // An event stream's (StartStream); all on the strand but stream_ended_,
+  // which the source's `send` reads from its own thread.
+  std::atomic<bool> stream_ended_{false};
+  // The front one is being written; kept until the session ends, since a
+  // write cancelled by EndStream may still be reading its buffer.
+  std::deque<std::string> pending_;
+  std::shared_ptr<void> subscription_;
+  asio::steady_timer max_age_;
 };
 
 }  // namespace

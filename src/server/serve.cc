@@ -156,7 +156,10 @@ Status Serve(const ServeOptions& options, const std::function<void(int port)>& r
   WARDEN_ASSIGN_OR_RETURN(auto clients, ClientPool::Open(options.db, lo.handler_threads));
   WARDEN_ASSIGN_OR_RETURN(auto bulk_client, Client::Open(options.db));
   BulkRunner bulk(std::move(bulk_client), options, log);
-  Api api(ApiOptions{options.no_auth, options.allow_command_jobs, [&bulk] { bulk.Wake(); }},
+  WARDEN_ASSIGN_OR_RETURN(auto events_client, Client::Open(options.db));
+  EventHub events(std::move(events_client), EventHubOptions{}, log);
+  Api api(ApiOptions{options.no_auth, options.allow_command_jobs, [&bulk] { bulk.Wake(); },
+                     &events},
           *clients);
   WARDEN_ASSIGN_OR_RETURN(
       auto listener,
@@ -171,6 +174,8 @@ Status Serve(const ServeOptions& options, const std::function<void(int port)>& r
   sigwait(&stop, &sig);
   log(std::string("received ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") + ": draining");
   api.SetDraining();
+  // Event streams end with the listener; nothing may be sent to them then.
+  events.Stop();
   std::this_thread::sleep_for(options.drain_grace);
   listener->Stop(options.io_timeout);
   return Status::Ok();

@@ -120,6 +120,57 @@ async function onBackend(name, db) {
     return text;
   }
 
+  // GET /v1/events: a stream that stays open. Its first event comes at
+  // once; an enqueue must bring the next within a few looks (250 ms each).
+  async function events() {
+    const abort = new AbortController();
+    const res = await fetch(base + '/v1/events', { headers: { authorization: `Bearer ${reader}` }, signal: abort.signal });
+    const spec = responseSpec('/v1/events', 'GET', res.status);
+    assert.equal(res.status, 200);
+    assert.ok(spec.content[res.headers.get('content-type')], `${name}: events content type ${res.headers.get('content-type')}`);
+    const validate = ajv.compile(rewrite({ $ref: '#/components/schemas/ChangeEvent' }));
+    const reader_ = res.body.getReader();
+    const decoder = new TextDecoder();
+    let buffered = '';
+    let pending = null;
+    const nextChange = async (ms) => {
+      const deadline = Date.now() + ms;
+      while (Date.now() < deadline) {
+        const end = buffered.indexOf('\n\n');
+        if (end >= 0) {
+          const block = buffered.slice(0, end);
+          buffered = buffered.slice(end + 2);
+          const data = block.split('\n').find((l) => l.startsWith('data: '));
+          if (!block.split('\n').includes('event: change') || !data) continue;  // a ping
+          const parsed = JSON.parse(data.slice(6));
+          assert.ok(validate(parsed), `${name}: event ${data}: ${ajv.errorsText(validate.errors)}`);
+          checked++;
+          return parsed;
+        }
+        // A read that outlasts the wait is kept for the next call.
+        pending ??= reader_.read();
+        let timer;
+        const got = await Promise.race([pending,
+          new Promise((r) => { timer = setTimeout(() => r(null), Math.max(1, deadline - Date.now())); })]);
+        clearTimeout(timer);
+        if (got === null) break;
+        pending = null;
+        if (got.done) break;
+        buffered += decoder.decode(got.value, { stream: true });
+      }
+      return null;
+    };
+    const hello = await nextChange(5000);
+    assert.ok(hello, `${name}: no first event`);
+    // The first look after a listener arrives may report a change too.
+    let seen = hello.version;
+    for (let e; (e = await nextChange(600));) seen = e.version;
+    warden('add', '--cmd', 'true', '--queue', 'events');
+    const after = await nextChange(5000);
+    assert.ok(after && after.version > seen, `${name}: an enqueue brought no change event`);
+    abort.abort();
+  }
+
   // Jobs in several states, a finished attempt with an error among them.
   const dead = JSON.parse(warden('--json', 'add', '--cmd', 'echo oops >&2; exit 3', '--max-attempts', '1')).id;
   const keyed = JSON.parse(warden('--json', 'add', '--cmd', 'sleep 30', '--concurrency-key', 'k')).id;
@@ -203,6 +254,9 @@ async function onBackend(name, db) {
   await call('POST', '/v1/workers/no-such-worker/release', { expect: 404 });
   await call('POST', '/v1/workers/w1/release', { expect: 409 });  // its process runs here
   await call('GET', '/v1/stats', { expect: 200 });
+  await events();
+  await call('GET', '/v1/events', { token: null, expect: 401 });
+  await call('GET', '/v1/events?x=1', { expect: 400 });
   await call('GET', '/v1/audit?limit=10', { expect: 200 });
   await call('GET', '/v1/audit?before=x', { expect: 400 });
 

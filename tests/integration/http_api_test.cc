@@ -6,6 +6,7 @@
 // probes through a drain.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -575,6 +576,68 @@ std::vector<int> Flood(int port, int n) {
     fds.push_back(fd);
   }
   return fds;
+}
+
+// Reads from `fd` until a whole `event: change` block (after `*buffer`'s
+// leftovers) or `wait`; true if one came. Pings and the headers are skipped.
+bool ReadChangeEvent(int fd, std::string* buffer, Millis wait) {
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  while (true) {
+    for (size_t end; (end = buffer->find("\n\n")) != std::string::npos;) {
+      const std::string block = buffer->substr(0, end);
+      buffer->erase(0, end + 2);
+      if (block.find("event: change\ndata: {") != std::string::npos) return true;
+    }
+    const auto left =
+        std::chrono::duration_cast<Millis>(deadline - std::chrono::steady_clock::now());
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(std::max<int64_t>(0, left.count()))) <= 0) return false;
+    char buf[4096];
+    const ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) return false;
+    buffer->append(buf, static_cast<size_t>(n));
+  }
+}
+
+// GET /v1/events holds a socket, not a thread: with far more streams open
+// than the server has handler threads (4), ordinary requests are answered,
+// and each stream is told of a change. (The dashboard's use of it, a
+// rescue seen live: tests/web.)
+TEST_P(HttpApiTest, EventStreamsHoldNoThreadAndEachHearsOfAChange) {
+  StartServer({"--no-auth"});
+  constexpr int kStreams = 200;
+  std::vector<int> fds = Flood(port_, kStreams);
+  std::vector<std::string> buffers(kStreams);
+  const std::string request = "GET /v1/events HTTP/1.1\r\nHost: x\r\n\r\n";
+  for (int i = 0; i < kStreams; ++i) {
+    ASSERT_EQ(send(fds[i], request.data(), request.size(), MSG_NOSIGNAL), ssize_t(request.size()));
+  }
+  for (int i = 0; i < kStreams; ++i) {
+    ASSERT_TRUE(ReadChangeEvent(fds[i], &buffers[i], Millis(15'000))) << "stream " << i;
+  }
+  for (int i = 0; i < 20; ++i) {
+    HttpResult r = Http("GET", "/v1/queues");
+    ASSERT_EQ(r.status, 200) << r.body;
+  }
+  // Drop what the first looks sent, then one change for all.
+  std::this_thread::sleep_for(Millis(1000));
+  for (int i = 0; i < kStreams; ++i) {
+    while (ReadChangeEvent(fds[i], &buffers[i], Millis(0))) {
+    }
+  }
+  ASSERT_GT(Add("true"), 0);
+  int heard = 0;
+  for (int i = 0; i < kStreams; ++i) heard += ReadChangeEvent(fds[i], &buffers[i], Millis(10'000));
+  EXPECT_EQ(heard, kStreams);
+  // Clients that go away cost nothing more; the server goes on.
+  for (int i = 0; i < kStreams / 2; ++i) close(fds[i]);
+  EXPECT_EQ(Http("GET", "/v1/stats").status, 200);
+  ASSERT_GT(Add("true"), 0);
+  for (int i = kStreams / 2; i < kStreams; ++i) {
+    EXPECT_TRUE(ReadChangeEvent(fds[i], &buffers[i], Millis(10'000))) << "stream " << i;
+    close(fds[i]);
+  }
+  EXPECT_FALSE(server().Exited());
 }
 
 TEST_P(HttpApiTest, AConnectionFloodIsAnswered503AndTheServerGoesOn) {

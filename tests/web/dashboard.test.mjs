@@ -351,6 +351,16 @@ test('the dashboard, end to end in Chromium', async (t) => {
     await until('the slow job running on w1', async () =>
       (await textOf(page, '#job-state')) === 'running' &&
       (await count(page, '#attempts tr[data-attempt="1"][data-outcome=running]')) === 1);
+    // The page is told of changes (GET /v1/events) instead of polling: while
+    // nothing changes it fetches the job every 5 s, where polling took 500 ms.
+    await until('the event stream open', async () =>
+      (await page.getAttribute('#status', 'data-live')) === 'stream');
+    let loads = 0;
+    const onRequest = (r) => { if (r.url().endsWith(`/v1/jobs/${slow}`)) loads++; };
+    page.on('request', onRequest);
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    page.off('request', onRequest);
+    assert.ok(loads <= 2, `${loads} loads of the job in 3 s while nothing changed: it polls`);
     const w2 = startWorker('w2', 'default,mail,rescue');
     // A second tab (its own login: the token is kept per tab) on the workers.
     const workers = await newPage(context, problems);
