@@ -244,6 +244,40 @@ TEST_P(RuntimeSimTest, SlowCompletionsKeepTheJobsAWorkerHoldsWithinItsBound) {
   sim.StopAll();
 }
 
+// What the bound is for: SIGKILLed while its commits lag, a worker's jobs
+// not yet recorded are recovered and run again by another worker. At most
+// HeldBound(slots) of them, not the completer's backlog.
+TEST_P(RuntimeSimTest, ACrashWhileCommitsLagSendsBackAtMostTheBound) {
+  RuntimeSim sim(52, NewDb());
+  constexpr int kJobs = 2000;
+  sim.Enqueue(kJobs, 0);
+  const WorkerOptions o = Options();
+  SimWorkerProcess& victim = sim.StartWorker(101, o);
+  victim.link->work_time = [](const std::string& method) -> VirtUs {
+    return method == "JobFinishMany" ? 300'000 : 0;
+  };
+  // Past the first commit (300 ms), before the second.
+  sim.sched().RunUntil(450'000);
+  const int64_t committed = sim.Count(JobState::kSucceeded);
+  ASSERT_GT(committed, 0) << victim.log;
+  ASSERT_LT(committed, kJobs) << victim.log;
+  sim.Kill(victim);
+  SimWorkerProcess& other = sim.StartWorker(102, o);
+  ASSERT_TRUE(sim.RunUntilAllSucceed(kJobs, 30 * kSecond)) << other.log;
+  int64_t recovered = 0, ran_twice = 0;
+  for (const JobInfo& job : sim.Jobs(kJobs)) {
+    recovered += job.attempts.size() > 1;
+    ran_twice += sim.ran_to_end().at(job.id) > 1;
+  }
+  RecordProperty("committed_at_kill", std::to_string(committed));
+  RecordProperty("recovered", std::to_string(recovered));
+  RecordProperty("ran_twice", std::to_string(ran_twice));
+  EXPECT_GT(recovered, 0);
+  EXPECT_LE(recovered, HeldBound(o.concurrency))
+      << ran_twice << " of them had run to their end before the kill";
+  sim.StopAll();
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, RuntimeSimTest, ::testing::Values("memory", "sqlite"),
                          [](const auto& info) { return info.param; });
 
