@@ -3,11 +3,12 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/held_bound.h"
 #include "warden/plural.h"
 
 namespace warden {
 namespace {
-constexpr size_t kMaxBatch = 512;
+constexpr size_t kMaxBatch = kCompleterMaxBatch;
 }
 
 Completer::Completer(Store& store, Env& env, Millis window, Callbacks callbacks)
@@ -53,6 +54,11 @@ void Completer::Flush() {
 bool Completer::idle() {
   MutexLock lock(mu_);
   return settled_ == added_;
+}
+
+int64_t Completer::Unsettled() {
+  MutexLock lock(mu_);
+  return added_ - settled_;
 }
 
 void Completer::Stop() {

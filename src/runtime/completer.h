@@ -40,8 +40,9 @@ class Completer {
   struct Callbacks {
     std::function<WorkerId()> worker_id;
     std::function<void(const std::string&)> log;
-    // After each committed batch: how many were accepted / fenced off, and
-    // whether any freed a concurrency key (other workers may now claim).
+    // After each committed batch (its outcomes no longer unsettled): how
+    // many were accepted / fenced off, and whether any freed a concurrency
+    // key (other workers may now claim).
     std::function<void(int accepted, int fenced, bool freed_keys)> on_batch;
     // After each committed write, for each outcome in it: its tally, and
     // whether it was accepted (false: fenced off). Not for dropped ones.
@@ -59,6 +60,9 @@ class Completer {
   void Flush() EXCLUDES(mu_);
   void Stop() EXCLUDES(mu_);  // flushes, then ends the writer thread
   bool idle() EXCLUDES(mu_);
+  // Outcomes added and not yet written (or dropped). Each is a job still
+  // `running` in the store; the claim loop counts them (core/held_bound.h).
+  int64_t Unsettled() EXCLUDES(mu_);
   // Adds to `ids` every job whose outcome was added and is not yet written
   // (or dropped).
   void CollectUnsettled(std::unordered_set<JobId>& ids) EXCLUDES(mu_);

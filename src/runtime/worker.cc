@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/claim_ahead.h"
+#include "core/held_bound.h"
 #include "warden/duration.h"
 #include "warden/text.h"
 #include "warden/plural.h"
@@ -259,6 +260,9 @@ Status Worker::Impl::Run() {
     counters_.fenced += fenced;
     (void)accepted;
     if (freed_keys) finish_store_->NotifyWorkers();
+    // Committed outcomes free the claim loop's allowance for unsettled ones
+    // (ClaimLoop); it marks itself asleep before it counts them.
+    if (claim_loop_asleep_) WakeClaimLoop();
   };
   completer_ = std::make_unique<Completer>(*finish_store_, env_, opt_.flush_window, cb);
 
@@ -311,8 +315,22 @@ void Worker::Impl::ClaimLoop() {
       ahead = ClaimAhead(opt_.concurrency, claim_us_avg_, job_us_avg_);
       held = static_cast<int>(running_.size());
     }
+    // Counted after `held`: a job moves from running_ to the completer
+    // (SlotLoop adds, then erases), so it is counted once or twice, never
+    // missed.
+    const int64_t unsettled = completer_->Unsettled();
     const int slots_free = std::max(0, opt_.concurrency - held);
-    const int free = opt_.concurrency + ahead - held;
+    // A job stays `running` in the store until its outcome is committed,
+    // not just until its handler returns: counting only `held`, a worker
+    // whose completer fell behind (slow fsync, slow PostgreSQL) kept
+    // claiming, and held tens of thousands of run-but-unrecorded jobs that
+    // a crash would all run again. The outcomes waiting for their commit
+    // have an allowance of their own (core/held_bound.h), so running and
+    // group commit still overlap, and the worker holds at most
+    // HeldBound(concurrency) jobs: slots + claim-ahead + max(slots, 512).
+    // Held back by it, the loop sleeps until a batch commits (on_batch).
+    const int free = ClaimRoom(opt_.concurrency, opt_.concurrency + ahead, held, unsettled);
+    const bool by_unsettled = free < opt_.concurrency + ahead - held;
     // One claim transaction per freed slot would make short jobs cost a
     // commit each: while most slots are busy, let a few more free up first.
     // Not when claiming ahead: the jobs are short, and the claims follow
@@ -328,7 +346,7 @@ void Worker::Impl::ClaimLoop() {
     if (free > 0) {
       params.worker = id_;
       params.limit = free;
-      params.ahead = free - slots_free;
+      params.ahead = std::max(0, free - slots_free);
       const int64_t start = clock_.MonotonicMs();
       {
         MutexLock lock(mu_);
@@ -397,19 +415,22 @@ void Worker::Impl::ClaimLoop() {
       break;
     }
     Millis wait = opt_.poll_interval;
-    if (got == 0) {
-      // Sleep no longer than until the next scheduled or backed-off job.
+    if (got == 0 && free > 0) {
+      // Sleep no longer than until the next scheduled or backed-off job
+      // (with no room to claim, a freed slot or a commit wakes it first).
       auto due = claim_store_->JobNextDueIn();
       if (due.has_value() && due->has_value()) wait = std::min(wait, **due + Millis(1));
     }
     // Asleep before counting again: a slot that frees from here on wakes
     // the loop, and one that freed since `held` was counted is seen here.
     claim_loop_asleep_ = true;
-    if (free <= 0 && static_cast<int>(Inflight()) < held) {
+    if (free <= 0 && (static_cast<int>(Inflight()) < held ||
+                      (by_unsettled && completer_->Unsettled() < unsettled))) {
       claim_loop_asleep_ = false;
       continue;
     }
-    // Woken by a freed slot, stop, or the session loop (new jobs).
+    // Woken by a freed slot, a committed batch, stop, or the session loop
+    // (new jobs).
     pollfd fd{wake_fd_, POLLIN, 0};
     env_.Poll(std::span(&fd, 1), clock_.MonotonicMs() + wait.count());
     claim_loop_asleep_ = false;

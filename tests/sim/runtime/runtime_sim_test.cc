@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 
+#include "core/held_bound.h"
 #include "runtime_sim.h"
 
 namespace warden::sim {
@@ -193,6 +194,87 @@ TEST_P(RuntimeSimTest, AJobWhoseClaimReplyIsLostIsHandedBackUnrunAndRunsOnce) {
   EXPECT_EQ(job.attempts[1].outcome, "succeeded");
   EXPECT_EQ(sim.ran_to_end().at(1), 1);
   EXPECT_NE(w.log.find("its claim's reply never came"), std::string::npos) << w.log;
+  sim.StopAll();
+}
+
+// The store commits outcomes slowly (every JobFinishMany takes 300 ms: a
+// slow fsync, a loaded PostgreSQL) and the jobs take no time, so the
+// completer falls far behind the slots. A job is its worker's, `running` in
+// the store, until its outcome commits, and a crash would run each such job
+// again: after every store call, the worker holds at most
+// HeldBound(slots) of them (core/held_bound.h), where a worker that counted
+// only its running handlers claimed on and held nearly all 2,000. And the
+// jobs still run in a few batches' time, not one claim's worth per commit:
+// running and group commit overlap.
+TEST_P(RuntimeSimTest, SlowCompletionsKeepTheJobsAWorkerHoldsWithinItsBound) {
+  RuntimeSim sim(51, NewDb());
+  constexpr int kJobs = 2000;
+  sim.Enqueue(kJobs, 0);
+  const WorkerOptions o = Options();
+  const int64_t bound = HeldBound(o.concurrency);
+  SimWorkerProcess& w = sim.StartWorker(101, o);
+  w.link->work_time = [](const std::string& method) -> VirtUs {
+    return method == "JobFinishMany" ? 300'000 : 0;
+  };
+  int64_t most = 0, checks = 0;
+  VirtUs most_at = 0;
+  auto checked = w.link->after_call;
+  w.link->after_call = [&, checked](const std::string& method) {
+    if (checked) checked(method);
+    ++checks;
+    if (const int64_t n = sim.Count(JobState::kRunning); n > most) {
+      most = n;
+      most_at = sim.sched().now();
+    }
+  };
+  // 2,000 / 512 a batch: 4 commits of 300 ms, each after a window.
+  ASSERT_TRUE(sim.RunUntilAllSucceed(kJobs, 10 * kSecond)) << w.log;
+  EXPECT_GT(checks, 100);
+  RecordProperty("most_held", std::to_string(most));
+  RecordProperty("all_done_ms", std::to_string(sim.sched().now() / 1000));
+  EXPECT_LE(most, bound) << "the worker held " << most << " jobs at " << most_at / 1000
+                         << " ms, more than " << o.concurrency << " slots allow (" << bound
+                         << ")";
+  // The allowance is used: outcomes pile up behind a commit while the
+  // slots run on.
+  EXPECT_GT(most, o.concurrency + kClaimAheadMax);
+  for (JobId id : {JobId{1}, JobId{kJobs / 2}, JobId{kJobs}}) {
+    EXPECT_EQ(sim.admin().JobGet(id).value().attempts.size(), 1u) << "job " << id;
+  }
+  sim.StopAll();
+}
+
+// What the bound is for: SIGKILLed while its commits lag, a worker's jobs
+// not yet recorded are recovered and run again by another worker. At most
+// HeldBound(slots) of them, not the completer's backlog.
+TEST_P(RuntimeSimTest, ACrashWhileCommitsLagSendsBackAtMostTheBound) {
+  RuntimeSim sim(52, NewDb());
+  constexpr int kJobs = 2000;
+  sim.Enqueue(kJobs, 0);
+  const WorkerOptions o = Options();
+  SimWorkerProcess& victim = sim.StartWorker(101, o);
+  victim.link->work_time = [](const std::string& method) -> VirtUs {
+    return method == "JobFinishMany" ? 300'000 : 0;
+  };
+  // Past the first commit (300 ms), before the second.
+  sim.sched().RunUntil(450'000);
+  const int64_t committed = sim.Count(JobState::kSucceeded);
+  ASSERT_GT(committed, 0) << victim.log;
+  ASSERT_LT(committed, kJobs) << victim.log;
+  sim.Kill(victim);
+  SimWorkerProcess& other = sim.StartWorker(102, o);
+  ASSERT_TRUE(sim.RunUntilAllSucceed(kJobs, 30 * kSecond)) << other.log;
+  int64_t recovered = 0, ran_twice = 0;
+  for (const JobInfo& job : sim.Jobs(kJobs)) {
+    recovered += job.attempts.size() > 1;
+    ran_twice += sim.ran_to_end().at(job.id) > 1;
+  }
+  RecordProperty("committed_at_kill", std::to_string(committed));
+  RecordProperty("recovered", std::to_string(recovered));
+  RecordProperty("ran_twice", std::to_string(ran_twice));
+  EXPECT_GT(recovered, 0);
+  EXPECT_LE(recovered, HeldBound(o.concurrency))
+      << ran_twice << " of them had run to their end before the kill";
   sim.StopAll();
 }
 

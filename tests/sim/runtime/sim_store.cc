@@ -79,6 +79,9 @@ R SimStore::Call(const char* method, F apply) {
   if (!Travel(deadline)) {
     return R(Unavailable(std::string("sim: ") + method + ": timed out, cut off; not sent"));
   }
+  if (link_.work_time && !link_.killed) {
+    if (const VirtUs t = link_.work_time(method); t > 0) link_.sched.Park(link_.sched.now() + t);
+  }
   R result = apply();
   if (link_.after_call) link_.after_call(method);
   const bool back = Travel(deadline);

@@ -55,6 +55,10 @@ struct SimLink {
   int lose_reply_percent = 0;
   // Asked after each call that took effect: true loses its reply.
   std::function<bool(const std::string& method)> lose_reply;
+  // How long the store takes to carry out a call of `method` (a slow
+  // commit: an fsync, a loaded server), in virtual time before it takes
+  // effect; null: none.
+  std::function<VirtUs(const std::string& method)> work_time;
   // Called after each call took effect, as the store has it then.
   std::function<void(const std::string& method)> after_call;
   // Called as each reply that arrives reaches its caller (the caller's
