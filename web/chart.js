@@ -1,5 +1,6 @@
-// A bar chart as inline SVG, built element by element: one bar a sample,
-// the newest on the right, scaled to the largest value shown.
+// A bar chart as inline SVG, built element by element: one bar a time slot,
+// the newest on the right, scaled to the largest value shown. The figure in
+// its caption is the newest whole slot's: the last bar is the slot under way.
 import {svg, el} from './dom.js';
 
 const WIDTH = 600;
@@ -18,7 +19,7 @@ export function barChart({id, title, values, slots, unit, kind}) {
       width: Math.max(1, step - 1).toFixed(1), height: h.toFixed(1), class: `bar ${kind}`},
     svg('title', {}, `${formatRate(v)} ${unit}`));
   });
-  const last = shown.length ? shown[shown.length - 1] : 0;
+  const last = shown.length >= 2 ? shown[shown.length - 2] : 0;
   return el('figure', {id, class: 'chart'},
     el('figcaption', {}, title, ': ', el('strong', {class: 'now'}, formatRate(last)), ` ${unit}`,
       el('span', {class: 'muted'}, ` (peak ${formatRate(peak)})`)),

@@ -1,12 +1,16 @@
 // Overview: jobs by state, workers, the queues, and two charts (jobs that
 // succeeded, and that failed for good, per second), derived here from the
-// differences between successive polls of GET /v1/stats.
+// differences between successive fetches of GET /v1/stats.
 import {el, table, link, ago, JOB_STATES, stateBadge} from './dom.js';
 import {get} from './api.js';
 import {barChart} from './chart.js';
 import {queueTable} from './queues.js';
 
-const SLOTS = 120;  // 60 s of polls
+// The charts: the last minute in one-second bars. Fetches come when
+// something changed (or every few seconds), not on a beat: each delta is
+// spread over the seconds between the two fetches that saw it.
+const BIN_MS = 1000;
+const SLOTS = 60;
 // Kept across visits of the page while the tab lives: {at, succeeded, dead}.
 const samples = [];
 
@@ -61,19 +65,34 @@ export function render() {
 }
 
 function record(stats) {
-  samples.push({at: Date.now(), succeeded: stats.jobs.succeeded, dead: stats.jobs.dead});
-  if (samples.length > SLOTS + 1) samples.splice(0, samples.length - SLOTS - 1);
+  const now = Date.now();
+  samples.push({at: now, succeeded: stats.jobs.succeeded, dead: stats.jobs.dead});
+  // The last minute's samples, and the one before it (its delta reaches in).
+  const first = samples.findIndex((x) => x.at >= now - SLOTS * BIN_MS);
+  if (first > 1) samples.splice(0, first - 1);
 }
 
-// Per second between successive samples. A count can fall (a dead job
-// retried, old jobs pruned): a fall counts as zero.
+// Jobs per second in each of the last SLOTS seconds. A count can fall (a
+// dead job retried, old jobs pruned): a fall counts as zero.
 function rates() {
-  const succeeded = [];
-  const failed = [];
+  const start = Date.now() - SLOTS * BIN_MS;
+  const succeeded = new Array(SLOTS).fill(0);
+  const failed = new Array(SLOTS).fill(0);
   for (let i = 1; i < samples.length; ++i) {
-    const dt = Math.max(0.001, (samples[i].at - samples[i - 1].at) / 1000);
-    succeeded.push(Math.max(0, samples[i].succeeded - samples[i - 1].succeeded) / dt);
-    failed.push(Math.max(0, samples[i].dead - samples[i - 1].dead) / dt);
+    const prev = samples[i - 1];
+    const cur = samples[i];
+    const span = Math.max(1, cur.at - prev.at);
+    const ok = Math.max(0, cur.succeeded - prev.succeeded);
+    const bad = Math.max(0, cur.dead - prev.dead);
+    const from = Math.max(prev.at, start);
+    for (let k = Math.floor((from - start) / BIN_MS); k < SLOTS; ++k) {
+      const lo = Math.max(from, start + k * BIN_MS);
+      const hi = Math.min(cur.at, start + (k + 1) * BIN_MS);
+      if (hi <= lo) break;
+      const share = (hi - lo) / span / (BIN_MS / 1000);
+      succeeded[k] += ok * share;
+      failed[k] += bad * share;
+    }
   }
   return {succeeded, failed};
 }
