@@ -334,8 +334,8 @@ Result<int> SqliteStore::JobExpire() {
   WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
   WARDEN_RETURN_IF_ERROR(CountSelected(
       *db_,
-      "SELECT queue, state, count(*) FROM jobs WHERE start_deadline_at < ?1 AND state IN "
-      "('scheduled', 'available', 'retryable') GROUP BY queue, state",
+      "SELECT " WARDEN_GROUP_COLUMNS ", state, count(*) FROM jobs WHERE start_deadline_at < "
+      "?1 AND state IN ('scheduled', 'available', 'retryable') GROUP BY 1, 2, 3, 4",
       JobState::kExpired, [&](Stmt& q) { q.Bind(1, now); }));
   WARDEN_ASSIGN_OR_RETURN(
       Stmt upd, db_->Prepare("UPDATE jobs SET state = 'expired', finished_at = ?1 WHERE "
@@ -376,8 +376,8 @@ Result<int> SqliteStore::Prune(Millis retention) {
     if (n == 0) break;
     WARDEN_RETURN_IF_ERROR(CountSelected(
         *db_,
-        "SELECT queue, state, count(*) FROM jobs WHERE id IN (SELECT id FROM prune_ids) "
-        "GROUP BY queue, state",
+        "SELECT " WARDEN_GROUP_COLUMNS ", state, count(*) FROM jobs WHERE id IN (SELECT id "
+        "FROM prune_ids) GROUP BY 1, 2, 3, 4",
         std::nullopt, [](Stmt&) {}));
     WARDEN_RETURN_IF_ERROR(db_->ExecScript(
         "DELETE FROM attempts WHERE job_id IN (SELECT id FROM prune_ids); "
