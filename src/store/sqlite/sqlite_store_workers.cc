@@ -408,6 +408,10 @@ Result<int> SqliteStore::Prune(Millis retention) {
   WARDEN_RETURN_IF_ERROR(fold_fenced.Bind(1, cutoff).Exec().status());
   WARDEN_ASSIGN_OR_RETURN(Stmt fenced, db_->Prepare("DELETE FROM fenced_writes WHERE at < ?"));
   WARDEN_RETURN_IF_ERROR(fenced.Bind(1, cutoff).Exec().status());
+  // A group whose jobs are all gone (a task no longer enqueued) leaves its
+  // rows at 0: they go with the history, so job_counts stays as small as
+  // the groups in use (schema 11 keys it by task).
+  WARDEN_RETURN_IF_ERROR(db_->ExecScript("DELETE FROM job_counts WHERE n = 0"));
   WARDEN_RETURN_IF_ERROR(tx->Commit());
   return pruned;
 }
