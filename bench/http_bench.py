@@ -15,7 +15,8 @@ Scenarios (each --runs times, backends alternating within a run):
            kept-alive connection, against `warden_bench bulk` (the
            library's Client::EnqueueMany) with the same B: jobs/s, ratio
   metrics  N jobs in the store (`warden_bench bulk`): GET /metrics
-           p50 / p99, one scrape after another; then a worker
+           p50 / p99, one scrape after another, and GET /v1/stats (the
+           dashboard overview's poll) the same way; then a worker
            (`warden_bench worker`) for T s with and without a scraper
            at 1 Hz, the two orders alternating run by run: jobs/s, ratio
   rss      serve's VmRSS once it answers, and VmHWM before it stops, per
@@ -269,6 +270,19 @@ class Bench:
                 raise Failure(f"/metrics counts {sum(counts.values())} jobs, not {a.metrics_jobs}")
         self.record(backend, "metrics", "scrape p50 ms", ms(percentile(times, 50)), r)
         self.record(backend, "metrics", "scrape p99 ms", ms(percentile(times, 99)), r)
+        # GET /v1/stats, which the dashboard's overview polls: its `unserved`
+        # (no worker runs yet, so every job is in it) must add up to them all.
+        stats_times = []
+        for i in range(a.scrapes + 1):
+            t0 = time.monotonic()
+            stats = json.loads(serve.get("/v1/stats"))
+            if i > 0:
+                stats_times.append(time.monotonic() - t0)
+            unserved = sum(g["jobs"] for g in stats["unserved"])
+            if unserved != a.metrics_jobs:
+                raise Failure(f"/v1/stats: unserved adds up to {unserved}, not {a.metrics_jobs}")
+        self.record(backend, "metrics", "/v1/stats p50 ms", ms(percentile(stats_times, 50)), r)
+        self.record(backend, "metrics", "/v1/stats p99 ms", ms(percentile(stats_times, 99)), r)
 
         stop = threading.Event()
         during = []
@@ -320,6 +334,8 @@ class Bench:
         if during:
             self.record(backend, "scrape-cost", "scrape p50 ms under the worker",
                         ms(statistics.median(during)), r)
+        say(f"  {backend} {a.metrics_jobs:,} jobs: /v1/stats p50 "
+            f"{ms(percentile(stats_times, 50)):.1f} ms")
         say(f"  {backend} {a.metrics_jobs:,} jobs: scrape p50 {ms(percentile(times, 50)):.1f} ms,"
             f" p99 {ms(percentile(times, 99)):.1f} ms; worker, {mode}: {rate:,.0f} jobs/s "
             f"({w['handled']:,} jobs, {len(during)} scrapes)")

@@ -18,7 +18,11 @@ struct BacklogGroup {
   bool command = false;  // added with --cmd: only --allow-cmd workers run it
   JobState state = JobState::kAvailable;  // scheduled, available, retryable or running
   int64_t count = 0;
-  TimeMs next_run_at = 0;  // the soonest run_at among them
+  // The soonest run_at among them, for scheduled, retryable and running
+  // groups; 0 for available ones, which are due. (No reader needs it there,
+  // and finding it could read every job of a queue whose other tasks come
+  // first in its claim index.)
+  TimeMs next_run_at = 0;
 };
 
 // What one worker runs, as its claims select jobs.

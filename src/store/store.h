@@ -149,6 +149,8 @@ struct JobCountDrift {
   std::string state;
   int64_t kept = 0;
   int64_t real = 0;
+  std::string task;      // the counts are kept by task and command too
+  bool command = false;
 };
 
 // A live worker's own line to the store: wake-ups when jobs may have become
@@ -223,9 +225,10 @@ class Store {
   // interval; a relative time, so a skewed worker clock does not matter).
   virtual Result<std::optional<Millis>> JobNextDueIn() = 0;
   // The scheduled, available, retryable and running jobs on `queues` (empty:
-  // every queue), grouped by queue, task, command or not, and state. It
-  // reads every such job: for an idle worker and for people, not for a hot
-  // path.
+  // every queue), grouped by queue, task, command or not, and state (the
+  // running ones: those with a worker), in that order of states and then by
+  // group. The waiting groups come from the kept counts, so it reads a row
+  // per group and the running jobs, not every waiting job.
   virtual Result<std::vector<BacklogGroup>> JobBacklog(
       const std::vector<std::string>& queues) = 0;
 

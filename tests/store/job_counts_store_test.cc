@@ -6,12 +6,15 @@
 // holding jobs, delete, bulk retry/cancel/delete, prune), what QueueList,
 // GetStats and JobCountUnfinished say equals a real count of the jobs
 // (JobList's total, one count(*) per queue and state), each queue's oldest
-// available job is the real one, and JobCountsVerify finds no drift.
+// available job is the real one, and JobCountsVerify finds no drift. And
+// JobBacklog, which reads the counts by group (schema SQLite 11 / PostgreSQL
+// 13) instead of every waiting job, says what a GROUP BY of the jobs says.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "store_fixture.h"
 
@@ -34,8 +37,8 @@ class JobCountsStoreTest : public StoreTest {
     auto drift = store_->JobCountsVerify();
     ASSERT_TRUE(drift.has_value()) << drift.error().ToString();
     for (const JobCountDrift& d : *drift) {
-      ADD_FAILURE() << "drift in " << d.queue << "/" << d.state << ": kept " << d.kept
-                    << ", real " << d.real;
+      ADD_FAILURE() << "drift in " << d.queue << "/" << d.task << (d.command ? " (cmd)" : "")
+                    << "/" << d.state << ": kept " << d.kept << ", real " << d.real;
     }
     auto queues = store_->QueueList();
     ASSERT_TRUE(queues.has_value()) << queues.error().ToString();
@@ -79,6 +82,56 @@ class JobCountsStoreTest : public StoreTest {
       EXPECT_EQ(kept.count(state) ? kept[state] : 0, n) << "GetStats " << state;
     }
     EXPECT_EQ(store_->JobCountUnfinished().value(), unfinished);
+    ExpectBacklog({});
+    ExpectBacklog({"a"});
+    ExpectBacklog({"a", "b"});
+  }
+
+  // JobBacklog(queues) against the jobs themselves, grouped as the old
+  // GROUP BY did: count and soonest run_at per (queue, task, command or
+  // not, state), running ones only with a worker; available groups carry
+  // no run_at (BacklogGroup).
+  void ExpectBacklog(const std::vector<std::string>& only) {
+    SCOPED_TRACE("backlog of " + std::to_string(only.size()) + " queues");
+    using Key = std::tuple<std::string, std::string, bool, std::string>;
+    std::map<Key, std::pair<int64_t, TimeMs>> real;
+    for (const std::string& queue : queues_) {
+      if (!only.empty() && std::find(only.begin(), only.end(), queue) == only.end()) continue;
+      for (JobState s : {JobState::kAvailable, JobState::kScheduled, JobState::kRetryable,
+                         JobState::kRunning}) {
+        JobFilter f;
+        f.queue = queue;
+        f.states = {s};
+        f.limit = 1000;
+        auto list = store_->JobList(f, nullptr);
+        ASSERT_TRUE(list.has_value()) << list.error().ToString();
+        for (const JobInfo& j : *list) {
+          if (s == JobState::kRunning && !j.worker) continue;
+          auto [it, fresh] = real.try_emplace(
+              Key{j.queue, j.task, !j.command.empty(), JobStateName(s)}, 0, j.run_at);
+          ++it->second.first;
+          it->second.second = std::min(it->second.second, j.run_at);
+        }
+      }
+    }
+    auto backlog = store_->JobBacklog(only);
+    ASSERT_TRUE(backlog.has_value()) << backlog.error().ToString();
+    std::map<Key, std::pair<int64_t, TimeMs>> got;
+    int last_part = 0;
+    for (const BacklogGroup& g : *backlog) {
+      const int part = g.state == JobState::kAvailable ? 0 : g.state == JobState::kRunning ? 2 : 1;
+      EXPECT_GE(part, last_part) << "available, then scheduled and retryable, then running";
+      last_part = part;
+      const bool fresh =
+          got.emplace(Key{g.queue, g.task, g.command, JobStateName(g.state)},
+                      std::pair{g.count, g.next_run_at})
+              .second;
+      EXPECT_TRUE(fresh) << "group listed twice: " << g.queue << "/" << g.task;
+    }
+    for (auto& [key, v] : real) {
+      if (std::get<3>(key) == "available") v.second = 0;
+    }
+    EXPECT_EQ(got, real);
   }
 
   JobId AddTo(const std::string& queue, JobSpec s) {
@@ -151,6 +204,19 @@ TEST_P(JobCountsStoreTest, EveryTransitionKeepsTheCountsExact) {
   JobSpec deadline = Spec();
   deadline.start_deadline = seconds(5);
   AddTo("c", deadline);
+  // Other groups of the same queues: another task, command jobs (no worker
+  // here claims them), scheduled and available.
+  AddTo("a", Spec("u"));
+  JobSpec u_later = Spec("u");
+  u_later.delay = hours(3);
+  AddTo("a", u_later);
+  u_later.delay = hours(1);
+  AddTo("a", u_later);
+  JobSpec cmd = Spec("sh");
+  cmd.command = "true";
+  AddTo("a", cmd);
+  cmd.delay = hours(1);
+  AddTo("b", cmd);
   ExpectExact("inserted");
 
   // Claim, at-most-once start mark, success, failure to retryable and dead.

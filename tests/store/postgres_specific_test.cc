@@ -521,7 +521,8 @@ TEST_F(PostgresTest, SchemaTenDatabaseGetsItsJobCountsFromItsJobs) {
                               "jobs_count_update ON warden.jobs; DROP TRIGGER jobs_count_delete "
                               "ON warden.jobs; DROP TRIGGER jobs_count_truncate ON warden.jobs; "
                               "DROP TABLE warden.job_counts; DROP TABLE warden.job_count_deltas; "
-                              "DROP INDEX warden.jobs_crash_loop; UPDATE warden.jobs SET state = "
+                              "DROP INDEX warden.jobs_crash_loop; DROP INDEX "
+                              "warden.jobs_due_group; UPDATE warden.jobs SET state = "
                               "'dead' WHERE id = 1; "
                               "DELETE FROM warden.schema_version WHERE version > 10")
                   .ok());
@@ -534,6 +535,13 @@ TEST_F(PostgresTest, SchemaTenDatabaseGetsItsJobCountsFromItsJobs) {
   EXPECT_EQ(queues[0].jobs,
             (std::vector<std::pair<std::string, int64_t>>{{"available", 2}, {"dead", 1}}));
   EXPECT_EQ(queues[1].jobs, (std::vector<std::pair<std::string, int64_t>>{{"available", 2}}));
+  // By task and command too (schema 13): what JobBacklog reads.
+  const std::vector<BacklogGroup> backlog = store->JobBacklog({}).value();
+  ASSERT_EQ(backlog.size(), 2u);
+  EXPECT_EQ(backlog[0].queue, "even");
+  EXPECT_EQ(backlog[0].task, "t");
+  EXPECT_EQ(backlog[0].count, 2);
+  EXPECT_EQ(backlog[1].count, 2);
   // SQL from outside warden (an application's warden.add_job, an
   // operator's UPDATE or TRUNCATE) goes through the same triggers.
   ASSERT_TRUE(sql->ExecScript("SELECT warden.add_job('t'); UPDATE warden.jobs SET state = "
@@ -587,6 +595,15 @@ TEST_F(PostgresTest, ConcurrentCompletionsAndFoldsKeepTheCountsExact) {
   EXPECT_EQ(total, 400);
 }
 
+// What a database older than schema 11 does not have: the kept counts
+// (schema 11, by group since 13), their triggers, and jobs_due_group (13).
+#define WARDEN_UNDO_JOB_COUNTS                                                                  \
+  "DROP TRIGGER jobs_count_insert ON warden.jobs; DROP TRIGGER jobs_count_update ON "           \
+  "warden.jobs; DROP TRIGGER jobs_count_delete ON warden.jobs; DROP TRIGGER "                  \
+  "jobs_count_truncate ON warden.jobs; DROP TABLE warden.job_counts; DROP TABLE "              \
+  "warden.job_count_deltas; DROP INDEX warden.jobs_crash_loop; DROP INDEX "                    \
+  "warden.jobs_due_group; "
+
 TEST_F(PostgresTest, VersionThreeDatabaseIsMigratedAndKeepsItsJobs) {
   JobSpec spec;
   spec.task.push_back('t');
@@ -597,7 +614,8 @@ TEST_F(PostgresTest, VersionThreeDatabaseIsMigratedAndKeepsItsJobs) {
                               "warden.jobs (lease_expires_at) WHERE state = 'running'; DROP "
                               "INDEX warden.jobs_running_worker; CREATE INDEX "
                               "jobs_running_worker ON warden.jobs (worker_id) WHERE state = "
-                              "'running'; DELETE FROM warden.schema_version WHERE version > 3")
+                              "'running'; " WARDEN_UNDO_JOB_COUNTS
+                              "DELETE FROM warden.schema_version WHERE version > 3")
                   .ok());
   auto store = Open();
   ASSERT_NE(store, nullptr);
@@ -717,8 +735,8 @@ TEST_F(PostgresTest, AddJobFromSqlKeepsTheNameRules) {
   ASSERT_TRUE(ok.has_value()) << ok.error().ToString();
 
   // A database made before the rules (schema version 1) gets them on open.
-  ASSERT_TRUE(app->ExecScript("DROP FUNCTION warden.add_job; DELETE FROM "
-                              "warden.schema_version WHERE version > 1")
+  ASSERT_TRUE(app->ExecScript("DROP FUNCTION warden.add_job; " WARDEN_UNDO_JOB_COUNTS
+                              "DELETE FROM warden.schema_version WHERE version > 1")
                   .ok());
   ASSERT_NE(Open(), nullptr);
   auto upgraded = app->Exec("SELECT warden.add_job('t', queue => 'a,b')");

@@ -72,6 +72,7 @@ TEST_F(SqliteFileTest, SchemaEightDatabaseGetsItsJobCountsFromItsJobs) {
   ASSERT_EQ(sqlite3_exec(db,
                          "DROP TABLE job_counts; "
                          "DROP INDEX jobs_crash_loop; DROP INDEX fenced_writes_job; "
+                         "DROP INDEX jobs_due_group; "
                          "ALTER TABLE attempts DROP COLUMN lost_by; "
                          "ALTER TABLE attempts DROP COLUMN runnable_at; "
                          "DELETE FROM warden_schema WHERE version > 8; "
@@ -93,6 +94,53 @@ TEST_F(SqliteFileTest, SchemaEightDatabaseGetsItsJobCountsFromItsJobs) {
   ASSERT_TRUE((*store)->JobRetry(1, {}).ok());
   EXPECT_TRUE((*store)->JobCountsVerify().value().empty());
   EXPECT_EQ((*store)->QueueList().value()[0].CountIn(JobState::kAvailable), 3);
+}
+
+// Schema 11 keeps the counts by task and command too, and indexes the
+// scheduled and retryable jobs by group (jobs_due_group): a database of
+// schema 10 (its job_counts by queue and state only) gets them counted from
+// its jobs, and JobBacklog reads them.
+TEST_F(SqliteFileTest, SchemaTenDatabaseGetsItsGroupCountsFromItsJobs) {
+  {
+    auto store = OpenStore(path_);
+    ASSERT_TRUE(store.has_value()) << store.error().ToString();
+    std::vector<JobSpec> specs(6);
+    for (size_t i = 0; i < specs.size(); ++i) {
+      specs[i].task = i % 2 ? "odd" : "even";
+      if (i == 4) specs[i].command = "true";
+      if (i == 5) specs[i].delay = std::chrono::hours(1);
+    }
+    ASSERT_TRUE((*store)->JobInsertMany(specs).has_value());
+  }
+  sqlite3* db = Raw();
+  ASSERT_EQ(sqlite3_exec(db,
+                         "DROP TABLE job_counts; DROP INDEX jobs_due_group; "
+                         "CREATE TABLE job_counts (queue TEXT NOT NULL, state TEXT NOT NULL, "
+                         "n INTEGER NOT NULL, PRIMARY KEY (queue, state)) WITHOUT ROWID; "
+                         "INSERT INTO job_counts SELECT queue, state, count(*) FROM jobs "
+                         "GROUP BY 1, 2; "
+                         "DELETE FROM warden_schema WHERE version > 10",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  auto store = OpenStore(path_);
+  ASSERT_TRUE(store.has_value()) << store.error().ToString();
+  EXPECT_EQ((*store)->SchemaVersion().value(), sqlite::kSchemaVersion);
+  EXPECT_TRUE((*store)->JobCountsVerify().value().empty());
+  const std::vector<BacklogGroup> backlog = (*store)->JobBacklog({}).value();
+  ASSERT_EQ(backlog.size(), 4u);
+  EXPECT_EQ(backlog[0].task, "even");
+  EXPECT_EQ(backlog[0].count, 2);
+  EXPECT_TRUE(backlog[1].command);  // "even", but a command
+  EXPECT_EQ(backlog[1].count, 1);
+  EXPECT_EQ(backlog[2].task, "odd");
+  EXPECT_EQ(backlog[2].count, 2);
+  EXPECT_EQ(backlog[3].state, JobState::kScheduled);
+  EXPECT_GT(backlog[3].next_run_at, 0);
+  ASSERT_TRUE((*store)->JobCancel(1, {}).has_value());
+  EXPECT_TRUE((*store)->JobCountsVerify().value().empty());
+  EXPECT_EQ((*store)->JobBacklog({}).value()[0].count, 1);
 }
 
 // An application's own transaction's enqueue is counted too.
@@ -422,6 +470,8 @@ TEST_F(SqliteFileTest, VersionOneFileIsMigratedAndKeepsItsJobsAndAttempts) {
                          "DROP TABLE bulk_ops; DROP INDEX fenced_writes_job; "
                          "ALTER TABLE attempts DROP COLUMN lost_by; "
                          "ALTER TABLE attempts DROP COLUMN runnable_at; "
+                         "DROP TABLE job_counts; DROP INDEX jobs_crash_loop; "
+                         "DROP INDEX jobs_due_group; "
                          "DELETE FROM warden_schema WHERE version > 1",
                          nullptr, nullptr, nullptr),
             SQLITE_OK)

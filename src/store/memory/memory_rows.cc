@@ -19,6 +19,16 @@ namespace {
 // `job`, as it is now, counted in (+1) or out (-1).
 void CountJob(Tables& t, const JobRow& job, int delta) {
   t.job_counts[{job.queue, JobStateName(job.state)}] += delta;
+  const Tables::GroupKey group{job.queue, job.task, !job.command.empty(), job.state};
+  t.group_counts[group] += delta;
+  if (job.state == JobState::kScheduled || job.state == JobState::kRetryable) {
+    auto& due = t.due_by_group[group];
+    if (delta > 0) {
+      due.emplace(job.run_at, job.id);
+    } else {
+      due.erase({job.run_at, job.id});
+    }
+  }
   if (job.state != JobState::kAvailable) return;
   auto& queue = t.available_by_run_at[job.queue];
   if (delta > 0) {

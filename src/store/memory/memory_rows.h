@@ -20,6 +20,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/metrics.h"
@@ -150,6 +151,12 @@ struct Tables {
   // EraseJobRow, the only ways a job row comes, changes state or goes.
   std::map<std::pair<std::string, std::string>, int64_t> job_counts;
   std::map<std::string, std::set<std::pair<TimeMs, JobId>>> available_by_run_at;
+  // Schema 11: the jobs by group (queue, task, command or not) and state,
+  // and each scheduled or retryable group's jobs by run_at (jobs_due_group),
+  // for JobBacklog. Kept by the same three.
+  using GroupKey = std::tuple<std::string, std::string, bool, JobState>;
+  std::map<GroupKey, int64_t> group_counts;
+  std::map<GroupKey, std::set<std::pair<TimeMs, JobId>>> due_by_group;
   std::map<WorkerId, SessionLock> session_locks;
   int64_t last_session = 0;
   // The operator surface (schema 6): paused queues and when, API tokens by

@@ -137,7 +137,8 @@ Result<std::optional<Millis>> MemoryStore::JobNextDueIn() {
 }
 
 // As SQLite's kBacklogSql: available groups, then scheduled and retryable
-// ones, then running ones, each part in the order of its group's key.
+// ones, then running ones, each part in the order of its group's key; the
+// waiting groups from the kept counts, the running ones from the jobs.
 Result<std::vector<BacklogGroup>> MemoryStore::JobBacklog(const std::vector<std::string>& queues) {
   MutexLock lock(db_->mu);
   using Key = std::tuple<std::string, std::string, bool, std::string>;  // queue, task, cmd, state
@@ -145,21 +146,27 @@ Result<std::vector<BacklogGroup>> MemoryStore::JobBacklog(const std::vector<std:
     int64_t count = 0;
     TimeMs next_run_at = 0;
   };
+  auto wanted = [&](const std::string& queue) {
+    return queues.empty() || std::find(queues.begin(), queues.end(), queue) != queues.end();
+  };
   std::map<Key, Group> parts[3];
+  for (const auto& [key, n] : db_->t.group_counts) {
+    const auto& [queue, task, command, state] = key;
+    if (n == 0 || !wanted(queue)) continue;
+    const bool due_later = state == JobState::kScheduled || state == JobState::kRetryable;
+    if (!due_later && state != JobState::kAvailable) continue;
+    Group& g = parts[due_later ? 1 : 0][Key{queue, task, command, JobStateName(state)}];
+    g.count = n;
+    if (due_later) {
+      auto due = db_->t.due_by_group.find(key);
+      if (due != db_->t.due_by_group.end() && !due->second.empty()) {
+        g.next_run_at = due->second.begin()->first;
+      }
+    }
+  }
   for (const auto& [id, job] : db_->t.jobs) {
-    if (!queues.empty() && std::find(queues.begin(), queues.end(), job.queue) == queues.end()) {
-      continue;
-    }
-    int part;
-    switch (job.state) {
-      case JobState::kAvailable: part = 0; break;
-      case JobState::kScheduled:
-      case JobState::kRetryable: part = 1; break;
-      case JobState::kRunning: part = job.worker_id ? 2 : -1; break;
-      default: part = -1;
-    }
-    if (part < 0) continue;
-    Group& g = parts[part][Key{job.queue, job.task, !job.command.empty(), JobStateName(job.state)}];
+    if (job.state != JobState::kRunning || !job.worker_id || !wanted(job.queue)) continue;
+    Group& g = parts[2][Key{job.queue, job.task, !job.command.empty(), JobStateName(job.state)}];
     g.next_run_at = g.count == 0 ? job.run_at : std::min(g.next_run_at, job.run_at);
     ++g.count;
   }

@@ -167,10 +167,41 @@ Result<std::vector<JobCountDrift>> MemoryStore::JobCountsVerify() {
   for (const auto& [key, n] : db_->t.job_counts) {
     auto it = real.find(key);
     const int64_t r = it == real.end() ? 0 : it->second;
-    if (n != r) out.push_back(JobCountDrift{key.first, key.second, n, r});
+    if (n != r) out.push_back(JobCountDrift{key.first, key.second, n, r, {}, false});
   }
   for (const auto& [key, n] : real) {
-    if (!db_->t.job_counts.count(key)) out.push_back(JobCountDrift{key.first, key.second, 0, n});
+    if (!db_->t.job_counts.count(key)) out.push_back(JobCountDrift{key.first, key.second, 0, n, {}, false});
+  }
+  // By group too (schema 11), and each scheduled or retryable group's jobs
+  // by run_at.
+  std::map<Tables::GroupKey, int64_t> groups;
+  std::map<Tables::GroupKey, std::set<std::pair<TimeMs, JobId>>> due;
+  for (const auto& [id, job] : db_->t.jobs) {
+    const Tables::GroupKey key{job.queue, job.task, !job.command.empty(), job.state};
+    ++groups[key];
+    if (job.state == JobState::kScheduled || job.state == JobState::kRetryable) {
+      due[key].emplace(job.run_at, id);
+    }
+  }
+  auto drift = [&](const Tables::GroupKey& key, int64_t kept, int64_t real) {
+    const auto& [queue, task, command, state] = key;
+    out.push_back(JobCountDrift{queue, JobStateName(state), kept, real, task, command});
+  };
+  for (const auto& [key, n] : db_->t.group_counts) {
+    auto it = groups.find(key);
+    const int64_t r = it == groups.end() ? 0 : it->second;
+    if (n != r) drift(key, n, r);
+  }
+  for (const auto& [key, n] : groups) {
+    if (!db_->t.group_counts.count(key)) drift(key, 0, n);
+  }
+  for (const auto& [key, kept] : db_->t.due_by_group) {
+    auto it = due.find(key);
+    const bool same = it == due.end() ? kept.empty() : it->second == kept;
+    if (!same) {
+      drift(key, static_cast<int64_t>(kept.size()),
+            it == due.end() ? 0 : static_cast<int64_t>(it->second.size()));
+    }
   }
   // The memory store's own index of available jobs: a drift of it would
   // show as a wrong oldest age, so it is checked here too (as "available").
@@ -179,7 +210,8 @@ Result<std::vector<JobCountDrift>> MemoryStore::JobCountsVerify() {
     const bool same = it == available.end() ? kept.empty() : it->second == kept;
     if (!same) {
       out.push_back(JobCountDrift{queue, "available", static_cast<int64_t>(kept.size()),
-                                  it == available.end() ? 0 : static_cast<int64_t>(it->second.size())});
+                                  it == available.end() ? 0 : static_cast<int64_t>(it->second.size()),
+                                  {}, false});
     }
   }
   return out;

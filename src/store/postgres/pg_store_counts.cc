@@ -62,10 +62,10 @@ const char* const kCountUnfinishedSql =
 const char* const kFoldSql =
     "WITH l AS (SELECT pg_try_advisory_xact_lock($1::int, $2::int) AS ok), "
     "d AS (DELETE FROM warden.job_count_deltas WHERE (SELECT ok FROM l) RETURNING queue, "
-    "state, n) "
-    "INSERT INTO warden.job_counts AS c (queue, state, n) SELECT queue, state, sum(n) FROM d "
-    "GROUP BY queue, state ORDER BY queue, state "
-    "ON CONFLICT (queue, state) DO UPDATE SET n = c.n + excluded.n";
+    "state, task, command, n) "
+    "INSERT INTO warden.job_counts AS c (queue, state, task, command, n) SELECT queue, state, "
+    "task, command, sum(n) FROM d GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4 "
+    "ON CONFLICT (queue, state, task, command) DO UPDATE SET n = c.n + excluded.n";
 
 }  // namespace
 
@@ -112,17 +112,19 @@ Result<std::vector<JobCountDrift>> PgStore::JobCountsVerify() {
   // One statement: the kept and the real counts from one snapshot.
   WARDEN_ASSIGN_OR_RETURN(
       Rows r,
-      conn_->Exec("WITH kept AS (SELECT queue, state, sum(n)::bigint AS n FROM (SELECT queue, "
-                  "state, n FROM warden.job_counts UNION ALL SELECT queue, state, n FROM "
-                  "warden.job_count_deltas) a GROUP BY queue, state HAVING sum(n) <> 0), "
-                  "real AS (SELECT queue, state, count(*)::bigint AS n FROM warden.jobs GROUP BY "
-                  "queue, state) "
-                  "SELECT queue, state, coalesce(k.n, 0), coalesce(r.n, 0) FROM kept k FULL "
-                  "JOIN real r USING (queue, state) WHERE k.n IS DISTINCT FROM r.n "
-                  "ORDER BY 1, 2"));
+      conn_->Exec("WITH kept AS (SELECT queue, state, task, command, sum(n)::bigint AS n FROM "
+                  "(SELECT queue, state, task, command, n FROM warden.job_counts UNION ALL "
+                  "SELECT queue, state, task, command, n FROM warden.job_count_deltas) a GROUP "
+                  "BY 1, 2, 3, 4 HAVING sum(n) <> 0), "
+                  "real AS (SELECT queue, state, task, command <> '' AS command, "
+                  "count(*)::bigint AS n FROM warden.jobs GROUP BY 1, 2, 3, 4) "
+                  "SELECT queue, state, coalesce(k.n, 0), coalesce(r.n, 0), task, command FROM "
+                  "kept k FULL JOIN real r USING (queue, state, task, command) WHERE k.n IS "
+                  "DISTINCT FROM r.n ORDER BY 1, 2, 5, 6"));
   std::vector<JobCountDrift> out;
   for (int i = 0; i < r.size(); ++i) {
-    out.push_back(JobCountDrift{r.Text(i, 0), r.Text(i, 1), r.Int(i, 2), r.Int(i, 3)});
+    out.push_back(JobCountDrift{r.Text(i, 0), r.Text(i, 1), r.Int(i, 2), r.Int(i, 3),
+                                r.Text(i, 4), r.Bool(i, 5)});
   }
   return out;
 }

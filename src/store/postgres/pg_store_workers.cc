@@ -390,6 +390,8 @@ Result<int> PgStore::Prune(Millis retention) {
                  "value = warden.metrics_retired.value + excluded.value",
                  Params().Add(cutoff))
           .status());
+  // As on SQLite: folded rows at 0 go (a reader adds the deltas to nothing).
+  WARDEN_RETURN_IF_ERROR(conn_->Exec("DELETE FROM warden.job_counts WHERE n = 0").status());
   return pruned;
 }
 

@@ -1,9 +1,10 @@
-// The jobs by queue and state (job_counts, schema 9), kept by the
-// statements that change jobs: each adds its net change in its own
+// The jobs by queue, task, command or not, and state (job_counts: by queue
+// and state since schema 9, by task and command too since schema 11), kept
+// by the statements that change jobs: each adds its net change in its own
 // transaction, so the counts are exact at every commit. A statement that
-// changes a batch of jobs adds one change per (queue, state) it touched,
+// changes a batch of jobs adds one change per group and state it touched,
 // not one per job: the claim and the completions cost two small upserts a
-// batch (see schema.cc for why not triggers).
+// batch of one task (see schema.cc for why not triggers).
 //
 // Every statement that inserts, deletes or changes the state of jobs must
 // count here; Store::JobCountsVerify and store_test's JobCountsStoreTest
@@ -23,24 +24,38 @@
 
 namespace warden::sqlite {
 
+// What decides which workers can run a job: a row of job_counts per group
+// and state.
+struct JobGroup {
+  std::string queue;
+  std::string task;
+  bool command = false;  // command <> ''
+  auto operator<=>(const JobGroup&) const = default;
+};
+
+// The group columns of a job, as CountSelected's selects and the readers
+// name them.
+#define WARDEN_GROUP_COLUMNS "queue, task, command <> ''"
+
 class CountChanges {
  public:
-  void Add(const std::string& queue, JobState state, int64_t n) {
-    if (n != 0) changes_[{queue, state}] += n;
+  void Add(const JobGroup& group, JobState state, int64_t n) {
+    if (n != 0) changes_[{group, state}] += n;
   }
-  void Move(const std::string& queue, JobState from, JobState to, int64_t n = 1) {
+  void Move(const JobGroup& group, JobState from, JobState to, int64_t n = 1) {
     if (from == to) return;
-    Add(queue, from, -n);
-    Add(queue, to, n);
+    Add(group, from, -n);
+    Add(group, to, n);
   }
   // Writes the changes in the open transaction and forgets them.
   Status Apply(Db& db);
 
  private:
-  std::map<std::pair<std::string, JobState>, int64_t> changes_;
+  std::map<std::pair<JobGroup, JobState>, int64_t> changes_;
 };
 
-// Counts the jobs of `select` (which yields queue, state, count) as moved
+// Counts the jobs of `select` (which yields WARDEN_GROUP_COLUMNS, state,
+// count) as moved
 // to state `to`, or as deleted (nullopt), before the statement that moves
 // or deletes them, in its transaction. `bind` binds `select`'s parameters.
 // For statements that pick their jobs by a condition (promote, expire,
@@ -53,12 +68,13 @@ Status CountSelected(Db& db, const std::string& select, std::optional<JobState> 
   while (true) {
     WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
     if (!row) break;
-    const auto state = ParseJobState(q.Text(1));
-    if (!state) return Internal("a job in an unknown state: " + q.Text(1));
+    const auto state = ParseJobState(q.Text(3));
+    if (!state) return Internal("a job in an unknown state: " + q.Text(3));
+    const JobGroup group{q.Text(0), q.Text(1), q.Int(2) != 0};
     if (to) {
-      changes.Move(q.Text(0), *state, *to, q.Int(2));
+      changes.Move(group, *state, *to, q.Int(4));
     } else {
-      changes.Add(q.Text(0), *state, -q.Int(2));
+      changes.Add(group, *state, -q.Int(4));
     }
   }
   q.Reset();

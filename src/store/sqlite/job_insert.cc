@@ -69,7 +69,8 @@ Status InsertRows(Db& db, std::span<const JobSpec> specs, TimeMs now,
   const JobId first = last - static_cast<JobId>(specs.size()) + 1;
   for (size_t r = 0; r < specs.size(); ++r) {
     out->push_back(EnqueueResult{first + static_cast<JobId>(r), true});
-    counts->Add(specs[r].queue, FirstState(specs[r], now), 1);
+    counts->Add(JobGroup{specs[r].queue, specs[r].task, !specs[r].command.empty()},
+                FirstState(specs[r], now), 1);
   }
   return Status::Ok();
 }

@@ -165,7 +165,7 @@ class SqliteStore final : public Store {
   struct Picked {
     JobId id;
     int64_t lease_token;
-    std::string queue;
+    JobGroup group;
   };
   // Claimable jobs in claim order, at most `limit`, one per concurrency key.
   Result<std::vector<Picked>> PickLocked(const ClaimParams& p, TimeMs now, int limit) REQUIRES(mu_);

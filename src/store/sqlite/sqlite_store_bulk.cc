@@ -40,7 +40,8 @@ Status SqliteStore::DeleteLocked(JobId id) {
   WARDEN_ASSIGN_OR_RETURN(Stmt a, db_->Prepare("DELETE FROM attempts WHERE job_id = ?"));
   WARDEN_RETURN_IF_ERROR(a.Bind(1, id).Exec().status());
   WARDEN_RETURN_IF_ERROR(CountSelected(
-      *db_, "SELECT queue, state, count(*) FROM jobs WHERE id = ? GROUP BY queue, state",
+      *db_, "SELECT " WARDEN_GROUP_COLUMNS ", state, count(*) FROM jobs WHERE id = ? GROUP BY 1, 2, "
+      "3, 4",
       std::nullopt, [&](Stmt& q) { q.Bind(1, id); }));
   WARDEN_ASSIGN_OR_RETURN(Stmt j, db_->Prepare("DELETE FROM jobs WHERE id = ?"));
   return j.Bind(1, id).Exec().status();

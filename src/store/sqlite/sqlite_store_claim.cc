@@ -66,7 +66,8 @@ bool MergesQueues(const ClaimParams& p) {
 // of each job is read after the commit (SqliteStore::JobClaim).
 const char* const kPickColumns =
     "id, lease_token, concurrency_key, delivery, crashes, max_crashes, retry, charged, "
-    "max_attempts, priority, run_at, queue";  // (a compound SELECT orders by its columns)
+    "max_attempts, priority, run_at, queue, task, command <> ''";  // (a compound SELECT orders
+                                                                  // by its columns)
 
 // Named, not left to the planner: with statistics (a user's ANALYZE, or
 // `PRAGMA optimize`), SQLite chose to scan the whole table for the look
@@ -148,7 +149,8 @@ Result<std::vector<SqliteStore::Picked>> SqliteStore::PickLocked(const ClaimPara
       if (!SafeToClaimAhead(job)) continue;
     }
     if (std::string key = pick.Text(2); !key.empty() && !keys.insert(key).second) continue;
-    picked.push_back(Picked{pick.Int(0), pick.Int(1), pick.Text(11)});
+    picked.push_back(
+        Picked{pick.Int(0), pick.Int(1), JobGroup{pick.Text(11), pick.Text(12), pick.Int(13) != 0}});
   }
   pick.Reset();
   return picked;
@@ -164,8 +166,8 @@ Result<bool> SqliteStore::AnyDueLocked(TimeMs now) {
 Result<int> SqliteStore::PromoteDueLocked(TimeMs now) {
   WARDEN_RETURN_IF_ERROR(CountSelected(
       *db_,
-      "SELECT queue, state, count(*) FROM jobs INDEXED BY jobs_due WHERE state IN "
-      "('scheduled', 'retryable') AND run_at <= ? GROUP BY queue, state",
+      "SELECT " WARDEN_GROUP_COLUMNS ", state, count(*) FROM jobs INDEXED BY jobs_due WHERE "
+      "state IN ('scheduled', 'retryable') AND run_at <= ? GROUP BY 1, 2, 3, 4",
       JobState::kAvailable, [&](Stmt& q) { q.Bind(1, now); }));
   WARDEN_ASSIGN_OR_RETURN(
       Stmt promote, db_->Prepare("UPDATE jobs INDEXED BY jobs_due SET state = 'available' "
@@ -257,8 +259,8 @@ Result<std::vector<JobInfo>> SqliteStore::JobClaim(const ClaimParams& claim) {
     return Internal("claimed jobs changed under the write lock (" + std::to_string(changed) +
                     " of " + std::to_string(picked.size()) + " still available)");
   }
-  CountChanges counts;  // a batch's worth, per queue: two upserts for one queue
-  for (const Picked& job : picked) counts.Move(job.queue, JobState::kAvailable, JobState::kRunning);
+  CountChanges counts;  // a batch's worth, per group: two upserts for one task
+  for (const Picked& job : picked) counts.Move(job.group, JobState::kAvailable, JobState::kRunning);
   WARDEN_RETURN_IF_ERROR(counts.Apply(*db_));
   WARDEN_RETURN_IF_ERROR(tx->Commit());
   return ReadClaimedLocked(p.worker, picked, id_list);

@@ -16,9 +16,9 @@ namespace warden::sqlite {
 // The tokens are compared in C++: matching [id, token] pairs in SQL parsed
 // each pair's JSON again, and cost twice this read (0.86 against 0.39 µs a
 // job in Python, 512 jobs a statement).
-// The queue too, for the job counts (job_counts.h): the row is read anyway.
+// The group too, for the job counts (job_counts.h): the row is read anyway.
 const char* const kFencePlainSql =
-    "SELECT id, lease_token, queue FROM jobs WHERE id IN (SELECT value FROM json_each(?1)) "
+    "SELECT id, lease_token, " WARDEN_GROUP_COLUMNS " FROM jobs WHERE id IN (SELECT value FROM json_each(?1)) "
     "AND state = 'running'";
 
 const char* const kSucceedPlainSql =
@@ -57,11 +57,13 @@ Result<bool> SqliteStore::SucceedLocked(const JobOutcome& o, TimeMs now, CountCh
   WARDEN_ASSIGN_OR_RETURN(
       int changed, upd.Bind(2, now).Bind(3, o.ref.id).Bind(4, o.ref.lease_token).Exec());
   if (changed != 1) return false;
-  WARDEN_ASSIGN_OR_RETURN(Stmt queue, db_->Prepare("SELECT queue FROM jobs WHERE id = ?"));
-  WARDEN_ASSIGN_OR_RETURN(bool found, queue.Bind(1, o.ref.id).Step());
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt group, db_->Prepare("SELECT " WARDEN_GROUP_COLUMNS " FROM jobs WHERE id = ?"));
+  WARDEN_ASSIGN_OR_RETURN(bool found, group.Bind(1, o.ref.id).Step());
   if (!found) return Internal("a completed job vanished under the write lock");
-  counts->Move(queue.Text(0), JobState::kRunning, JobState::kSucceeded);
-  queue.Reset();
+  counts->Move(JobGroup{group.Text(0), group.Text(1), group.Int(2) != 0}, JobState::kRunning,
+               JobState::kSucceeded);
+  group.Reset();
   if (o.note.empty()) return true;
   // A success with a note is the one success that gets an `attempts` row:
   // the note is kept in its stderr_tail, as a failure's are.
@@ -83,7 +85,7 @@ Result<bool> SqliteStore::FailLocked(WorkerId worker, const JobOutcome& o, TimeM
   WARDEN_ASSIGN_OR_RETURN(
       Stmt q, db_->Prepare("SELECT delivery, started_mark, retry, charged, max_attempts, "
                            "crashes, max_crashes, attempt, cancel_requested, worker_id, "
-                           "started_at, attempt_started_at, queue FROM jobs "
+                           "started_at, attempt_started_at, " WARDEN_GROUP_COLUMNS " FROM jobs "
                            "WHERE id = ? AND lease_token = ? AND state = 'running'"));
   q.Bind(1, o.ref.id).Bind(2, o.ref.lease_token);
   WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
@@ -104,7 +106,8 @@ Result<bool> SqliteStore::FailLocked(WorkerId worker, const JobOutcome& o, TimeM
   const int64_t claimed_by = q.Int(9);
   const int64_t claimed_at = q.OptInt(10).value_or(now);
   const std::optional<int64_t> attempt_started_at = q.OptInt(11);
-  const std::string queue = q.Text(12);
+  const JobGroup group{q.Text(12), q.Text(13), q.Int(14) != 0};
+  const std::string& queue = group.queue;
   q.Reset();
 
   const FailureDecision d = DecideFailure(in, Jitter());
@@ -131,7 +134,7 @@ Result<bool> SqliteStore::FailLocked(WorkerId worker, const JobOutcome& o, TimeM
       .Bind(9, o.ref.lease_token);
   WARDEN_ASSIGN_OR_RETURN(int changed, upd.Exec());
   if (changed != 1) return Internal("a failed job changed under the write lock");
-  counts.Move(queue, JobState::kRunning, d.next);
+  counts.Move(group, JobState::kRunning, d.next);
   WARDEN_RETURN_IF_ERROR(counts.Apply(*db_));
 
   // The attempt keeps what really happened; the job keeps the verdict
@@ -190,7 +193,8 @@ Status SqliteStore::SucceedPlainLocked(std::span<const JobOutcome> outcomes,
     if (!at || outcomes[*at].ref.lease_token != fence.Int(1)) continue;
     (*accepted)[*at] = true;
     live.push_back(id);
-    counts->Move(fence.Text(2), JobState::kRunning, JobState::kSucceeded);
+    counts->Move(JobGroup{fence.Text(2), fence.Text(3), fence.Int(4) != 0}, JobState::kRunning,
+                 JobState::kSucceeded);
   }
   fence.Reset();
   if (live.empty()) return Status::Ok();

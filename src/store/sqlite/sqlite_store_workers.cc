@@ -334,8 +334,8 @@ Result<int> SqliteStore::JobExpire() {
   WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
   WARDEN_RETURN_IF_ERROR(CountSelected(
       *db_,
-      "SELECT queue, state, count(*) FROM jobs WHERE start_deadline_at < ?1 AND state IN "
-      "('scheduled', 'available', 'retryable') GROUP BY queue, state",
+      "SELECT " WARDEN_GROUP_COLUMNS ", state, count(*) FROM jobs WHERE start_deadline_at < "
+      "?1 AND state IN ('scheduled', 'available', 'retryable') GROUP BY 1, 2, 3, 4",
       JobState::kExpired, [&](Stmt& q) { q.Bind(1, now); }));
   WARDEN_ASSIGN_OR_RETURN(
       Stmt upd, db_->Prepare("UPDATE jobs SET state = 'expired', finished_at = ?1 WHERE "
@@ -376,8 +376,8 @@ Result<int> SqliteStore::Prune(Millis retention) {
     if (n == 0) break;
     WARDEN_RETURN_IF_ERROR(CountSelected(
         *db_,
-        "SELECT queue, state, count(*) FROM jobs WHERE id IN (SELECT id FROM prune_ids) "
-        "GROUP BY queue, state",
+        "SELECT " WARDEN_GROUP_COLUMNS ", state, count(*) FROM jobs WHERE id IN (SELECT id "
+        "FROM prune_ids) GROUP BY 1, 2, 3, 4",
         std::nullopt, [](Stmt&) {}));
     WARDEN_RETURN_IF_ERROR(db_->ExecScript(
         "DELETE FROM attempts WHERE job_id IN (SELECT id FROM prune_ids); "
@@ -408,6 +408,10 @@ Result<int> SqliteStore::Prune(Millis retention) {
   WARDEN_RETURN_IF_ERROR(fold_fenced.Bind(1, cutoff).Exec().status());
   WARDEN_ASSIGN_OR_RETURN(Stmt fenced, db_->Prepare("DELETE FROM fenced_writes WHERE at < ?"));
   WARDEN_RETURN_IF_ERROR(fenced.Bind(1, cutoff).Exec().status());
+  // A group whose jobs are all gone (a task no longer enqueued) leaves its
+  // rows at 0: they go with the history, so job_counts stays as small as
+  // the groups in use (schema 11 keys it by task).
+  WARDEN_RETURN_IF_ERROR(db_->ExecScript("DELETE FROM job_counts WHERE n = 0"));
   WARDEN_RETURN_IF_ERROR(tx->Commit());
   return pruned;
 }
