@@ -58,7 +58,9 @@ TEST(ClaimRoom, ShrinksOnceTheOutcomesWaitingPassTheirAllowance) {
   for (int held = 0; held <= 40; held += 5) {
     for (int64_t unsettled = 0; unsettled < 2000; unsettled += 37) {
       const int room = ClaimRoom(8, 40, held, unsettled);
-      if (room > 0) EXPECT_LE(held + unsettled + room, HeldBound(8));
+      if (room > 0) {
+        EXPECT_LE(held + unsettled + room, HeldBound(8));
+      }
     }
   }
 }
