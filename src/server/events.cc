@@ -84,11 +84,7 @@ void EventHub::Broadcast(const std::string& text) {
       if (auto l = weak.lock()) live.push_back(std::move(l));
     }
   }
-  for (const auto& l : live) l->send(text);
-  std::lock_guard lock(mu_);
-  listeners_.erase(std::remove_if(listeners_.begin(), listeners_.end(),
-                                  [](const auto& weak) { return weak.expired(); }),
-                   listeners_.end());
+  for (const auto& l : live) l->send(text);  // Run forgets the gone ones
 }
 
 void EventHub::Run() {

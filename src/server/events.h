@@ -58,7 +58,7 @@ class EventHub {
   // A digest of what the dashboard shows; "" with *error set when the
   // database does not answer.
   std::string Look(std::string* error);
-  // Sends `text` to every live listener, forgetting the gone ones.
+  // Sends `text` to every live listener.
   void Broadcast(const std::string& text);
 
   std::unique_ptr<Client> client_;
