@@ -57,25 +57,29 @@ say() { echo "bench-http: $*" >&2; }
 # --- sizes -------------------------------------------------------------------
 if [ "$MODE" = quick ]; then
   RUNS=${RUNS:-1}; DURATION=${DURATION:-1}; METRICS_JOBS=${METRICS_JOBS:-2000}
-  BATCH_JOBS=3000 SCRAPES=10 WORKER_SECONDS=2 STEP_TIMEOUT=120
+  BATCH_JOBS=3000 SCRAPES=10 WORKER_SECONDS=2 STEP_TIMEOUT=120 DASHBOARD_LOADS=1
 else
   RUNS=${RUNS:-3}; DURATION=${DURATION:-10}; METRICS_JOBS=${METRICS_JOBS:-1000000}
-  BATCH_JOBS=50000 SCRAPES=30 WORKER_SECONDS=8 STEP_TIMEOUT=900
+  BATCH_JOBS=50000 SCRAPES=30 WORKER_SECONDS=8 STEP_TIMEOUT=900 DASHBOARD_LOADS=5
 fi
 BATCH=1000                  # jobs per batch, HTTP and library (warden_bench bulk's default)
 WORKER_CONCURRENCY=512      # bench/run.sh's tuned worker
 SIZES=(--batch "$BATCH" --batch-jobs "$BATCH_JOBS" --scrapes "$SCRAPES"
        --worker-seconds "$WORKER_SECONDS" --worker-concurrency "$WORKER_CONCURRENCY"
-       --step-timeout "$STEP_TIMEOUT")
+       --step-timeout "$STEP_TIMEOUT" --dashboard-loads "$DASHBOARD_LOADS")
 
 # --- what is needed ------------------------------------------------------------
 # scripts/deps.sh is the one install list (wrk is on it). Whatever is still
 # missing after it stops the run: a failure in CI, a skip elsewhere.
 "$ROOT/scripts/deps.sh" >&2 || say "scripts/deps.sh failed; checking what is there"
 missing=()
-for tool in wrk psql curl python3 cmake; do
+for tool in wrk psql curl python3 cmake node; do
   command -v "$tool" >/dev/null || missing+=("$tool")
 done
+# The dashboard's first load runs in the Chromium and playwright-core of
+# its end-to-end test (tests/web).
+[ -x "${CHROMIUM:-/usr/bin/chromium}" ] || missing+=(chromium)
+[ -d "$ROOT/tests/web/node_modules/playwright-core" ] || missing+=("tests/web's playwright-core")
 ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || missing+=("PostgreSQL's server (pg_ctl)")
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "${CI:-}" = true ]; then

@@ -18,7 +18,10 @@ Scenarios (each --runs times, backends alternating within a run):
            p50 / p99, one scrape after another, and GET /v1/stats (the
            dashboard overview's poll) the same way; then a worker
            (`warden_bench worker`) for T s with and without a scraper
-           at 1 Hz, the two orders alternating run by run: jobs/s, ratio
+           at 1 Hz, the two orders alternating run by run: jobs/s, ratio;
+           and (before the worker without the scraper) the dashboard's
+           first load in headless Chromium, --dashboard-loads times, each
+           in a new browser context (bench/dashboard_load.mjs)
   rss      serve's VmRSS once it answers, and VmHWM before it stops, per
            scenario (/proc/PID/status)
 
@@ -283,6 +286,8 @@ class Bench:
                 raise Failure(f"/v1/stats: unserved adds up to {unserved}, not {a.metrics_jobs}")
         self.record(backend, "metrics", "/v1/stats p50 ms", ms(percentile(stats_times, 50)), r)
         self.record(backend, "metrics", "/v1/stats p99 ms", ms(percentile(stats_times, 99)), r)
+        if not scraper and a.dashboard_loads > 0:
+            self.dashboard(backend, serve, r)
 
         stop = threading.Event()
         during = []
@@ -340,6 +345,20 @@ class Bench:
             f" p99 {ms(percentile(times, 99)):.1f} ms; worker, {mode}: {rate:,.0f} jobs/s "
             f"({w['handled']:,} jobs, {len(during)} scrapes)")
 
+    def dashboard(self, backend, serve, r):
+        """The dashboard's first load in headless Chromium (bench/dashboard_load.mjs),
+        with the N jobs of the metrics scenario in the store."""
+        a = self.args
+        out = run(["node", a.dashboard_script, f"http://127.0.0.1:{serve.port}",
+                   str(a.dashboard_loads + 1), str(a.metrics_jobs)],
+                  a.step_timeout, "bench/dashboard_load.mjs")
+        loads = [x / 1000.0 for x in json_line(out, "bench/dashboard_load.mjs")["loads_ms"]]
+        self.record(backend, "metrics", "dashboard first load, median ms",
+                    ms(statistics.median(loads)), r)
+        self.record(backend, "metrics", "dashboard first load, slowest ms", ms(max(loads)), r)
+        say(f"  {backend} {a.metrics_jobs:,} jobs: dashboard first load median "
+            f"{ms(statistics.median(loads)):.0f} ms, slowest {ms(max(loads)):.0f} ms")
+
     def attempt(self, label, fn, *args):
         try:
             fn(*args)
@@ -390,6 +409,10 @@ def main():
     p.add_argument("--worker-seconds", type=int, default=8)
     p.add_argument("--worker-concurrency", type=int, default=512)
     p.add_argument("--step-timeout", type=int, default=900)
+    p.add_argument("--dashboard-loads", type=int, default=5,
+                   help="timed first loads of the dashboard per metrics measurement (0: none)")
+    p.add_argument("--dashboard-script", default=os.path.join(os.path.dirname(__file__),
+                                                              "dashboard_load.mjs"))
     a = p.parse_args()
     a.connections = [int(c) for c in a.connections.split(",")]
     a.only = set(a.only.split(","))

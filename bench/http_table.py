@@ -18,7 +18,8 @@ BACKENDS = [("warden-sqlite", "SQLite"), ("warden-pg", "PostgreSQL")]
 SCENARIOS = [
     ("enqueue", "single-job `POST /v1/jobs`, wrk, kept-alive connections"),
     ("batch", "batch enqueue: `POST /v1/jobs/batch` against the library"),
-    ("metrics", "`GET /metrics`, then `GET /v1/stats`, one request after another"),
+    ("metrics", "`GET /metrics`, then `GET /v1/stats`, one request after another; "
+                "the dashboard's first load in Chromium"),
     ("scrape-cost", "a worker with and without a 1 Hz `/metrics` scraper"),
     ("rss", "`warden serve` RSS, MiB"),
 ]
