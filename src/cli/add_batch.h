@@ -13,7 +13,8 @@ namespace warden::cli {
 // good, enqueues them in transactions of kMaxBatchJobs, in their order.
 // Prints each job's id, a line each (`--json`: one array of {id, created,
 // served}); returns the exit status. A bad line is exit 2, "line N: ...",
-// with nothing enqueued.
-int AddBatch(const JobSpec& defaults, const Globals& g, std::istream& in);
+// with nothing enqueued. `require_worker`: when no active worker runs some
+// line's queue and task, exit 1 with nothing enqueued.
+int AddBatch(const JobSpec& defaults, const Globals& g, std::istream& in, bool require_worker);
 
 }  // namespace warden::cli

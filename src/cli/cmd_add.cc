@@ -20,6 +20,7 @@ struct AddFlags {
   std::string wait_timeout;
   bool wait = false;
   bool batch = false;
+  bool require_worker = false;
   int priority = 0;
   int max_attempts = 5;
   int max_crashes = 3;
@@ -180,6 +181,9 @@ CLI::App* AddAddSubcommand(CLI::App& app, AddFlags& f) {
   CLI::Option* wait_timeout =
       cmd->add_option("--wait-timeout", f.wait_timeout, "with --wait: give up after this long")
           ->needs(wait);
+  cmd->add_flag("--require-worker", f.require_worker,
+                "refuse (exit 1, nothing added) when no active worker runs the job's queue and "
+                "task; without it, that is only noted on stderr");
   cmd->add_flag("--batch", f.batch,
                 "enqueue the jobs on stdin, one JSON object a line ({\"task\": ..., "
                 "\"payload\": ...}; fields as these flags, snake_case), in one go: any bad "
@@ -228,7 +232,7 @@ void AddAddCommand(CLI::App& app, Globals& g, Action* action) {
         auto defaults = BatchDefaults(*f);
         if (!defaults.has_value()) return Fail(defaults.error());
         if (auto s = CheckAtLimit(*defaults); !s.ok()) return Fail(s);
-        return AddBatch(*defaults, g, std::cin);
+        return AddBatch(*defaults, g, std::cin, f->require_worker);
       }
       auto spec = BuildSpec(*f, std::cin);
       if (!spec.has_value()) return Fail(spec.error());
@@ -241,9 +245,15 @@ void AddAddCommand(CLI::App& app, Globals& g, Action* action) {
       if (auto s = CheckAtLimit(*spec); !s.ok()) return Fail(s);
       auto client = OpenClient(g);
       if (!client.has_value()) return Fail(client.error());
+      if (f->require_worker) {
+        auto served = (*client)->AnyWorkerRuns(*spec);
+        if (!served.has_value()) return Fail(served.error());
+        if (!*served) return Fail(FailedPrecondition(NoWorkerRuns(*spec) + "; nothing was added"));
+      }
       auto r = (*client)->Enqueue(*spec);
       if (!r.has_value()) return Fail(r.error());
-      // Said, never refused: the job is stored, and waits for its worker.
+      // Without --require-worker, said, never refused: the job is stored,
+      // and waits for its worker.
       auto served = (*client)->AnyWorkerRuns(*spec);
       if (served.has_value() && !*served && r->created) {
         std::cerr << "warden: note: no active worker runs job " << r->id << " yet; it waits "

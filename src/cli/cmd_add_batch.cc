@@ -235,26 +235,79 @@ class BatchRun {
   std::map<std::tuple<std::string, std::string, bool>, uint32_t> kind_index_;
 };
 
+// `--require-worker`: the batch's kinds of job (queue, task, command or
+// not), each with its first line and count, asked of the live workers
+// before anything is stored.
+class RequiredWorkers {
+ public:
+  Status Add(int64_t number, const std::string& text, const JobJsonOptions& options) {
+    auto spec = JobSpecFromJsonText(text, options);
+    if (!spec.has_value()) return spec.error();
+    auto key = std::make_tuple(spec->queue, spec->task, !spec->command.empty());
+    auto [it, added] = kinds_.try_emplace(std::move(key), Kind{std::move(spec).value(), number});
+    ++it->second.jobs;
+    return Status::Ok();
+  }
+
+  // FailedPrecondition naming the first line of a kind no worker runs.
+  Status Check(Client& client) const {
+    const Kind* first = nullptr;
+    size_t unserved = 0;
+    for (const auto& [key, kind] : kinds_) {
+      WARDEN_ASSIGN_OR_RETURN(bool served, client.AnyWorkerRuns(kind.sample));
+      if (served) continue;
+      ++unserved;
+      if (first == nullptr || kind.first_line < first->first_line) first = &kind;
+    }
+    if (first == nullptr) return Status::Ok();
+    std::string more;
+    if (unserved > 1) {
+      more = ", and " + Plural(static_cast<int64_t>(unserved - 1), "other kind") +
+             " of job no worker runs";
+    }
+    return FailedPrecondition("line " + std::to_string(first->first_line) + ": " +
+                              NoWorkerRuns(first->sample) + "; nothing was added (" +
+                              Plural(first->jobs, "job") + " like it" + more + ")");
+  }
+
+ private:
+  struct Kind {
+    JobSpec sample;
+    int64_t first_line = 0;
+    int64_t jobs = 0;
+  };
+  std::map<std::tuple<std::string, std::string, bool>, Kind> kinds_;
+};
+
 }  // namespace
 
-int AddBatch(const JobSpec& defaults, const Globals& g, std::istream& in) {
+int AddBatch(const JobSpec& defaults, const Globals& g, std::istream& in, bool require_worker) {
   JobJsonOptions options;
   options.defaults = defaults;
   options.now = NowMs();  // one instant for both passes
   Spool spool;
   if (Status s = spool.Open(); !s.ok()) return Fail(s);
   JobLineReader reader(in, options);
+  RequiredWorkers required;
   int64_t total = 0;
   while (true) {
     auto line = reader.Next();
     if (!line.has_value()) return Fail(line.error());
     if (!*line) break;
     if (Status s = spool.Add((*line)->number, (*line)->text); !s.ok()) return Fail(s);
+    if (require_worker) {
+      if (Status s = required.Add((*line)->number, (*line)->text, options); !s.ok()) {
+        return Fail(s);
+      }
+    }
     ++total;
   }
   if (Status s = spool.Rewind(); !s.ok()) return Fail(s);
   auto client = OpenClient(g);
   if (!client.has_value()) return Fail(client.error());
+  if (require_worker) {
+    if (Status s = required.Check(**client); !s.ok()) return Fail(s);
+  }
   return BatchRun(**client, g, options).Run(spool, total);
 }
 

@@ -25,6 +25,8 @@ void PrintWorkerTable(const std::vector<WorkerInfo>& workers, bool wide);
 // What would run a job like `spec`: "a worker on queue q with --task
 // resize=COMMAND", "a worker on queue q with --allow-cmd".
 std::string WhoWouldRun(const JobSpec& spec);
+// "no active worker runs task T on queue Q (start one with: ...)".
+std::string NoWorkerRuns(const JobSpec& spec);
 // This host's clock, for times shown relative to now.
 TimeMs NowMs();
 // `unserved`: Client::Unserved(); nothing is printed for none.

@@ -240,6 +240,49 @@ TEST_P(CliBatchTest, JsonIsOneArrayWithServed) {
                                                JobState::kSucceeded); }));
 }
 
+// --require-worker: every kind of job in the batch (queue, task, command or
+// not) must have an active worker, or nothing is stored; the first line of
+// a kind that has none is named.
+TEST_P(CliBatchTest, RequireWorkerStoresNothingWhenAKindHasNoWorker) {
+  const std::string input = R"({"cmd": "true", "queue": "busy"}
+{"task": "nobody", "queue": "busy"}
+{"task": "nobody", "queue": "busy"}
+{"task": "other", "queue": "busy"}
+)";
+  CliResult r = Batch(input, {"--require-worker"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.json["error"]["code"], "failed_precondition") << r.out;
+  EXPECT_NE(r.err.find("warden: line 1: no active worker runs command jobs on queue busy ("
+                       "start one with: warden worker --queues busy --allow-cmd); nothing was "
+                       "added (1 job like it, and 2 other kinds of job no worker runs)\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(Unfinished(), 0);
+
+  StartWorker("w", FastFlags({{"--queues", "busy"}}));
+  r = Batch(input, {"--require-worker"}, /*json=*/false);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("warden: line 2: no active worker runs task nobody on queue busy ("
+                       "start one with: warden worker --queues busy --task nobody=COMMAND); "
+                       "nothing was added (2 jobs like it, and 1 other kind of job no worker "
+                       "runs)\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(Unfinished(), 0);
+
+  // Every kind served: stored and run, and no note.
+  r = Batch(R"({"cmd": "true", "queue": "busy"}
+{"cmd": "exit 0", "queue": "busy"}
+)", {"--require-worker"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(r.json.size(), 2u) << r.out;
+  EXPECT_EQ(r.err, "");
+  for (const Json& job : r.json) {
+    EXPECT_TRUE(WaitFor([&] { return JobInState(job["id"].get<int64_t>(), JobState::kSucceeded); }));
+  }
+}
+
 // A long input is stored a transaction of 10,000 at a time: when a later
 // one fails, what the earlier ones stored stays, and is said. A trigger
 // refuses jobs of task no-room, which only the second transaction holds.

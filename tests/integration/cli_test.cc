@@ -207,6 +207,29 @@ TEST_P(CliTest, AddPrintsIdAndCreated) {
   EXPECT_EQ(r.err.rfind("warden: note: no active worker runs job ", 0), 0u) << r.err;
 }
 
+// --require-worker refuses what would wait for a worker nobody runs, and
+// adds nothing; once one runs the job's queue and task, it adds as usual.
+TEST_P(CliTest, RequireWorkerRefusesAJobNoWorkerRuns) {
+  CliResult r = Cli({"add", "report", "--queue", "mail", "--require-worker"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(OneLineError(r));
+  EXPECT_EQ(r.err,
+            "warden: no active worker runs task report on queue mail (start one with: warden "
+            "worker --queues mail --task report=COMMAND); nothing was added\n");
+  EXPECT_EQ(r.json["error"]["code"], "failed_precondition") << r.out;
+  auto unfinished = client().CountUnfinished();
+  ASSERT_TRUE(unfinished.has_value());
+  EXPECT_EQ(*unfinished, 0);
+
+  StartWorker("w", FastFlags({{"--queues", "mail"}, {"--task", "report=true"}}));
+  r = Cli({"add", "report", "--queue", "mail", "--require-worker"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.json["served"], true) << r.out;
+  EXPECT_EQ(r.err, "");
+  const int64_t id = r.json["id"].get<int64_t>();
+  EXPECT_TRUE(WaitFor([&] { return JobInState(id, warden::JobState::kSucceeded); }));
+}
+
 // The whole kept stderr tail (the last 4 KiB), not its first 400 bytes: a
 // Python traceback ends with the exception.
 TEST_P(CliTest, JobsShowPrintsTheWholeStderrTail) {
