@@ -75,6 +75,14 @@ std::string CrossSiteRefusal(const Request& req) {
 }
 
 Response Api::Handle(const Request& req) {
+  // The routes that answer anyone take GET alone, and say so to anyone
+  // (405, not the 401 or 404 of a route behind the token).
+  if ((req.path == "/healthz" || req.path == "/readyz" || req.path == "/openapi.json") &&
+      req.method != "GET") {
+    Response r = ErrorResponse(405, "method_not_allowed", "this route takes GET");
+    r.headers.emplace_back("Allow", "GET");
+    return r;
+  }
   // The probes answer anyone: a load balancer or kubelet has no token.
   if (req.path == "/healthz" && req.method == "GET") {
     return JsonResponse({{"status", "ok"}});

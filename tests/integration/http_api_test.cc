@@ -368,6 +368,15 @@ TEST_P(HttpApiTest, BadRequestsGetAJsonErrorAndTheServerGoesOn) {
     EXPECT_EQ(r.json["error"].value("code", ""), c.code) << c.path << ": " << r.body;
   }
   EXPECT_TRUE(Has(Http("DELETE", "/v1/queues", ops).headers, "Allow: GET"));
+  // The routes open to anyone say 405 to anyone, token or not.
+  for (const std::string path : {"/healthz", "/readyz", "/openapi.json"}) {
+    for (const std::string& token : {std::string(), ops}) {
+      HttpResult r = Http("POST", path, token);
+      EXPECT_EQ(r.status, 405) << path << ": " << r.body;
+      EXPECT_EQ(r.json["error"].value("code", ""), "method_not_allowed") << path;
+      EXPECT_TRUE(Has(r.headers, "Allow: GET")) << path;
+    }
+  }
 
   // Another site's page cannot act for a logged-in browser.
   HttpResult cross = Http("POST", "/v1/queues/default/pause", ops, "",
