@@ -19,6 +19,12 @@
 // that long) + 2 sweep intervals, + 1 s on PostgreSQL (a leader frozen
 // inside a transaction holds its row locks until the server ends the
 // session) + --freeze-margin; README, "Recovery guarantees".
+// The new leader recovers at once only the leases it has watched whole:
+// when it had itself just come back (registered again, thawed, or
+// reconnected after a partition or a store outage), a sample is also
+// allowed until that return + lease + 2 sweep intervals (+ 1 s on
+// PostgreSQL) + --freeze-margin. That holds too when the fault that
+// hit the job's worker hit the leader with it.
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -41,11 +47,17 @@ void CheckRecoveryTimes(const CheckInput& in, const Timeline& tl,
                                2 * o.sweep.count() +
                                (o.backend == Backend::kSqlite ? 0 : 1000) +
                                o.freeze_margin.count();
-  // The start of a fault of the leader, other than `self`, within
-  // [from, until], or -1.
-  auto leader_fault = [&](const FaultRecord& self, int64_t from, int64_t until) -> int64_t {
+  const int64_t watch_bound = o.lease.count() + 2 * o.sweep.count() +
+                              (o.backend == Backend::kSqlite ? 0 : 1000) +
+                              o.freeze_margin.count();
+  // The start of a fault of the leader within [from, until] (other than
+  // `self`, unless `with_self`), or -1.
+  auto leader_fault = [&](const FaultRecord& self, int64_t from, int64_t until,
+                          bool with_self) -> int64_t {
     for (const FaultRecord& g : in.faults) {
-      if (&g == &self || g.skipped || g.start_ms < from || g.start_ms > until) continue;
+      if ((&g == &self && !with_self) || g.skipped || g.start_ms < from || g.start_ms > until) {
+        continue;
+      }
       if (g.kind != FaultKind::kKillWorker && g.kind != FaultKind::kFreezeWorker &&
           g.kind != FaultKind::kFreezeHost && g.kind != FaultKind::kPartition) {
         continue;
@@ -101,8 +113,16 @@ void CheckRecoveryTimes(const CheckInput& in, const Timeline& tl,
             }
           }
           const int64_t before = bound;
-          int64_t leader_hit = leader_fault(f, at, from + bound);
+          int64_t leader_hit = leader_fault(f, at, from + bound, /*with_self=*/false);
           if (leader_hit >= 0) bound = std::max(bound, leader_hit - from + leader_bound);
+          const int64_t any_hit = leader_fault(f, at, from + bound, /*with_self=*/true);
+          if (const Timeline::LeaderSpan* next = any_hit >= 0 ? tl.LeaderFrom(any_hit) : nullptr) {
+            const int64_t watching = tl.WatchingSince(next->pid, next->from, kOutageSlack);
+            if (watching > any_hit) {
+              bound = std::max(bound, watching - from + watch_bound);
+              if (bound != before) leader_hit = any_hit;
+            }
+          }
           if (bound == before) leader_hit = -1;  // it allowed nothing more
           const int64_t took = std::max<int64_t>(0, *a.finished_at - from);
           (leader_hit >= 0 ? row.leader_hit : bound != k.bound ? row.disturbed : row.samples)

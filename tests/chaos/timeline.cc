@@ -84,6 +84,31 @@ bool Timeline::WasLeader(pid_t pid, int64_t at) const {
   return false;
 }
 
+const Timeline::LeaderSpan* Timeline::LeaderFrom(int64_t at) const {
+  const LeaderSpan* first = nullptr;
+  for (const LeaderSpan& s : leaders_) {
+    if (s.from >= at && (first == nullptr || s.from < first->from)) first = &s;
+  }
+  return first;
+}
+
+int64_t Timeline::WatchingSince(pid_t pid, int64_t at, int64_t reconnect) const {
+  int64_t since = 0;
+  for (int64_t id : WorkerIdsOf(pid, at)) since = std::max(since, workers_.at(id)->started_at);
+  for (const FaultRecord& f : in_.faults) {
+    if (f.skipped || f.start_ms < 0 || f.end_ms < 0 || f.end_ms > at) continue;
+    if (f.kind == FaultKind::kFreezeWorker || f.kind == FaultKind::kFreezeHost ||
+        f.kind == FaultKind::kPartition) {
+      if (std::find(f.pids.begin(), f.pids.end(), pid) == f.pids.end()) continue;
+      since = std::max(since, f.end_ms + (f.kind == FaultKind::kPartition ? reconnect : 0));
+    }
+  }
+  for (const auto& [start, end] : outages_) {
+    if (end <= at) since = std::max(since, end + reconnect);
+  }
+  return since;
+}
+
 const std::string& Timeline::WorkerName(int64_t worker_id) const {
   static const std::string unknown = "?";
   auto it = workers_.find(worker_id);

@@ -75,11 +75,22 @@ class Timeline {
   // the maintenance leader" or its end).
   bool WasLeader(pid_t pid, int64_t at) const;
 
- private:
   struct LeaderSpan {
     pid_t pid = 0;
     int64_t from = 0, to = 0;
   };
+  // The first leadership taken at or after `at`; nullptr if none.
+  const LeaderSpan* LeaderFrom(int64_t at) const;
+  // Since when process `pid` has watched the store without a break, as of
+  // `at`: its current registration (a worker declared dead registers
+  // again), the end of a freeze that stopped it, the end of a partition
+  // that cut it off or of a store outage, each + `reconnect` (the
+  // workers' reconnect backoff is capped at 2 s). Silence is judged only
+  // while watched (core/silence.h): what a worker could not see, it must
+  // watch again for a whole lease.
+  int64_t WatchingSince(pid_t pid, int64_t at, int64_t reconnect) const;
+
+ private:
   const CheckInput& in_;
   std::map<int64_t, const warden::WorkerInfo*> workers_;
   std::vector<std::pair<int64_t, int64_t>> outages_;
