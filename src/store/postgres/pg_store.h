@@ -142,7 +142,9 @@ class PgStore final : public Store {
   std::optional<int64_t> FakeNow() const {
     return fake_clock_ ? std::optional<int64_t>(fake_clock_->NowMs()) : std::nullopt;
   }
-  Result<std::vector<EnqueueResult>> InsertBatchLocked(std::span<const JobSpec> specs,
+  // One INSERT of `count` jobs without unique keys, whose arrays
+  // (BatchArrays, pg_store.cc) were built beforehand.
+  Result<std::vector<EnqueueResult>> InsertBatchLocked(Params arrays, size_t count,
                                                        std::optional<TimeMs> now) REQUIRES(mu_);
   Result<EnqueueResult> InsertUniqueLocked(const JobSpec& spec, TimeMs now) REQUIRES(mu_);
   // A claim as one statement; nullopt (nothing claimed) where it needs
