@@ -11,7 +11,7 @@ PG_CLUSTER := $(CURDIR)/scripts/pg-cluster.sh
 FUZZ_SECONDS      ?= 20
 TEST_FUZZ_SECONDS ?= 5
 
-.PHONY: deps build demo test test-all test-asan test-tsan thread-safety fuzz chaos bench clean
+.PHONY: deps build demo install package test test-all test-asan test-tsan thread-safety fuzz chaos bench clean
 
 deps:
 	@./scripts/deps.sh
@@ -27,6 +27,15 @@ build: deps
 
 demo: build
 	./$(BUILD)/warden demo
+
+# The Release tree, installed (docs/install.md): PREFIX=/opt/warden make install.
+PREFIX ?= /usr/local
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+# The .deb packages of the Release tree, written into it (docs/install.md).
+package: build
+	cd $(BUILD) && cpack -G DEB
 
 # The Release tree's tests, then the functional suites under
 # AddressSanitizer+UBSan and the integration tests under ThreadSanitizer,

@@ -4,7 +4,8 @@
 set -euo pipefail
 
 PACKAGES=(
-  build-essential cmake pkg-config   # toolchain
+  build-essential cmake pkg-config   # toolchain (build-essential brings dpkg-dev: dpkg-shlibdeps)
+  file                               # cpack's .deb: finds the binaries dpkg-shlibdeps reads
   libsqlite3-dev                     # embedded store (the default backend)
   libpq-dev                          # PostgreSQL store: the client library
   postgresql                         # a throwaway server for the tests
