@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "warden/job.h"
+#include "warden/log.h"
 #include "warden/status.h"
 
 namespace warden {
@@ -60,15 +61,6 @@ class JobContext {
 };
 
 using Handler = std::function<Status(JobContext&)>;
-
-// How much a worker says. kInfo (the default): start-up, shutdown,
-// recovery, and one line per finished attempt (succeeded or failed);
-// kDebug adds a line as each job starts; kWarn only what went wrong
-// (failed attempts, retried store errors, refusals); kError nothing but
-// what stops the worker.
-enum class LogLevel { kError, kWarn, kInfo, kDebug };
-const char* LogLevelName(LogLevel level);
-std::optional<LogLevel> ParseLogLevel(const std::string& name);
 
 struct WorkerOptions {
   std::string name;  // stable label; default "<host>-<pid>"
