@@ -16,6 +16,8 @@ PACKAGES=(
   libcli11-dev                       # command-line parsing
   libboost-dev                       # Boost.Beast/Asio: warden serve's HTTP (header-only)
   libssl-dev                         # OpenSSL: TLS for warden serve, SHA-256 of API tokens
+  libsystemd-dev                     # sd_notify: READY/STOPPING/WATCHDOG under a Type=notify unit
+  systemd                            # tests: systemd-analyze verify checks deploy/systemd/*.service
   curl openssl                       # tests: an HTTP client that is not the server's; test certificates
   wrk                                # bench/http.sh: HTTP load (keep-alive, a Lua script, latency percentiles)
   libgtest-dev libgmock-dev          # tests

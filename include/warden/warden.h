@@ -6,5 +6,6 @@
 #include "warden/db_url.h"
 #include "warden/json_view.h"
 #include "warden/job.h"
+#include "warden/log.h"
 #include "warden/status.h"
 #include "warden/worker.h"

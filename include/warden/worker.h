@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "warden/job.h"
+#include "warden/log.h"
 #include "warden/status.h"
 
 namespace warden {
@@ -61,14 +62,8 @@ class JobContext {
 
 using Handler = std::function<Status(JobContext&)>;
 
-// How much a worker says. kInfo (the default): start-up, shutdown,
-// recovery, and one line per finished attempt (succeeded or failed);
-// kDebug adds a line as each job starts; kWarn only what went wrong
-// (failed attempts, retried store errors, refusals); kError nothing but
-// what stops the worker.
-enum class LogLevel { kError, kWarn, kInfo, kDebug };
-const char* LogLevelName(LogLevel level);
-std::optional<LogLevel> ParseLogLevel(const std::string& name);
+// Where a worker is in its life (WorkerOptions::on_phase).
+enum class WorkerPhase { kWaiting, kReady, kStopping };
 
 struct WorkerOptions {
   std::string name;  // stable label; default "<host>-<pid>"
@@ -98,9 +93,22 @@ struct WorkerOptions {
   // jobs it could never run, are named in its last log line.
   bool exit_when_idle = false;
   // Log lines go here (default: stderr with a timestamp), those at
-  // `log_level` or more important.
+  // `log_level` or more important: the message alone.
   std::function<void(const std::string&)> log;
   LogLevel log_level = LogLevel::kInfo;
+  // On stderr (when `log` is not given): text, or one JSON object a line
+  // (warden/log.h), with the worker's name and id and, on lines about a
+  // job, its id.
+  LogFormat log_format = LogFormat::kText;
+  // Told where the worker is in its life, for a service manager (`warden
+  // worker` tells systemd: READY=1, STOPPING=1, STATUS=): kWaiting while a
+  // database server it cannot reach yet is waited for (start_timeout),
+  // kReady once it is registered and its claim loop starts, kStopping when
+  // it stops claiming (Stop(), or exit_when_idle, or a damaged database),
+  // each at most once; `detail` is one line for a person. Called on
+  // whichever of the worker's threads (or Stop()'s caller) gets there:
+  // keep it short, and do not call back into the Worker.
+  std::function<void(WorkerPhase phase, const std::string& detail)> on_phase;
 };
 
 struct WorkerCounters {
@@ -142,6 +150,18 @@ class Worker {
   // Ok while registered, not draining, and its heartbeats are written:
   // what `--health-listen`'s /readyz answers.
   Status Ready() const;
+  // Ok unless the process is wedged: what systemd's watchdog is fed by
+  // (`warden worker` sends WATCHDOG=1 only while this is Ok) and what
+  // `--health-listen`'s /healthz answers. Judged by the worker's own
+  // watchdog thread, which never waits on the database: it stops each job
+  // that cannot prove its lease (self-fencing) and takes the lock every
+  // loop shares, so it stops turning only if the process itself is stuck
+  // (that lock held for good, the process starved). A database that does
+  // not answer is not judged: the threads waiting on it are doing what
+  // they should, its jobs are self-fenced, and a restart would wait for the
+  // same database. Ok before Run and after its threads end (the start and
+  // the goodbye are bounded by their own timeouts).
+  Status Live() const;
 
   class Impl;
 

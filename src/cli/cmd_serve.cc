@@ -2,7 +2,10 @@
 #include <iostream>
 
 #include "cli/cli.h"
+#include "cli/log_out.h"
+#include "cli/service_notify.h"
 #include "server/serve.h"
+#include "warden/text.h"
 
 namespace warden::cli {
 
@@ -10,6 +13,7 @@ void AddServeCommand(CLI::App& app, Globals& g, Action* action) {
   auto o = std::make_shared<server::ServeOptions>();
   auto drain = std::make_shared<std::string>("0s");
   auto timeout = std::make_shared<std::string>("10s");
+  auto log_format = std::make_shared<std::string>("text");
   CLI::App* serve = app.add_subcommand(
       "serve", "serve the HTTP API, /metrics and health probes (default 127.0.0.1:7878)");
   serve->add_option("--listen", o->listen, "ADDR:PORT to listen on (an IP address)")
@@ -30,6 +34,9 @@ void AddServeCommand(CLI::App& app, Globals& g, Action* action) {
   serve->add_option("--io-timeout", *timeout,
                     "a client must send a request, or read a response, within this")
       ->capture_default_str();
+  serve->add_option("--log-format", *log_format,
+                    "text | json: one JSON object a line on stderr (time, level, message)")
+      ->capture_default_str();
   auto bulk_lease = std::make_shared<std::string>("10s");
   auto bulk_pause = std::make_shared<std::string>("0s");
   serve->add_option("--bulk-batch", o->bulk_batch,
@@ -44,6 +51,12 @@ void AddServeCommand(CLI::App& app, Globals& g, Action* action) {
       ->capture_default_str();
   serve->callback([=, &g] {
     *action = [=, &g]() -> int {
+      const auto format = ParseLogFormat(*log_format);
+      if (!format) {
+        return Fail(InvalidArgument("--log-format must be text or json, not '" +
+                                    OneLine(*log_format, 40) + "'"));
+      }
+      SetLogFormat(*format, {{"component", "serve"}});
       auto grace = Duration("--drain-grace", *drain);
       if (!grace.has_value()) return Fail(grace.error());
       auto io = Duration("--io-timeout", *timeout);
@@ -66,14 +79,21 @@ void AddServeCommand(CLI::App& app, Globals& g, Action* action) {
       auto client = OpenClient(g, DbOpen::kCreateIfMissing);
       if (!client.has_value()) return Fail(client.error());
       client->reset();
-      const Status s = server::Serve(
-          options,
-          [&](int port) {
-            std::cerr << "warden: serving on " << options.listen.substr(0, options.listen.rfind(':'))
-                      << ":" << port << (options.tls_cert.empty() ? " (http)" : " (https)")
-                      << (options.no_auth ? ", without tokens (--no-auth)" : "") << std::endl;
-          },
-          [](const std::string& line) { std::cerr << "warden: " << line << std::endl; });
+      ServiceNotifier notifier;
+      server::ServeHooks hooks;
+      hooks.ready = [&](int port, std::function<Status()> live) {
+        const std::string where = options.listen.substr(0, options.listen.rfind(':')) + ":" +
+                                  std::to_string(port) +
+                                  (options.tls_cert.empty() ? " (http)" : " (https)");
+        LogOut(LogLevel::kInfo, "serving on " + where +
+                                    (options.no_auth ? ", without tokens (--no-auth)" : ""));
+        notifier.Ready("serving on " + where);
+        notifier.Start(std::move(live), [] { return std::string(); });
+      };
+      hooks.draining = [&] { notifier.Stopping("draining: finishing the requests in progress"); };
+      hooks.log = [](LogLevel level, const std::string& line) { LogOut(level, line); };
+      const Status s = server::Serve(options, hooks);
+      notifier.Stop();
       return s.ok() ? 0 : Fail(s);
     };
   });

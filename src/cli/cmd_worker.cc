@@ -8,6 +8,8 @@
 #include <thread>
 
 #include "cli/cli.h"
+#include "cli/log_out.h"
+#include "cli/service_notify.h"
 #include "server/worker_endpoint.h"
 #include "warden/text.h"
 #include "warden/lists.h"
@@ -21,7 +23,7 @@ struct WorkerFlags {
   bool allow_cmd = false, exit_when_idle = false;
   std::vector<std::string> tasks;
   std::string heartbeat, lease, keepalive, sweep, shutdown, kill_grace, poll, start;
-  std::string log_level = "info";
+  std::string log_level = "info", log_format = "text";
   std::string metrics_listen, health_listen;
 };
 
@@ -38,6 +40,12 @@ Result<WorkerOptions> BuildOptions(const WorkerFlags& f) {
                            OneLine(f.log_level, 40) + "'");
   }
   o.log_level = *level;
+  const auto format = ParseLogFormat(f.log_format);
+  if (!format) {
+    return InvalidArgument("--log-format must be text or json, not '" +
+                           OneLine(f.log_format, 40) + "'");
+  }
+  o.log_format = *format;
   for (const std::string& t : f.tasks) {
     const size_t eq = t.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == t.size()) {
@@ -64,9 +72,35 @@ Result<WorkerOptions> BuildOptions(const WorkerFlags& f) {
   return o;
 }
 
+// What `systemctl status` shows while it runs.
+std::string StatusOf(const Worker& w) {
+  if (w.id() == 0) return "";  // starting: the phases say it
+  const Status ready = w.Ready();
+  const WorkerCounters& c = w.counters();
+  return "worker " + std::to_string(w.id()) +
+         (ready.ok() ? " ready" : " not ready (" + ready.message() + ")") + ": " +
+         std::to_string(c.succeeded.load()) + " succeeded, " + std::to_string(c.failed.load()) +
+         " failed";
+}
+
 int RunWorker(const Globals& g, const WorkerFlags& f) {
   auto options = BuildOptions(f);
+  if (options.has_value() && options->log_format == LogFormat::kJson) {
+    SetLogFormat(LogFormat::kJson, {{"worker", f.name}});
+  }
   if (!options.has_value()) return Fail(options.error());
+  // Before the worker, which tells it its phases until it is destroyed.
+  ServiceNotifier notifier;
+  options->on_phase = [&notifier](WorkerPhase phase, const std::string& detail) {
+    switch (phase) {
+      case WorkerPhase::kWaiting:
+        return notifier.SetStatus(detail);
+      case WorkerPhase::kReady:
+        return notifier.Ready(detail);
+      case WorkerPhase::kStopping:
+        return notifier.Stopping(detail);
+    }
+  };
   // Signals are taken by one thread with sigwait, so no handler runs inside
   // library code; every other thread inherits the blocked mask.
   sigset_t set;
@@ -79,10 +113,14 @@ int RunWorker(const Globals& g, const WorkerFlags& f) {
   auto worker = Worker::Create(g.db, *options);
   if (!worker.has_value()) return Fail(worker.error());
   Worker* w = worker->get();
+  // Its default name ("<host>-<pid>") is known now; no thread runs yet.
+  if (options->log_format == LogFormat::kJson) {
+    SetLogFormat(LogFormat::kJson, {{"worker", w->name()}});
+  }
   // Before Run, so that a bad or busy address fails the command at once.
   auto endpoints = server::StartWorkerEndpoints(
       f.metrics_listen, f.health_listen, *w,
-      [](const std::string& line) { std::cerr << "warden: " << line << "\n"; });
+      [](const std::string& line) { LogOut(LogLevel::kInfo, line); });
   if (!endpoints.has_value()) return Fail(endpoints.error());
   std::atomic<bool> exiting{false};
   std::thread signals([w, set, &exiting] {
@@ -95,7 +133,10 @@ int RunWorker(const Globals& g, const WorkerFlags& f) {
       w->Stop(++count > 1);
     }
   });
+  notifier.Start([w] { return w->Live(); }, [w] { return StatusOf(*w); });
   Status s = w->Run();
+  // Fed until Run returns: a drain can outlast the watchdog's time.
+  notifier.Stop();
   // The signal thread must not outlive the worker it stops.
   exiting = true;
   pthread_kill(signals.native_handle(), SIGTERM);
@@ -142,6 +183,9 @@ void AddWorkerCommand(CLI::App& app, Globals& g, Action* action) {
   cmd->add_option("--log-level", f->log_level,
                   "error | warn | info (default: one line per finished attempt) | debug "
                   "(and per start)");
+  cmd->add_option("--log-format", f->log_format,
+                  "text (default) | json: one JSON object a line on stderr (time, level, "
+                  "worker, job, message)");
   cmd->add_option("--metrics-listen", f->metrics_listen,
                   "ADDR:PORT: serve this worker's /metrics (docs/metrics.md)");
   cmd->add_option("--health-listen", f->health_listen,

@@ -8,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "cli/did_you_mean.h"
+#include "cli/log_out.h"
 #include "warden/text.h"
 #include "warden/db_url.h"
 
@@ -57,7 +58,11 @@ int FailWith(const Status& s, const Json& more) {
   // For a person, the message alone: the code's name ("data loss:" for a
   // file that is not a database) is for scripts, which read it from the
   // exit status and from --json's "code".
-  std::cerr << "warden: " << s.message() << "\n";
+  if (CurrentLogFormat() == LogFormat::kJson) {
+    LogOut(LogLevel::kError, s.message());
+  } else {
+    std::cerr << "warden: " << s.message() << "\n";
+  }
   if (json_errors) PrintErrorDocument(s.code(), s.message(), more);
   return s.code() == StatusCode::kInvalidArgument ? 2 : 1;
 }
@@ -67,7 +72,11 @@ int FailUsage(const std::string& message) {
   // among them (`warden stats postgresql://u:pw@h/db`): redacted before it
   // is cut to one short line, and again here for any other caller.
   const std::string text = RedactDbUrlsIn(message) + " (see warden --help)";
-  std::cerr << "warden: usage: " << text << "\n";
+  if (CurrentLogFormat() == LogFormat::kJson) {
+    LogOut(LogLevel::kError, "usage: " + text);
+  } else {
+    std::cerr << "warden: usage: " << text << "\n";
+  }
   if (json_errors) PrintErrorDocument(StatusCode::kInvalidArgument, text);
   return 2;
 }
@@ -125,6 +134,7 @@ int main(int argc, char** argv) {
   AddServeCommand(app, g, &action);
 
   SetJsonErrors(WantsJson(argc, argv));
+  if (WantsJsonLogs(argc, argv)) SetLogFormat(warden::LogFormat::kJson);
   // Name an unknown command plainly (CLI11 would only say one is required).
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];

@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "warden/job.h"
+#include "warden/log.h"
 #include "warden/operator.h"
 #include "warden/status.h"
 #include "warden/worker.h"
@@ -38,6 +39,7 @@ constexpr std::array<const char*, 4> kWorkerStates = {"active", "draining", "sto
                                                       "dead"};
 constexpr std::array<const char*, 4> kScopes = {"read", "enqueue", "operate", "admin"};
 constexpr std::array<const char*, 4> kLogLevels = {"error", "warn", "info", "debug"};
+constexpr std::array<const char*, 2> kLogFormats = {"text", "json"};
 constexpr std::array<const char*, 9> kStatusCodes = {
     "ok",          "invalid argument", "not found",         "failed precondition",
     "aborted",     "unavailable",      "deadline exceeded", "data loss",
@@ -59,6 +61,7 @@ Status Status::Annotate(const std::string& context) const {
 
 const char* JobStateName(JobState s) { return NameOf(kJobStates, s); }
 const char* LogLevelName(LogLevel l) { return NameOf(kLogLevels, l); }
+const char* LogFormatName(LogFormat f) { return NameOf(kLogFormats, f); }
 const char* ErrorKindName(ErrorKind k) { return NameOf(kErrorKinds, k); }
 const char* LossCauseName(LossCause c) { return NameOf(kLossCauses, c); }
 const char* DeliveryName(Delivery d) { return NameOf(kDeliveries, d); }
@@ -70,6 +73,9 @@ std::optional<JobState> ParseJobState(const std::string& s) {
 }
 std::optional<LogLevel> ParseLogLevel(const std::string& s) {
   return Parse<LogLevel>(kLogLevels, s);
+}
+std::optional<LogFormat> ParseLogFormat(const std::string& s) {
+  return Parse<LogFormat>(kLogFormats, s);
 }
 std::optional<ErrorKind> ParseErrorKind(const std::string& s) {
   return Parse<ErrorKind>(kErrorKinds, s);

@@ -79,18 +79,25 @@ bool SetNonBlocking(int fd) {
   return flags >= 0 && fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0;
 }
 
-// The worker's environment with `extra` (then WARDEN_CONTROL_FD) overriding.
+// The worker's environment with `extra` (then WARDEN_CONTROL_FD) overriding,
+// without the worker's channel to its service manager: a job that runs a
+// notify-aware program must not tell systemd that the worker is ready or
+// stopping, nor feed its watchdog.
 std::vector<std::string> BuildEnv(
     const std::vector<std::pair<std::string, std::string>>& extra) {
   std::vector<std::string> env;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     env.emplace_back(*e);
   }
-  auto set = [&env](const std::string& key, const std::string& value) {
+  auto erase = [&env](const std::string& key) {
     std::erase_if(env, [&key](const std::string& kv) {
       return kv.size() > key.size() && kv[key.size()] == '=' &&
              kv.compare(0, key.size(), key) == 0;
     });
+  };
+  for (const char* key : {"NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"}) erase(key);
+  auto set = [&env, &erase](const std::string& key, const std::string& value) {
+    erase(key);
     env.push_back(key + "=" + value);
   };
   for (const auto& [key, value] : extra) set(key, value);

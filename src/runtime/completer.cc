@@ -105,7 +105,7 @@ void Completer::Loop() {
     if (r.has_value()) {
       backoff = Millis(10);
       if (failed_tries > 0 && cb_.log) {
-        cb_.log("recording outcomes works again (after " + std::to_string(failed_tries) +
+        cb_.log(0, "recording outcomes works again (after " + std::to_string(failed_tries) +
                 " failed tries)");
       }
       failed_tries = 0;
@@ -151,7 +151,7 @@ void Completer::Loop() {
     }
     lock.Unlock();
     if (cb_.log && (++failed_tries == 1 || dropped > 0)) {
-      cb_.log("recording outcomes failed (" +
+      cb_.log(0, "recording outcomes failed (" +
               Plural(static_cast<int64_t>(batch.size()), "outcome") + "): " + r.error().ToString() +
               (dropped ? "; dropped " + std::to_string(dropped) +
                              " (their leases will expire and the jobs be recovered)"
@@ -169,7 +169,9 @@ void Completer::WriteOneByOne(std::vector<Item> batch, const Status& why) {
   // refuses). Find it; a success whose result cannot be stored is recorded
   // as a failure rather than left `running` under a lease the heartbeats keep
   // extending. Only what cannot be written at all is dropped, loudly.
-  if (cb_.log) cb_.log("recording a batch failed (" + why.ToString() + "); writing one by one");
+  if (cb_.log) {
+    cb_.log(0, "recording a batch failed (" + why.ToString() + "); writing one by one");
+  }
   int accepted = 0, fenced = 0;
   bool keyed = false;
   for (Item& item : batch) {
@@ -190,7 +192,8 @@ void Completer::WriteOneByOne(std::vector<Item> batch, const Status& why) {
         continue;
       }
       if (cb_.log) {
-        cb_.log("could not record the outcome of job " + std::to_string(item.outcome.ref.id) +
+        cb_.log(item.outcome.ref.id,
+                "could not record the outcome of job " + std::to_string(item.outcome.ref.id) +
                 ": " + r.error().ToString() + "; dropped");
       }
       break;

@@ -39,7 +39,8 @@ class Completer {
   using Tally = OutcomeTally;
   struct Callbacks {
     std::function<WorkerId()> worker_id;
-    std::function<void(const std::string&)> log;
+    // A line to log; `job`: the job it is about (0: none).
+    std::function<void(JobId job, const std::string&)> log;
     // After each committed batch (its outcomes no longer unsettled): how
     // many were accepted / fenced off, and whether any freed a concurrency
     // key (other workers may now claim).

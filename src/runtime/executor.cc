@@ -51,6 +51,11 @@ std::string JobLabel(const RunningJob& r) {
          std::to_string(r.job.attempt);
 }
 
+// The facts of a line about a job, for the JSON format (warden/log.h).
+Json JobFields(const RunningJob& r) {
+  return {{"task", r.job.task}, {"queue", r.job.queue}, {"attempt", r.job.attempt}};
+}
+
 JobOutcome Failure(const RunningJob& r, ErrorKind kind, std::string message) {
   JobOutcome o;
   o.ref = JobRef{r.job.id, r.job.lease_token};
@@ -125,7 +130,8 @@ int64_t Worker::Impl::LeaseProvenUntil(const RunningJob& r) {
 }
 
 JobOutcome Worker::Impl::NotStarted(RunningJob& r) {
-  Log(LogLevel::kWarn, "job " + std::to_string(r.job.id) + ": not started: " + kUnprovenLease);
+  Log(LogLevel::kWarn, "job " + std::to_string(r.job.id) + ": not started: " + kUnprovenLease,
+      r.job.id);
   // A stop asked meanwhile (a shutdown's release, a cancel) says best how
   // it ended; otherwise it is lost like a job the watchdog fenced.
   const ErrorKind kind = r.stop.requested() ? KindFor(r.stop.reason()) : ErrorKind::kLost;
@@ -164,7 +170,8 @@ JobOutcome Worker::Impl::Execute(RunningJob& r) {
     if (!marked.has_value()) {
       // Not started: reported lost without the mark, it is requeued uncharged.
       Log(LogLevel::kWarn, "job " + std::to_string(r.job.id) + ": could not record its start (" +
-           marked.error().ToString() + "); not running it");
+           marked.error().ToString() + "); not running it",
+          r.job.id);
       return Failure(r, ErrorKind::kLost,
                      "not started: could not record its start: " + marked.error().ToString());
     }
@@ -178,7 +185,9 @@ JobOutcome Worker::Impl::Execute(RunningJob& r) {
     if (auto refused = RefuseUnproven(r)) return *std::move(refused);
   }
   r.started_mono = clock_.MonotonicMs();
-  if (Logs(LogLevel::kDebug)) Log(LogLevel::kDebug, JobLabel(r) + ": starting");
+  if (Logs(LogLevel::kDebug)) {
+    Log(LogLevel::kDebug, JobLabel(r) + ": starting", r.job.id, JobFields(r));
+  }
   if (!r.job.command.empty()) return ExecuteCommand(r, r.job.command);
   if (auto it = opt_.task_commands.find(r.job.task); it != opt_.task_commands.end()) {
     return ExecuteCommand(r, it->second);
@@ -249,7 +258,7 @@ JobOutcome Worker::Impl::ExecuteCommand(RunningJob& r,
   // when it succeeds), and said now.
   std::istringstream notes(control_errors);
   for (std::string line; std::getline(notes, line);) {
-    if (!line.empty()) Log(LogLevel::kWarn, JobLabel(r) + ": " + line);
+    if (!line.empty()) Log(LogLevel::kWarn, JobLabel(r) + ": " + line, r.job.id, JobFields(r));
   }
 
   // Checked by the job's own process just before exec: the worker was
@@ -308,11 +317,17 @@ void Worker::Impl::LogOutcome(const RunningJob& r, const JobOutcome& o) {
   // Built only when it is said: a busy worker finishes a job every few
   // microseconds.
   if (!Logs(o.success ? LogLevel::kInfo : LogLevel::kWarn)) return;
-  const std::string took = FormatDuration(Millis(clock_.MonotonicMs() - r.started_mono));
+  const Millis ran(clock_.MonotonicMs() - r.started_mono);
+  const std::string took = FormatDuration(ran);
+  Json fields = JobFields(r);
+  fields["outcome"] = o.success ? "succeeded" : ErrorKindName(o.error.kind);
+  fields["duration_ms"] = ran.count();
   if (o.success) {
-    Log(LogLevel::kInfo, JobLabel(r) + ": succeeded in " + took);
+    Log(LogLevel::kInfo, JobLabel(r) + ": succeeded in " + took, r.job.id, std::move(fields));
     return;
   }
+  if (o.error.exit_code) fields["exit_code"] = *o.error.exit_code;
+  if (o.error.signal) fields["signal"] = *o.error.signal;
   std::string line = JobLabel(r) + ": " + ErrorKindName(o.error.kind) + " after " + took + ": " +
                      OneLine(o.error.message, 300);
   // The last line a failed command wrote to stderr is most often why
@@ -324,7 +339,7 @@ void Worker::Impl::LogOutcome(const RunningJob& r, const JobOutcome& o) {
     const size_t from = begin == std::string::npos ? 0 : begin + 1;
     line += " (stderr: " + OneLine(tail.substr(from, end + 1 - from), 200) + ")";
   }
-  Log(LogLevel::kWarn, line);
+  Log(LogLevel::kWarn, line, r.job.id, std::move(fields));
 }
 
 JobOutcome Worker::Impl::ExecuteHandler(RunningJob& r, const Handler& handler) {

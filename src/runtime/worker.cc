@@ -105,7 +105,11 @@ Worker::Impl::Impl(std::string url, WorkerOptions options, Env& env, OpenStoreFn
   for (size_t i = 0; i < stores.size() && i < std::size(slots); ++i) {
     *slots[i] = std::move(stores[i]);
   }
-  log_ = opt_.log ? opt_.log : StderrLog("worker " + opt_.name);
+  if (opt_.log) {
+    log_ = [log = opt_.log](const LogRecord& r) { log(r.message); };
+  } else {
+    log_ = StderrLog(opt_.log_format, opt_.name, [this] { return id_.load(); });
+  }
   // Without them (-1) the loops still run, woken by their poll timeouts.
   wake_fd_ = env_.NewWakeFd();
   stop_fd_ = env_.NewWakeFd();
@@ -230,6 +234,8 @@ Status Worker::Impl::Start() {
     if (!waiting) {
       Log(LogLevel::kWarn, "cannot start yet, retrying for up to " +
                                FormatDuration(opt_.start_timeout) + ": " + s.message());
+      Tell(WorkerPhase::kWaiting, "waiting up to " + FormatDuration(opt_.start_timeout) +
+                                      " for the database: " + OneLine(s.message(), 200));
     }
     waiting = true;
     {
@@ -254,7 +260,7 @@ Status Worker::Impl::Run() {
 
   Completer::Callbacks cb;
   cb.worker_id = [this] { return id_.load(); };
-  cb.log = [this](const std::string& line) { Log(LogLevel::kWarn, line); };
+  cb.log = [this](JobId job, const std::string& line) { Log(LogLevel::kWarn, line, job); };
   cb.on_written = [this](const Completer::Tally& t, bool accepted) { CountWritten(t, accepted); };
   cb.on_batch = [this](int accepted, int fenced, bool freed_keys) {
     counters_.fenced += fenced;
@@ -274,6 +280,11 @@ Status Worker::Impl::Run() {
   threads_.push_back(env_.StartThread([this] { SweeperLoop(); }));
   threads_.push_back(env_.StartThread([this] { SessionLoop(); }));
 
+  // Registered, its threads running, and the claim loop about to claim:
+  // from here on it runs what is enqueued.
+  Tell(WorkerPhase::kReady, "worker " + std::to_string(id_.load()) + " (" + opt_.name +
+                                "): " + Serves() + ", concurrency " +
+                                std::to_string(opt_.concurrency));
   ClaimLoop();
   Shutdown();
   return fatal_;
@@ -565,13 +576,21 @@ void Worker::Impl::StopAll(StopReason why, const std::string& log_line) {
   for (auto& [id, r] : running_) r->stop.Request(why);
 }
 
+void Worker::Impl::Tell(WorkerPhase phase, const std::string& detail) {
+  if (phase == WorkerPhase::kStopping && told_stopping_.exchange(true)) return;
+  if (phase == WorkerPhase::kReady && told_stopping_) return;  // stopped while starting
+  if (opt_.on_phase) opt_.on_phase(phase, detail);
+}
+
 void Worker::Impl::Stop(bool release_now) {
+  Tell(WorkerPhase::kStopping, "stopping: no more claims; draining the running jobs");
   if (stopping_.exchange(true) || release_now) release_now_ = true;
   sleep_cv_.NotifyAll();
   WakeClaimLoop();
 }
 
 void Worker::Impl::Shutdown() {
+  Tell(WorkerPhase::kStopping, "stopping: no more claims; draining the running jobs");
   const WorkerId id = id_;
   if (Status s = claim_store_->WorkerSetDraining(id); !s.ok()) {
     Log(LogLevel::kWarn, "could not mark draining: " + s.ToString());

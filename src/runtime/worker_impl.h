@@ -83,6 +83,7 @@ class Worker::Impl {
   // The metrics (runtime/worker_metrics.cc).
   std::string ExportMetrics() EXCLUDES(mu_);
   Status Ready() const;
+  Status Live() const;
 
  private:
   // Opens the stores Create could not, recovers the previous incarnation
@@ -140,6 +141,8 @@ class Worker::Impl {
   uint64_t flushed_version_ = 0;  // heartbeat thread
   MetricSnapshot flush_base_;     // heartbeat thread
   std::atomic<bool> leader_{false};
+  // When the watchdog loop last turned (0: not running): what Live() judges.
+  std::atomic<int64_t> watchdog_turned_mono_{0};
   std::atomic<int64_t> last_heartbeat_ok_mono_{0};
 
   // Runs one job and says how its attempt ended. There is always an outcome:
@@ -167,9 +170,15 @@ class Worker::Impl {
   void SleepFor(Millis d) EXCLUDES(mu_);
 
   bool Logs(LogLevel level) const { return level <= opt_.log_level; }
-  void Log(LogLevel level, const std::string& line) {
-    if (Logs(level)) log_(line);
+  // `job`: the job the line is about (0: none); `fields`: more facts for
+  // the JSON format (warden/log.h).
+  void Log(LogLevel level, const std::string& line, JobId job = 0, Json fields = Json()) {
+    if (Logs(level)) log_(LogRecord{level, line, job, std::move(fields)});
   }
+  // Calls opt_.on_phase (kStopping at most once, from whichever thread
+  // gets there first).
+  void Tell(WorkerPhase phase, const std::string& detail);
+  std::atomic<bool> told_stopping_{false};
   // The line for a finished attempt: at kInfo, or kWarn when it failed.
   void LogOutcome(const RunningJob& r, const JobOutcome& o);
   // The tasks it has a handler or a --task for: what it registers, claims

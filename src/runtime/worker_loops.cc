@@ -84,7 +84,7 @@ void Worker::Impl::HeartbeatLoop() {
         if (r->stop.requested() || r->finished) continue;
         if (h == held.end() || h->second != r->job.lease_token) {
           Log(LogLevel::kWarn,
-              "job " + std::to_string(id) + " was taken from this worker; stopping it");
+              "job " + std::to_string(id) + " was taken from this worker; stopping it", id);
           r->stop.Request(StopReason::kFence);
         }
       }
@@ -99,7 +99,8 @@ void Worker::Impl::ReleaseLostClaims(const HeartbeatStart& at_start,
                                      int64_t reply_mono) {
   for (JobId id : lost_claims_.Judge(at_start, held, reply_mono)) {
     Log(LogLevel::kWarn, "job " + std::to_string(id) +
-         " is held by this worker but its claim's reply never came; handing it back unrun");
+         " is held by this worker but its claim's reply never came; handing it back unrun",
+        id);
     JobOutcome o;
     o.ref = JobRef{id, held.at(id)};
     o.success = false;
@@ -134,7 +135,8 @@ void Worker::Impl::WatchdogLoop() {
           Log(LogLevel::kWarn, "no heartbeat for " + FormatDuration(Millis(now - base)) +
                                    " (lease " + FormatDuration(r->lease) + "): stopping job " +
                                    std::to_string(id) +
-                                   " before its lease can pass to another worker");
+                                   " before its lease can pass to another worker",
+              id);
           ++counters_.self_fenced;
           r->stop.Request(StopReason::kFence);
         }
@@ -144,6 +146,7 @@ void Worker::Impl::WatchdogLoop() {
         }
       }
     }
+    watchdog_turned_mono_ = std::max<int64_t>(clock_.MonotonicMs(), 1);  // the lock was free
     SleepFor(Millis(50));
   }
 }

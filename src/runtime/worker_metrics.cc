@@ -143,6 +143,24 @@ Status Worker::Impl::Ready() const {
 }
 
 std::string Worker::ExportMetrics() { return impl_->ExportMetrics(); }
+Status Worker::Impl::Live() const {
+  const int64_t turned = watchdog_turned_mono_;
+  // Not started yet (or waiting for the database: --start-timeout bounds
+  // it), or its threads have ended (what is left is bounded by the goodbye's
+  // own store timeouts).
+  if (turned == 0 || threads_done_) return Status::Ok();
+  // The loop turns every 50 ms; seconds without a turn is no scheduling
+  // delay but a stuck process (its lock held for good, or starved).
+  constexpr int64_t kStuckMs = 5000;
+  const int64_t quiet = clock_.MonotonicMs() - turned;
+  if (quiet > kStuckMs) {
+    return Unavailable("stuck: the self-fencing watchdog has not run for " +
+                       std::to_string(quiet) + " ms");
+  }
+  return Status::Ok();
+}
+
 Status Worker::Ready() const { return impl_->Ready(); }
+Status Worker::Live() const { return impl_->Live(); }
 
 }  // namespace warden

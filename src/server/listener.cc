@@ -42,6 +42,7 @@ struct Listener::Impl {
   // response is being written): Stop waits for these.
   std::atomic<int> in_flight{0};
   std::atomic<int> connections{0};  // open sessions (max_connections)
+  std::atomic<bool> probe_answered{true};  // IoTurns
   asio::steady_timer accept_pause{io};
   // When an accept error was last logged: a flood that exhausts the fds
   // fails every accept, and one line a second says so.
@@ -413,6 +414,14 @@ Listener::Listener(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Listener::~Listener() { Stop(std::chrono::milliseconds(0)); }
 
 int Listener::port() const { return impl_->bound_port; }
+
+bool Listener::IoTurns() {
+  if (impl_->stopping) return true;
+  // Unanswered: the probe posted last time still waits; one is enough.
+  if (!impl_->probe_answered.exchange(false)) return false;
+  asio::post(impl_->io, [impl = impl_.get()] { impl->probe_answered = true; });
+  return true;
+}
 
 void Listener::Stop(std::chrono::milliseconds grace) {
   if (impl_->threads.empty()) return;

@@ -49,6 +49,11 @@ class Listener {
                                                  LogLine log);
   ~Listener();  // Stop()s
   int port() const;  // the bound port
+  // Whether the I/O threads ran the probe the previous call posted (true on
+  // the first call, and once stopping), then posts another: called every
+  // few seconds, false means no I/O thread turned for that long (a wedged
+  // event loop). Handlers waiting on the store are not judged. Any thread.
+  bool IoTurns();
   // Stops accepting; requests in progress get their responses for up to
   // `grace`, then every connection is closed.
   void Stop(std::chrono::milliseconds grace = std::chrono::milliseconds(5000));

@@ -46,8 +46,8 @@ namespace {
 // (fresh per process: a restarted server waits out its old lease too).
 class BulkRunner {
  public:
-  BulkRunner(std::unique_ptr<Client> client, const ServeOptions& options,
-             std::function<void(const std::string&)> log)
+  using Log = std::function<void(LogLevel, const std::string&)>;
+  BulkRunner(std::unique_ptr<Client> client, const ServeOptions& options, Log log)
       : client_(std::move(client)), options_(options), log_(std::move(log)) {
     char host[256] = {};
     gethostname(host, sizeof(host) - 1);
@@ -77,16 +77,17 @@ class BulkRunner {
       ro.stop = &stop_;
       ro.progress = [this](const BulkOp& op) {
         if (op.state == BulkState::kDone) {
-          log_("bulk operation " + std::to_string(op.id) + " (" + BulkActionName(op.action) +
-               ") done: " + std::to_string(op.done) + " of " + std::to_string(op.total) +
-               " jobs changed in " + std::to_string(op.batches) + " batches");
+          log_(LogLevel::kInfo, "bulk operation " + std::to_string(op.id) + " (" +
+                                    BulkActionName(op.action) + ") done: " +
+                                    std::to_string(op.done) + " of " + std::to_string(op.total) +
+                                    " jobs changed in " + std::to_string(op.batches) + " batches");
         } else if (options_.bulk_pause.count() > 0) {
           Sleep(options_.bulk_pause);
         }
       };
       auto ran = client_->BulkRun(owner_, ro);
       if (!ran.has_value()) {
-        log_("bulk operations: " + ran.error().ToString() + " (trying again)");
+        log_(LogLevel::kWarn, "bulk operations: " + ran.error().ToString() + " (trying again)");
         Sleep(std::chrono::seconds(1));
       } else if (!*ran) {
         // Nothing to take: wait to be woken (an operation started here) or
@@ -103,7 +104,7 @@ class BulkRunner {
 
   std::unique_ptr<Client> client_;
   const ServeOptions options_;
-  std::function<void(const std::string&)> log_;
+  Log log_;
   std::string owner_;
   std::atomic<bool> stop_{false};
   std::mutex mu_;
@@ -112,10 +113,36 @@ class BulkRunner {
   std::thread thread_;
 };
 
+// The liveness check Serve hands out (ServeHooks::ready): the listener's,
+// until the drain begins; Ok from then on (the drain is bounded by
+// --drain-grace and --io-timeout), and after the listener is gone.
+class LiveCheck {
+ public:
+  explicit LiveCheck(Listener* listener) : listener_(listener) {}
+  Status Check() {
+    std::lock_guard lock(mu_);
+    if (listener_ == nullptr || listener_->IoTurns()) return Status::Ok();
+    return Unavailable("stuck: the HTTP listener's I/O threads have not turned since the last "
+                       "check");
+  }
+  void Detach() {
+    std::lock_guard lock(mu_);
+    listener_ = nullptr;
+  }
+
+ private:
+  std::mutex mu_;
+  Listener* listener_;
+};
+
 }  // namespace
 
-Status Serve(const ServeOptions& options, const std::function<void(int port)>& ready,
-             const std::function<void(const std::string&)>& log) {
+Status Serve(const ServeOptions& options, const ServeHooks& hooks) {
+  const BulkRunner::Log log = [&hooks](LogLevel level, const std::string& line) {
+    if (hooks.log) hooks.log(level, line);
+  };
+  // What the listener and the live updates report is what went wrong.
+  const auto warn = [log](const std::string& line) { log(LogLevel::kWarn, line); };
   ListenerOptions lo;
   WARDEN_RETURN_IF_ERROR(ParseListen(options.listen, &lo.host, &lo.port));
   if (options.no_auth && !IsLoopback(lo.host)) {
@@ -141,7 +168,7 @@ Status Serve(const ServeOptions& options, const std::function<void(int port)>& r
   if (fds.rlim_cur != RLIM_INFINITY && fds.rlim_cur > kSpareFds &&
       static_cast<rlim_t>(lo.max_connections) > fds.rlim_cur - kSpareFds) {
     lo.max_connections = static_cast<int>(fds.rlim_cur - kSpareFds);
-    log("--max-connections lowered to " + std::to_string(lo.max_connections) +
+    log(LogLevel::kWarn, "--max-connections lowered to " + std::to_string(lo.max_connections) +
         ": the open-file limit is " + std::to_string(fds.rlim_cur));
   }
 
@@ -157,22 +184,26 @@ Status Serve(const ServeOptions& options, const std::function<void(int port)>& r
   WARDEN_ASSIGN_OR_RETURN(auto bulk_client, Client::Open(options.db));
   BulkRunner bulk(std::move(bulk_client), options, log);
   WARDEN_ASSIGN_OR_RETURN(auto events_client, Client::Open(options.db));
-  EventHub events(std::move(events_client), EventHubOptions{}, log);
+  EventHub events(std::move(events_client), EventHubOptions{}, warn);
   Api api(ApiOptions{options.no_auth, options.allow_command_jobs, [&bulk] { bulk.Wake(); },
                      &events},
           *clients);
   WARDEN_ASSIGN_OR_RETURN(
       auto listener,
-      Listener::Start(lo, [&api](const Request& req) { return api.Handle(req); }, log));
+      Listener::Start(lo, [&api](const Request& req) { return api.Handle(req); }, warn));
   if (!IsLoopback(lo.host) && lo.tls_cert.empty()) {
-    log("warning: serving plain HTTP on " + lo.host +
+    log(LogLevel::kWarn, "warning: serving plain HTTP on " + lo.host +
         ", beyond loopback: tokens cross the network in clear text (give --tls-cert and "
         "--tls-key)");
   }
-  ready(listener->port());
+  auto live = std::make_shared<LiveCheck>(listener.get());
+  if (hooks.ready) hooks.ready(listener->port(), [live] { return live->Check(); });
   int sig = 0;
   sigwait(&stop, &sig);
-  log(std::string("received ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") + ": draining");
+  log(LogLevel::kInfo,
+      std::string("received ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") + ": draining");
+  live->Detach();
+  if (hooks.draining) hooks.draining();
   api.SetDraining();
   // Event streams end with the listener; nothing may be sent to them then.
   events.Stop();

@@ -7,6 +7,7 @@
 #include <functional>
 #include <string>
 
+#include "warden/log.h"
 #include "warden/status.h"
 
 namespace warden::server {
@@ -40,10 +41,22 @@ Status ParseListen(const std::string& listen, std::string* host, int* port,
                    const char* flag = "--listen");
 bool IsLoopback(const std::string& host);
 
-// Serves until SIGTERM or SIGINT. `ready` is called once listening, with
-// the bound port. Errors before serving (a bad flag, a port in use, the
-// database) are returned; a served run that ends on a signal is Ok.
-Status Serve(const ServeOptions& options, const std::function<void(int port)>& ready,
-             const std::function<void(const std::string&)>& log);
+// What Serve tells its caller (each may be empty).
+struct ServeHooks {
+  // Once listening: the bound port, and a liveness check the caller may
+  // call from any thread, every few seconds, until Serve returns (what
+  // systemd's watchdog is fed by): Ok while the listener's I/O threads turn.
+  // Handlers waiting on the database are not judged: an outage is no reason
+  // to restart the server, and /readyz says it.
+  std::function<void(int port, std::function<Status()> live)> ready;
+  // SIGTERM or SIGINT came: the drain begins (/readyz answers 503).
+  std::function<void()> draining;
+  std::function<void(LogLevel level, const std::string& line)> log;
+};
+
+// Serves until SIGTERM or SIGINT. Errors before serving (a bad flag, a port
+// in use, the database) are returned; a served run that ends on a signal is
+// Ok.
+Status Serve(const ServeOptions& options, const ServeHooks& hooks);
 
 }  // namespace warden::server

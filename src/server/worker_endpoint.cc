@@ -27,7 +27,10 @@ Response Handle(const Request& req, Worker& worker, bool metrics, bool health) {
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
     return r;
   }
-  if (req.path == "/healthz") return Text(200, "ok\n");
+  if (req.path == "/healthz") {
+    const Status live = worker.Live();
+    return live.ok() ? Text(200, "ok\n") : Text(503, live.message() + "\n");
+  }
   const Status ready = worker.Ready();
   return ready.ok() ? Text(200, "ready\n") : Text(503, ready.message() + "\n");
 }

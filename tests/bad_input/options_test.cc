@@ -98,6 +98,7 @@ TEST_P(OptionsTest, BadWorkerOptionsAreUsageErrorsAndNoWorkerStarts) {
       {{w, "--task", "resize="}, "--task wants NAME=COMMAND"},
       {{w, "--task", "a\nb"}, "--task wants NAME=COMMAND, got 'a b'"},
       {{w, "--allow-cmd", "--bogus"}, "--bogus"},
+      {{w, "--allow-cmd", "--log-format", "yaml"}, "--log-format must be text or json, not 'yaml'"},
       {{w}, "this worker can run nothing"},
   });
   auto workers = client().ListWorkers();
@@ -120,6 +121,7 @@ TEST_P(OptionsTest, BadGlobalAndAdminOptionsAreUsageErrors) {
       {{"stats", "--no\nsuch"}, "--no such"},
       {{"wait", "--timeout", "later"}, "--timeout: invalid duration 'later'"},
       {{"stats", "--json=maybe"}, ""},
+      {{"serve", "--log-format", "xml"}, "--log-format must be text or json, not 'xml'"},
   });
   // Not a usage error (no such worker), but quoted alike (in a database
   // that exists: a missing one is refused first).

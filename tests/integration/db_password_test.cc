@@ -82,6 +82,7 @@ class DbPasswordTest : public IntegrationTest {
 };
 
 TEST_P(DbPasswordTest, NoCommandShowsThePassword) {
+  bool json_log = false;  // the second worker logs JSON (--log-format json)
   for (const std::string& url :
        {Url(kEncoded), Url("", std::string("password=") + kEncoded)}) {
     SCOPED_TRACE(url);
@@ -106,6 +107,7 @@ TEST_P(DbPasswordTest, NoCommandShowsThePassword) {
           std::vector<std::string> argv = {WARDEN_BIN, "--db", url, "worker", "--allow-cmd",
                                            "--name", "pw-" + tag};
           for (const auto& f : FastFlags()) argv.push_back(f);
+          if (json_log) argv.insert(argv.end(), {"--log-format", "json"});
           return argv;
         }());
     r = Run(url, {"wait", "--timeout", "30s"});
@@ -126,6 +128,10 @@ TEST_P(DbPasswordTest, NoCommandShowsThePassword) {
     w.proc->Signal(SIGTERM);
     EXPECT_TRUE(w.proc->WaitExit(Millis(20'000)));
     EXPECT_TRUE(Hidden(w.Log()));
+    if (json_log) {
+      EXPECT_EQ(w.Log().rfind("{\"time\":", 0), 0u) << w.Log();
+    }
+    json_log = true;
   }
 }
 
@@ -143,11 +149,17 @@ TEST_P(DbPasswordTest, ErrorsAboutTheUrlDoNotQuoteThePassword) {
        {Url("S3cr3t%zzpw"), Url("", "password=S3=cr3t"), Url("", "password=S3cr3t&nosuch=1"),
         port_one, std::string("host=127.0.0.1 password=") + kPassword + " dbname=x"}) {
     for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
-             {"stats"}, {"--json", "init"}, {"worker", "--allow-cmd", "--start-timeout", "1s"}}) {
+             {"stats"},
+             {"--json", "init"},
+             {"worker", "--allow-cmd", "--start-timeout", "1s"},
+             {"worker", "--allow-cmd", "--start-timeout", "1s", "--log-format", "json"}}) {
       // (The worker retries port 1 for a second: its retry line is checked too.)
       if (url.rfind("host=", 0) == 0 && args[0] != "stats") continue;  // would create it
       CliResult r = Run(url, args);
       EXPECT_NE(r.exit_code, 0) << url << " " << args[0] << " " << args.back();
+      if (args.back() == "json") {
+        EXPECT_EQ(r.err.rfind("{\"time\":", 0), 0u) << r.err;
+      }
       EXPECT_FALSE(r.err.empty()) << url;
       EXPECT_TRUE(Hidden(r.out + r.err)) << args[0] << " " << args.back();
     }

@@ -45,6 +45,7 @@
 #include <thread>
 
 #include "harness.h"
+#include "notify_socket.h"
 #include "run_dir.h"
 #include "maintenance/sweeper.h"
 #include "store/postgres/pg_conn.h"
@@ -737,6 +738,58 @@ TEST_P(PgOutageClusterTest, WorkerStartedWhileTheServerIsDownWaitsForIt) {
   ASSERT_TRUE(WaitFor([&] { return JobInState(id, JobState::kSucceeded); })) << w.Log();
   ExpectSucceededOnceOnFirstAttempt(id, wid);
   EXPECT_EQ(Workers().size(), 1u) << Workers().dump(2);
+}
+
+// 6b. The same under systemd (a Type=notify unit, deploy/systemd/): no
+//    READY=1 while it waits (STATUS= says what for), READY=1 once it has
+//    registered; and through a server restart later on, WATCHDOG=1 keeps
+//    coming (an outage it waits out is no reason for systemd to restart it).
+TEST_P(PgOutageClusterTest, UnderSystemdAWorkerWaitingForTheServerIsNotReadyYet) {
+  ASSERT_TRUE(Script("stop"));
+  NotifySocket notify(dir() + "/notify");
+  Worker& w = StartWorker("w", FastFlags(), 2, /*wait_started=*/false,
+                          {"/usr/bin/env", "NOTIFY_SOCKET=" + notify.path(),
+                           "WATCHDOG_USEC=1000000", "/bin/sh", "-c",
+                           "export WATCHDOG_PID=$$; exec \"$@\"", "sh"});
+  ASSERT_TRUE(WaitFor([&] { return w.LogHas("cannot start yet"); }, Millis(15'000))) << w.Log();
+  ASSERT_TRUE(WaitFor([&] {
+    for (const auto& m : notify.Messages()) {
+      if (m.text.find("STATUS=waiting up to 30s for the database") != std::string::npos) {
+        return true;
+      }
+    }
+    return false;
+  })) << notify.Dump();
+  // Watched while the server is down.
+  EXPECT_TRUE(StaysTrueFor([&] { return !notify.Has("READY=1"); }, Millis(1000)))
+      << notify.Dump();
+  ASSERT_TRUE(Script("restart"));
+  ASSERT_TRUE(WaitFor([&] { return notify.Has("READY=1"); }, Millis(20'000)))
+      << w.Log() << notify.Dump();
+  EXPECT_TRUE(w.LogHas("started as worker")) << w.Log();
+  EXPECT_GT(WorkerIdOf(w.pid()), 0) << w.Log();
+
+  const SteadyTime down = std::chrono::steady_clock::now();
+  ASSERT_TRUE(Script("stop"));
+  // A stimulus: the server stays down this long.
+  std::this_thread::sleep_for(Millis(2000));
+  ASSERT_TRUE(Script("restart"));
+  const SteadyTime up = std::chrono::steady_clock::now();
+  int pings = 0;
+  int64_t gap = 0;
+  SteadyTime last = down;
+  for (const auto& m : notify.With("WATCHDOG=1")) {
+    if (m.at < down || m.at >= up) continue;
+    ++pings;
+    gap = std::max<int64_t>(
+        gap, std::chrono::duration_cast<std::chrono::milliseconds>(m.at - last).count());
+    last = m.at;
+  }
+  EXPECT_GE(pings, 3) << notify.Dump();
+  EXPECT_LT(gap, 1500) << notify.Dump();
+  ASSERT_FALSE(w.proc->Exited()) << w.Log();
+  const int64_t id = Add(Job("log start; log done"));
+  ASSERT_TRUE(WaitFor([&] { return JobInState(id, JobState::kSucceeded); })) << w.Log();
 }
 
 // 7. The wait is bounded, and a signal ends it: with --start-timeout 1s the

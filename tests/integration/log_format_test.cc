@@ -1,0 +1,178 @@
+// `--log-format json` (issue 22): every line a worker or `warden serve`
+// writes on stderr is one JSON object with "time", "level", "pid" and
+// "message" (and a worker's "worker"), and a line about a job carries its
+// id in "job". Real workers: a job that succeeds, one that fails (its
+// stderr, bytes that are not UTF-8 among them, quoted in the line), and a
+// SIGKILLed worker whose job a second worker recovers and runs.
+#include <signal.h>
+
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "harness.h"
+
+namespace wt {
+namespace {
+
+using warden::JobState;
+
+// The stderr of a process, line by line, each parsed (a line that is not
+// a JSON object is a failure, named).
+std::vector<Json> JsonLines(const std::string& log) {
+  std::vector<Json> out;
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);) {
+    Json j = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+    EXPECT_TRUE(j.is_object()) << "not a JSON object: " << line;
+    if (j.is_object()) out.push_back(std::move(j));
+  }
+  return out;
+}
+
+// The keys every line has, with their types; `worker`: the name a worker's
+// lines carry ("" for serve's).
+void ExpectCommonKeys(const std::vector<Json>& lines, const std::string& worker) {
+  static const std::regex kTime(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)");
+  static const std::set<std::string> kLevels = {"error", "warn", "info", "debug"};
+  for (const Json& j : lines) {
+    ASSERT_TRUE(j.contains("time") && j["time"].is_string()) << j.dump();
+    EXPECT_TRUE(std::regex_match(j["time"].get<std::string>(), kTime)) << j.dump();
+    ASSERT_TRUE(j.contains("level") && j["level"].is_string()) << j.dump();
+    EXPECT_EQ(kLevels.count(j["level"].get<std::string>()), 1u) << j.dump();
+    EXPECT_TRUE(j.contains("pid") && j["pid"].is_number_integer()) << j.dump();
+    EXPECT_TRUE(j.contains("message") && j["message"].is_string()) << j.dump();
+    if (!worker.empty()) {
+      EXPECT_EQ(j.value("worker", ""), worker) << j.dump();
+    }
+    // A line that names a job ("job 12 ...") carries it.
+    const std::string message = j.value("message", "");
+    std::smatch m;
+    if (std::regex_search(message, m, std::regex(R"(^job (\d+)[ :])"))) {
+      EXPECT_EQ(j.value("job", int64_t{0}), std::stoll(m[1].str())) << j.dump();
+    }
+  }
+}
+
+// The lines with "job" == id.
+std::vector<Json> About(const std::vector<Json>& lines, int64_t id) {
+  std::vector<Json> out;
+  for (const Json& j : lines) {
+    if (j.value("job", int64_t{0}) == id) out.push_back(j);
+  }
+  return out;
+}
+
+class LogFormatTest : public IntegrationTest {};
+
+TEST_P(LogFormatTest, WorkerLinesAreJsonWithTheJobOnJobLines) {
+  const std::vector<std::string> json = {"--log-format", "json"};
+  auto flags = [&](std::vector<std::pair<std::string, std::string>> more = {}) {
+    std::vector<std::string> f = FastFlags(more);
+    f.insert(f.end(), json.begin(), json.end());
+    return f;
+  };
+  Worker& a = StartWorker("json-a", flags(), 2);
+  const int64_t ok = Add(Job("log ran"));
+  const int64_t bad = Add(Job("printf 'boom \\377\\376 \"quoted\"\\n' >&2; exit 3"),
+                          {"--retry", "none"});
+  ASSERT_TRUE(WaitFor([&] {
+    return JobInState(ok, JobState::kSucceeded) && JobInState(bad, JobState::kDead);
+  })) << a.Log();
+  // Attempt 1 runs until its worker is killed; attempt 2 finishes.
+  const int64_t rescued =
+      Add(Job("log start; if [ \"$WARDEN_ATTEMPT\" = 1 ]; then sleep 30; fi; log done"));
+  ASSERT_TRUE(WaitFor([&] { return LedgerHas(rescued, 1, "start"); })) << a.Log();
+  a.proc->Kill();
+
+  Worker& b = StartWorker("json-b", flags(), 2);
+  ASSERT_TRUE(WaitFor([&] { return JobInState(rescued, JobState::kSucceeded); })) << b.Log();
+  ASSERT_TRUE(b.proc->Signal(SIGTERM));
+  ASSERT_TRUE(b.proc->WaitExit(kDeadline)) << b.Log();
+  EXPECT_EQ(b.proc->ExitCode(), 0) << b.Log();
+
+  const std::vector<Json> la = JsonLines(a.Log());
+  const std::vector<Json> lb = JsonLines(b.Log());
+  ExpectCommonKeys(la, "json-a");
+  ExpectCommonKeys(lb, "json-b");
+  ASSERT_FALSE(la.empty());
+  EXPECT_GT(la.front().value("pid", 0), 0);
+  EXPECT_EQ(la.front().value("pid", 0), a.pid()) << la.front().dump();
+
+  // The success: info, with its facts.
+  const auto ok_lines = About(la, ok);
+  ASSERT_EQ(ok_lines.size(), 1u) << a.Log();
+  EXPECT_EQ(ok_lines[0]["level"], "info");
+  EXPECT_EQ(ok_lines[0]["outcome"], "succeeded");
+  EXPECT_EQ(ok_lines[0]["attempt"], 1);
+  EXPECT_TRUE(ok_lines[0]["duration_ms"].is_number_integer()) << ok_lines[0].dump();
+  EXPECT_GT(ok_lines[0].value("worker_id", int64_t{0}), 0) << ok_lines[0].dump();
+  // The failure: warn, its kind and exit status, its stderr quoted in one
+  // line of valid JSON.
+  const auto bad_lines = About(la, bad);
+  ASSERT_EQ(bad_lines.size(), 1u) << a.Log();
+  EXPECT_EQ(bad_lines[0]["level"], "warn");
+  EXPECT_EQ(bad_lines[0]["outcome"], "error");
+  EXPECT_EQ(bad_lines[0]["exit_code"], 3);
+  EXPECT_NE(bad_lines[0]["message"].get<std::string>().find("boom"), std::string::npos)
+      << bad_lines[0].dump();
+  // The killed worker's job: said by the worker that ran it again.
+  const auto again = About(lb, rescued);
+  ASSERT_FALSE(again.empty()) << b.Log();
+  EXPECT_EQ(again.back()["outcome"], "succeeded") << b.Log();
+  EXPECT_EQ(again.back()["attempt"], 2) << b.Log();
+  bool proved = false, stopped = false;
+  for (const Json& j : lb) {
+    const std::string message = j.value("message", "");
+    proved = proved || message.find("recovered") != std::string::npos;
+    stopped = stopped || message.rfind("stopped: ", 0) == 0;
+  }
+  EXPECT_TRUE(proved) << "the rescue is not in B's log:\n" << b.Log();
+  EXPECT_TRUE(stopped) << b.Log();
+}
+
+// The lines below do not depend on the backend: one is enough.
+class LogFormatOneBackendTest : public LogFormatTest {};
+
+// Errors too: a worker that cannot start says why on one JSON line.
+TEST_P(LogFormatOneBackendTest, AWorkerThatCannotStartSaysWhyInJson) {
+  CliResult r = Cli({"worker", "--allow-cmd", "--log-format", "json", "--lease", "1s",
+                     "--heartbeat", "1s"},
+                    /*json=*/false);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  const std::vector<Json> lines = JsonLines(r.err);
+  ASSERT_EQ(lines.size(), 1u) << r.err;
+  EXPECT_EQ(lines[0]["level"], "error");
+  EXPECT_NE(lines[0]["message"].get<std::string>().find("three heartbeat intervals"),
+            std::string::npos)
+      << r.err;
+  // A usage error CLI11 finds, before the command runs.
+  r = Cli({"worker", "--log-format", "json", "--no-such-flag"}, /*json=*/false);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  ASSERT_EQ(JsonLines(r.err).size(), 1u) << r.err;
+}
+
+TEST_P(LogFormatOneBackendTest, ServeLinesAreJson) {
+  auto serve = Child::Spawn({WARDEN_BIN, "--db", db(), "serve", "--listen", "127.0.0.1:0",
+                             "--log-format", "json"},
+                            dir() + "/serve.out", dir() + "/serve.err");
+  ASSERT_TRUE(WaitFor([&] {
+    return serve->Stderr().find("serving on 127.0.0.1:") != std::string::npos ||
+           serve->Exited();
+  })) << serve->Stderr();
+  ASSERT_TRUE(serve->Signal(SIGTERM));
+  ASSERT_TRUE(serve->WaitExit(kDeadline)) << serve->Stderr();
+  EXPECT_EQ(serve->ExitCode(), 0) << serve->Stderr();
+  const std::vector<Json> lines = JsonLines(serve->Stderr());
+  ExpectCommonKeys(lines, "");
+  ASSERT_GE(lines.size(), 2u) << serve->Stderr();  // serving on ..., received SIGTERM
+  for (const Json& j : lines) EXPECT_EQ(j.value("component", ""), "serve") << j.dump();
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, LogFormatTest, ::testing::ValuesIn(AllBackends()),
+                         BackendName);
+INSTANTIATE_TEST_SUITE_P(Sqlite, LogFormatOneBackendTest, ::testing::Values(Backend::kSqlite),
+                         BackendName);
+
+}  // namespace
+}  // namespace wt

@@ -1,0 +1,80 @@
+#!/bin/sh
+# The systemd units (deploy/systemd/, docs/operations.md):
+#  - `systemd-analyze verify` finds nothing to say about them (an unknown
+#    key or a bad value is only a warning to systemd: any output fails);
+#  - the flags their ExecStart gives are flags this warden takes;
+#  - the worker's stop timeout covers its drain with the default flags
+#    (--shutdown-timeout 30s, --kill-grace 5s, then the last outcomes'
+#    writes, up to a lease of 10s), and its KillMode lets it drain.
+#
+#   tests/systemd/check_units.sh deploy/systemd path/to/warden
+# Without systemd-analyze it skips (exit 77, ctest's SKIP_RETURN_CODE) on a
+# workstation and fails under CI=true (scripts/deps.sh installs systemd).
+set -eu
+
+units=${1:?usage: check_units.sh UNIT_DIR WARDEN_BIN}
+warden=${2:?usage: check_units.sh UNIT_DIR WARDEN_BIN}
+
+if ! command -v systemd-analyze >/dev/null 2>&1; then
+  case "${CI:-}" in
+    '' | false | 0)
+      echo "systemd_units: systemd-analyze not found; skipped (scripts/deps.sh installs systemd)"
+      exit 77 ;;
+    *)
+      echo "systemd_units: systemd-analyze not found, and CI=$CI: failing"
+      exit 1 ;;
+  esac
+fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+
+# verify wants an executable at ExecStart's path: the warden built here.
+# A template is verified as an instance of it.
+for unit in "$units"/*.service; do
+  name=$(basename "$unit" | sed 's/@\.service$/@ci-test.service/')
+  sed "s#/usr/bin/warden#$warden#g" "$unit" >"$tmp/$name"
+done
+for unit in "$tmp"/*.service; do
+  if ! out=$(systemd-analyze verify --man=no "$unit" 2>&1) || [ -n "$out" ]; then
+    echo "systemd_units: systemd-analyze verify $(basename "$unit"):"
+    echo "$out"
+    fail=1
+  else
+    echo "systemd_units: $(basename "$unit") verified"
+  fi
+done
+
+# ExecStart's flags, run as the unit would with no configuration: a
+# worker given nothing to run refuses to start (exit 2, saying so), which
+# it says only once every flag before it was read; serve is stopped the
+# same way by a port that cannot be.
+flags() { sed -n 's#^ExecStart=/usr/bin/warden ##p' "$1" | sed 's/\$[A-Z_]*//g; s/%i/ci-test/g'; }
+expect_refusal() {  # UNIT EXTRA_ARGS SAYS
+  # shellcheck disable=SC2046
+  if out=$(WARDEN_DB="$tmp/warden.db" "$warden" $(flags "$1") $2 2>&1); then rc=0; else rc=$?; fi
+  case "$rc:$out" in
+    2:*"$3"*) echo "systemd_units: $(basename "$1")'s ExecStart flags are read" ;;
+    *) echo "systemd_units: $(basename "$1")'s ExecStart: exit $rc, want 2 and '$3':"
+       echo "$out"
+       fail=1 ;;
+  esac
+}
+expect_refusal "$units/warden-worker@.service" "" "this worker can run nothing"
+expect_refusal "$units/warden-serve.service" "--listen 127.0.0.1:99999" "is not a port"
+
+# The worker's drain fits in its stop timeout.
+seconds() { sed -n "s/^$1=\([0-9]*\)s\$/\1/p" "$2"; }
+worker="$units/warden-worker@.service"
+stop=$(seconds TimeoutStopSec "$worker")
+if [ -z "$stop" ] || [ "$stop" -lt $((30 + 5 + 10)) ]; then
+  echo "systemd_units: the worker's TimeoutStopSec ($stop s) is shorter than its drain"
+  fail=1
+fi
+for want in Type=notify NotifyAccess=main KillMode=mixed OOMPolicy=continue; do
+  grep -qx "$want" "$worker" || { echo "systemd_units: $worker lacks $want"; fail=1; }
+done
+grep -qx "Type=notify" "$units/warden-serve.service" ||
+  { echo "systemd_units: warden-serve.service lacks Type=notify"; fail=1; }
+exit $fail
