@@ -27,7 +27,7 @@ class FlowTest : public IntegrationTest {
   static std::vector<warden::JobSpec> Commands(int n, const std::string& command) {
     std::vector<warden::JobSpec> specs(n);
     for (warden::JobSpec& s : specs) {
-      s.task = "command";
+      s.task = std::string("command");
       s.command = command;
     }
     return specs;

@@ -48,7 +48,7 @@ class FlowPostgresTest : public ::testing::Test {
   void AddTo(const std::string& queue, int n) {
     std::vector<JobSpec> specs(n);
     for (JobSpec& s : specs) {
-      s.task = "t";
+      s.task.push_back('t');
       s.queue = queue;
     }
     ASSERT_TRUE(store_->JobInsertMany(specs).has_value());

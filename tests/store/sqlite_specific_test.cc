@@ -168,7 +168,7 @@ TEST_F(SqliteFileTest, SchemaElevenDatabaseGetsFlowControl) {
   one.concurrency = 1;
   ASSERT_TRUE((*store)->QueueSetLimits("default", one, {}).value());
   WorkerRegistration r;
-  r.name = "w";
+  r.name.push_back('w');
   r.queues = {"default"};
   r.tasks = {"t"};
   const WorkerId w = (*store)->WorkerRegister(r).value();
