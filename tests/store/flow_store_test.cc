@@ -233,7 +233,9 @@ TEST_P(FlowStoreTest, ConcurrentClaimersNeverExceedTheLimit) {
     claimers.emplace_back([&, i] {
       std::unique_ptr<Store> store = OpenAnother();
       if (!store) return;
-      const WorkerId w = WorkerOn("c" + std::to_string(i), {"q"}, store.get());
+      std::string name(1, 'c');  // (appended: "c" + text is a false -Wrestrict in g++ 12)
+      name += std::to_string(i);
+      const WorkerId w = WorkerOn(name, {"q"}, store.get());
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
       while (done.load() < kJobs && std::chrono::steady_clock::now() < deadline) {
         auto jobs = ClaimFrom(*store, w, {"q"}, 2);
