@@ -21,7 +21,9 @@ class FlowTest : public IntegrationTest {
  protected:
   void StartWorkers(int n) {
     for (int i = 0; i < n; ++i) {
-      StartWorker("w" + std::to_string(i), FastFlags({{"--poll-interval", "50ms"}}), 3);
+      std::string name(1, 'w');  // (appended: "w" + text is a false -Wrestrict in g++ 12)
+      name += std::to_string(i);
+      StartWorker(name, FastFlags({{"--poll-interval", "50ms"}}), 3);
     }
   }
   static std::vector<warden::JobSpec> Commands(int n, const std::string& command) {
@@ -135,9 +137,10 @@ TEST_P(FlowTest, WhyNamesTheJobsAtTheLimitAndWhenTheWindowOpens) {
   EXPECT_EQ(reason["evidence"].value("running", 0), 1) << why.out;
   EXPECT_EQ(reason["evidence"]["holders"][0].value("id", 0), holder) << why.out;
   CliResult text = Cli({"jobs", "why", std::to_string(waiting)}, /*json=*/false);
-  EXPECT_NE(text.out.find("at its concurrency limit: 1 of 1 running (jobs " +
-                          std::to_string(holder) + " (w)"),
-            std::string::npos)
+  std::string held = "at its concurrency limit: 1 of 1 running (jobs ";
+  held += std::to_string(holder);
+  held += " (w)";
+  EXPECT_NE(text.out.find(held), std::string::npos)
       << text.out;
 
   // One start an hour, and no concurrency limit now (a limit command sets
