@@ -248,7 +248,8 @@ TEST_P(FlowStoreTest, ConcurrentClaimersNeverExceedTheLimit) {
           std::this_thread::sleep_for(std::chrono::milliseconds(1));
           continue;
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        // Held long enough that the others' claims find the queue full.
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
         for (const JobInfo& j : jobs) {
           --held;
           Finish(*store, w, j);
@@ -273,7 +274,8 @@ TEST_P(FlowStoreTest, ConcurrentClaimersNeverExceedTheLimit) {
   for (auto& t : claimers) t.join();
   EXPECT_EQ(done.load(), kJobs);
   EXPECT_FALSE(over.load()) << "claimers held " << most.load() << " at once";
-  EXPECT_EQ(most.load(), kLimit) << "the limit was reached, not only respected";
+  EXPECT_EQ(std::max<int64_t>(most.load(), sampled_most), kLimit)
+      << "the limit was reached, not only respected";
   EXPECT_LE(sampled_most, kLimit);
 }
 
