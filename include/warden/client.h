@@ -129,8 +129,15 @@ class Client {
   Result<bool> ResumeQueue(const std::string& queue);
   // Since when `queue` is paused; nullopt: it is not.
   Result<std::optional<TimeMs>> QueuePausedSince(const std::string& queue);
-  // Every queue with a job or a pause, by name, with its live workers.
+  // Every queue with a job, a pause or a limit, by name, with its live
+  // workers.
   Result<std::vector<QueueInfo>> ListQueues();
+  // Flow control (warden/flow.h): sets `queue`'s fleet-wide limits to
+  // exactly `limits` (a limit not given is removed; empty clears them
+  // all). false: they were so already. Running jobs are never stopped.
+  Result<bool> SetQueueLimits(const std::string& queue, const QueueLimits& limits);
+  // `queue`'s limits and what holds them now; nullopt: it has none.
+  Result<std::optional<QueueFlow>> GetQueueFlow(const std::string& queue);
   // A token with `scope`; its secret is in the result and nowhere else.
   // Names: as queue names, not all digits (a revoke takes a name or an id).
   Result<NewToken> CreateToken(const std::string& name, Scope scope);

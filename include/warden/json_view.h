@@ -20,6 +20,8 @@ Json StatsToJson(const Stats& s);
 Json UnservedToJson(const std::vector<BacklogGroup>& unserved);
 // `now`: the store's clock, for the oldest available job's age.
 Json QueueToJson(const QueueInfo& q, TimeMs now);
+// {"concurrency": N or null, "rate": "N/INTERVAL" (FormatRate) or null}
+Json LimitsToJson(const QueueLimits& l);
 Json TokenToJson(const TokenInfo& t);
 Json AuditToJson(const AuditEntry& e);
 // {"id", "state", "reasons": [{"code", "message", "evidence"}, ...]}

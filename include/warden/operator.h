@@ -6,17 +6,49 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "warden/job.h"
 
 namespace warden {
 
-// A queue as an operator sees it: every queue that has a job, or is paused.
+// Flow control (warden/flow.h): a queue's fleet-wide limits, enforced in
+// the claim on every backend.
+struct RateLimit {
+  int64_t count = 0;  // at most this many claims...
+  Millis per{0};      // ...in any window of this length
+  bool operator==(const RateLimit&) const = default;
+};
+struct QueueLimits {
+  // At most this many of the queue's jobs running (claimed, whether their
+  // handler has started or they wait in a worker for a slot) at once.
+  std::optional<int64_t> concurrency;
+  std::optional<RateLimit> rate;
+  bool empty() const { return !concurrency && !rate; }
+  bool operator==(const QueueLimits&) const = default;
+};
+
+// A limited queue's limits and what holds them at one moment (`jobs why`).
+struct QueueFlow {
+  QueueLimits limits;
+  int64_t running = 0;  // its running jobs
+  // Some of them (at most kFlowHoldersShown), claimed first first: job, worker.
+  std::vector<std::pair<JobId, WorkerId>> holders;
+  // Claims within the rate window that ends now, (now - per, now].
+  int64_t recent_starts = 0;
+  // The window holds `count` claims or more: when it next allows one.
+  std::optional<TimeMs> next_start_at;
+};
+inline constexpr int kFlowHoldersShown = 20;
+
+// A queue as an operator sees it: every queue that has a job, is paused,
+// or has a limit.
 struct QueueInfo {
   std::string name;
   bool paused = false;
   std::optional<TimeMs> paused_at;
+  QueueLimits limits;
   // Jobs by state (JobStateName), every state with at least one job.
   std::vector<std::pair<std::string, int64_t>> jobs;
   // The run_at of the available job that has waited longest (none: no

@@ -4,6 +4,7 @@
 #include "warden/backlog.h"
 #include "warden/client.h"
 #include "warden/db_url.h"
+#include "warden/flow.h"
 #include "warden/json_view.h"
 #include "warden/job.h"
 #include "warden/log.h"

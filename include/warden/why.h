@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "warden/job.h"
+#include "warden/operator.h"
 
 namespace warden {
 
@@ -16,6 +17,8 @@ struct WhyFacts {
   JobInfo job;
   TimeMs now = 0;  // the store's clock
   std::optional<TimeMs> queue_paused_at;
+  // The queue's flow limits and what holds them (none: not limited).
+  std::optional<QueueFlow> queue_flow;
   // A running job that holds the job's concurrency key (none: free).
   std::optional<JobId> key_holder;
   std::vector<WorkerInfo> live_workers;  // active and draining, with running counts
@@ -23,6 +26,7 @@ struct WhyFacts {
 
 struct WhyReason {
   // Stable codes: running, finished, scheduled, backing_off, queue_paused,
+  // queue_concurrency_limit, queue_rate_limit,
   // concurrency_key_held, start_deadline_passed, no_worker_serves,
   // only_draining_workers, slots_busy, claimable.
   std::string code;

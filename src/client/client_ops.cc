@@ -4,6 +4,8 @@
 #include "client/token.h"
 #include "store/store.h"
 #include "warden/client.h"
+#include "warden/duration.h"
+#include "warden/flow.h"
 #include "warden/text.h"
 
 namespace warden {
@@ -34,6 +36,27 @@ Result<std::vector<QueueInfo>> Client::ListQueues() {
     }));
   }
   return queues;
+}
+
+Result<bool> Client::SetQueueLimits(const std::string& queue, const QueueLimits& limits) {
+  WARDEN_RETURN_IF_ERROR(ValidateQueueName(queue));
+  if (limits.concurrency) {
+    WARDEN_RETURN_IF_ERROR(CheckConcurrencyLimit(*limits.concurrency));
+  }
+  if (limits.rate) {
+    const RateLimit& r = *limits.rate;
+    if (r.count < 1 || r.count > kMaxFlowLimit || r.per < Millis(1) || r.per > kMaxDuration) {
+      return InvalidArgument("a rate limit must be 1 to " + std::to_string(kMaxFlowLimit) +
+                             " per 1ms to 365d");
+    }
+  }
+  return store_->QueueSetLimits(
+      queue, limits,
+      AuditEntry{0, 0, actor_, "queue.limit", queue + " (" + DescribeLimits(limits) + ")", 0});
+}
+
+Result<std::optional<QueueFlow>> Client::GetQueueFlow(const std::string& queue) {
+  return store_->QueueFlowOf(queue);
 }
 
 Result<NewToken> Client::CreateToken(const std::string& name, Scope scope) {
@@ -78,6 +101,7 @@ Result<std::vector<WhyReason>> Client::WhyNotRunning(JobId id) {
   WARDEN_ASSIGN_OR_RETURN(facts.job, store_->JobGet(id));
   WARDEN_ASSIGN_OR_RETURN(facts.now, store_->Now());
   WARDEN_ASSIGN_OR_RETURN(facts.queue_paused_at, store_->QueuePausedAt(facts.job.queue));
+  WARDEN_ASSIGN_OR_RETURN(facts.queue_flow, store_->QueueFlowOf(facts.job.queue));
   if (!facts.job.concurrency_key.empty()) {
     WARDEN_ASSIGN_OR_RETURN(facts.key_holder, store_->JobHoldingKey(facts.job.concurrency_key));
     if (facts.key_holder == id) facts.key_holder.reset();

@@ -1,6 +1,7 @@
 #include "warden/json_view.h"
 
 #include "warden/duration.h"
+#include "warden/flow.h"
 
 namespace warden {
 namespace {
@@ -147,7 +148,13 @@ Json QueueToJson(const QueueInfo& q, TimeMs now) {
           {"jobs", jobs},
           {"oldest_available_at", OptTime(q.oldest_available_at)},
           {"oldest_available_age_s", oldest_age},
-          {"live_workers", q.live_workers}};
+          {"live_workers", q.live_workers},
+          {"limits", LimitsToJson(q.limits)}};
+}
+
+Json LimitsToJson(const QueueLimits& l) {
+  return {{"concurrency", l.concurrency ? Json(*l.concurrency) : Json()},
+          {"rate", l.rate ? Json(FormatRate(*l.rate)) : Json()}};
 }
 
 Json TokenToJson(const TokenInfo& t) {

@@ -2,6 +2,7 @@
 
 #include "warden/backlog.h"
 #include "warden/duration.h"
+#include "warden/flow.h"
 #include "warden/plural.h"
 
 namespace warden {
@@ -9,6 +10,53 @@ namespace {
 
 std::string In(TimeMs t, TimeMs now) {
   return t > now ? "in " + FormatDuration(Millis(t - now)) : "now";
+}
+
+std::string WorkerLabel(const WhyFacts& f, WorkerId id) {
+  for (const WorkerInfo& w : f.live_workers) {
+    if (w.id == id && !w.name.empty()) return w.name;
+  }
+  return "worker " + std::to_string(id);
+}
+
+// A waiting job's queue at its concurrency limit, or its rate window full.
+void AddFlowReasons(const WhyFacts& f, std::vector<WhyReason>* out) {
+  const JobInfo& j = f.job;
+  const QueueFlow& flow = *f.queue_flow;
+  if (flow.limits.concurrency && flow.running >= *flow.limits.concurrency) {
+    std::string held;
+    Json holders = Json::array();
+    for (const auto& [id, worker] : flow.holders) {
+      if (holders.size() < 5) {
+        held += (held.empty() ? "" : ", ") + std::to_string(id) + " (" + WorkerLabel(f, worker) +
+                ")";
+      }
+      holders.push_back({{"id", id}, {"worker", worker}});
+    }
+    if (flow.running > 5) held += ", ...";
+    out->push_back({"queue_concurrency_limit",
+                    "its queue " + j.queue + " is at its concurrency limit: " +
+                        std::to_string(flow.running) + " of " +
+                        std::to_string(*flow.limits.concurrency) +
+                        " running (jobs " + held + "); the next starts when one ends",
+                    {{"queue", j.queue},
+                     {"concurrency", *flow.limits.concurrency},
+                     {"running", flow.running},
+                     {"holders", holders}}});
+  }
+  if (flow.limits.rate && flow.next_start_at) {
+    const RateLimit& r = *flow.limits.rate;
+    out->push_back({"queue_rate_limit",
+                    "its queue " + j.queue + " is at its rate limit " + FormatRate(r) + ": " +
+                        std::to_string(flow.recent_starts) + " started in the last " +
+                        FormatDuration(r.per) + "; the next may start at " +
+                        FormatTime(*flow.next_start_at) + " (" + In(*flow.next_start_at, f.now) +
+                        ")",
+                    {{"queue", j.queue},
+                     {"rate", FormatRate(r)},
+                     {"recent_starts", flow.recent_starts},
+                     {"next_start_at", FormatTime(*flow.next_start_at)}}});
+  }
 }
 
 }  // namespace
@@ -67,6 +115,7 @@ std::vector<WhyReason> WhyNotRunning(const WhyFacts& f) {
                        "): `warden queues resume " + j.queue + "`",
                    {{"queue", j.queue}, {"paused_at", FormatTime(*f.queue_paused_at)}}});
   }
+  if (f.queue_flow) AddFlowReasons(f, &out);
   if (f.key_holder) {
     out.push_back({"concurrency_key_held",
                    "its concurrency key " + j.concurrency_key + " is held by running job " +

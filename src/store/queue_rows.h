@@ -1,5 +1,6 @@
 // QueueList's answer, put together the same way by every backend from the
-// rows it reads: job counts by (queue, state) and the paused queues.
+// rows it reads: job counts by (queue, state), the paused queues and the
+// limited ones.
 #pragma once
 
 #include <map>
@@ -25,6 +26,9 @@ class QueueRows {
     QueueInfo& q = Named(queue);
     q.paused = true;
     q.paused_at = paused_at;
+  }
+  void AddLimits(const std::string& queue, const QueueLimits& limits) {
+    Named(queue).limits = limits;
   }
   // By name.
   std::vector<QueueInfo> Take() {

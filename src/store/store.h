@@ -311,6 +311,14 @@ class Store {
   virtual Result<bool> QueueSetPaused(const std::string& queue, bool paused,
                                       const AuditEntry& audit) = 0;
   virtual Result<std::vector<QueueInfo>> QueueList() = 0;
+  // Flow control (warden/flow.h). Sets `queue`'s limits to exactly `limits`
+  // (empty: none; the rate window's record goes with the rate). false:
+  // they were so already (audited with count 0). Lowering a limit stops
+  // nothing: running jobs finish and claims wait for room.
+  virtual Result<bool> QueueSetLimits(const std::string& queue, const QueueLimits& limits,
+                                      const AuditEntry& audit) = 0;
+  // `queue`'s limits and what holds them now; nullopt: it has none.
+  virtual Result<std::optional<QueueFlow>> QueueFlowOf(const std::string& queue) = 0;
   // When `queue` was paused; nullopt: it is not paused.
   virtual Result<std::optional<TimeMs>> QueuePausedAt(const std::string& queue) = 0;
   // The running job that holds concurrency key `key`, if any.

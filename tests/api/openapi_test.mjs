@@ -190,6 +190,16 @@ async function onBackend(name, db) {
   await call('POST', '/v1/queues/mail/pause', { token: reader, expect: 403 });
   await call('POST', '/v1/queues/mail/resume', { expect: 200 });
   await call('POST', '/v1/queues/a%2Cb/pause', { expect: 400 });
+  await call('GET', '/v1/queues/mail/limits', { expect: 200 });
+  const limited = await call('PUT', '/v1/queues/mail/limits', { body: { concurrency: 2, rate: '10/1s' }, expect: 200 });
+  assert.deepEqual(limited.limits, { concurrency: 2, rate: '10/1s' });
+  await call('GET', '/v1/queues/mail/limits', { token: reader, expect: 200 });
+  await call('GET', '/v1/queues', { expect: 200 });
+  await call('PUT', '/v1/queues/mail/limits', { body: { rate: '10 per second' }, expect: 400 });
+  await call('PUT', '/v1/queues/mail/limits', { body: { concurrency: -1 }, expect: 400 });
+  await call('PUT', '/v1/queues/mail/limits', { body: { concurrency: 2 }, token: reader, expect: 403 });
+  await call('DELETE', '/v1/queues/mail/limits', { expect: 200 });
+  await call('POST', '/v1/queues/mail/limits', { expect: 405 });
 
   const one = await call('POST', '/v1/jobs', { body: { task: 'email', payload: { to: 'x' }, delay: '1h', unique_key: 'u' }, expect: 201 });
   await call('POST', '/v1/jobs', { body: { task: 'email', bogus: 1 }, expect: 400 });

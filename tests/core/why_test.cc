@@ -47,6 +47,42 @@ TEST(WhyNotRunning, NothingHoldsItBackSaysClaimableAndNothingElse) {
   EXPECT_EQ(Codes(Waiting()), std::vector<std::string>{"claimable"});
 }
 
+TEST(WhyNotRunning, AFullQueueNamesTheJobsAtItsLimitAndWhenItsWindowOpens) {
+  WhyFacts f = Waiting();
+  QueueFlow flow;
+  flow.limits.concurrency = 2;
+  flow.limits.rate = RateLimit{10, Millis(60'000)};
+  flow.running = 2;
+  flow.holders = {{3, 2}, {4, 99}};  // worker 2 is w1's id (its name's length)
+  flow.recent_starts = 4;
+  f.queue_flow = flow;
+  auto reasons = WhyNotRunning(f);
+  ASSERT_EQ(reasons.size(), 1u) << "the window has room: only the concurrency limit";
+  EXPECT_EQ(reasons[0].code, "queue_concurrency_limit");
+  EXPECT_NE(reasons[0].message.find("2 of 2 running (jobs 3 (w1), 4 (worker 99))"),
+            std::string::npos)
+      << reasons[0].message;
+  EXPECT_EQ(reasons[0].evidence["holders"][1]["worker"], 99);
+
+  flow.running = 1;
+  flow.recent_starts = 10;
+  flow.next_start_at = kNow + 1500;
+  f.queue_flow = flow;
+  reasons = WhyNotRunning(f);
+  ASSERT_EQ(reasons.size(), 1u) << "a place is free: only the rate";
+  EXPECT_EQ(reasons[0].code, "queue_rate_limit");
+  EXPECT_NE(reasons[0].message.find("10/1m: 10 started in the last 1m; the next may start at"),
+            std::string::npos)
+      << reasons[0].message;
+  EXPECT_NE(reasons[0].message.find("(in 1.5s)"), std::string::npos) << reasons[0].message;
+  EXPECT_EQ(reasons[0].evidence["recent_starts"], 10);
+
+  flow.recent_starts = 3;
+  flow.next_start_at.reset();
+  f.queue_flow = flow;
+  EXPECT_EQ(Codes(f), std::vector<std::string>{"claimable"}) << "room in both";
+}
+
 TEST(WhyNotRunning, RunningAndFinishedJobsSaySoAlone) {
   WhyFacts f = Waiting();
   f.job.state = JobState::kRunning;

@@ -502,6 +502,28 @@ TEST_F(PostgresTest, HostsStartingAtOnceMigrateOnce) {
   EXPECT_EQ((*s)->SchemaVersion().value(), pg::kSchemaVersion);
 }
 
+// Schema 14 adds flow control (queue_limits, queue_starts): a database of
+// schema 13 with jobs gets the tables, and its queues can be limited.
+TEST_F(PostgresTest, SchemaThirteenDatabaseGetsFlowControl) {
+  for (int i = 0; i < 3; ++i) Add(*store_);
+  auto sql = Sql();
+  ASSERT_TRUE(sql->ExecScript("DROP TABLE warden.queue_limits; DROP TABLE warden.queue_starts; "
+                              "DELETE FROM warden.schema_version WHERE version > 13")
+                  .ok());
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->SchemaVersion().value(), pg::kSchemaVersion);
+  QueueLimits one;
+  one.concurrency = 1;
+  ASSERT_TRUE(store->QueueSetLimits("default", one, {}).value());
+  ClaimParams p;
+  p.worker = Register(*store);
+  p.queues = {"default"};
+  p.tasks = {"t"};
+  p.limit = 3;
+  EXPECT_EQ(store->JobClaim(p).value().size(), 1u) << "the limit holds on the old jobs";
+}
+
 // Migration 4 narrows jobs_state and drops jobs_running_lease; migration 5
 // has jobs_running_worker serve only statements that say whose jobs. A
 // version-3 database (made here by undoing both) gets them on open and

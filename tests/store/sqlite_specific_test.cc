@@ -143,6 +143,43 @@ TEST_F(SqliteFileTest, SchemaTenDatabaseGetsItsGroupCountsFromItsJobs) {
   EXPECT_EQ((*store)->JobBacklog({}).value()[0].count, 1);
 }
 
+// Schema 12 adds flow control (queue_limits, queue_starts): a database of
+// schema 11 with jobs gets the tables, and its queues can be limited.
+TEST_F(SqliteFileTest, SchemaElevenDatabaseGetsFlowControl) {
+  {
+    auto store = OpenStore(path_);
+    ASSERT_TRUE(store.has_value()) << store.error().ToString();
+    std::vector<JobSpec> specs(3);
+    for (JobSpec& s : specs) s.task.push_back('t');
+    ASSERT_TRUE((*store)->JobInsertMany(specs).has_value());
+  }
+  sqlite3* db = Raw();
+  ASSERT_EQ(sqlite3_exec(db,
+                         "DROP TABLE queue_limits; DROP TABLE queue_starts; "
+                         "DELETE FROM warden_schema WHERE version > 11",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  auto store = OpenStore(path_);
+  ASSERT_TRUE(store.has_value()) << store.error().ToString();
+  EXPECT_EQ((*store)->SchemaVersion().value(), sqlite::kSchemaVersion);
+  QueueLimits one;
+  one.concurrency = 1;
+  ASSERT_TRUE((*store)->QueueSetLimits("default", one, {}).value());
+  WorkerRegistration r;
+  r.name.push_back('w');
+  r.queues = {"default"};
+  r.tasks = {"t"};
+  const WorkerId w = (*store)->WorkerRegister(r).value();
+  ClaimParams p;
+  p.worker = w;
+  p.queues = {"default"};
+  p.tasks = {"t"};
+  p.limit = 3;
+  EXPECT_EQ((*store)->JobClaim(p).value().size(), 1u) << "the limit holds on the old jobs";
+}
+
 // An application's own transaction's enqueue is counted too.
 TEST_F(SqliteFileTest, AnApplicationsEnqueueIsCounted) {
   ASSERT_TRUE(OpenStore(path_).has_value());
@@ -472,6 +509,7 @@ TEST_F(SqliteFileTest, VersionOneFileIsMigratedAndKeepsItsJobsAndAttempts) {
                          "ALTER TABLE attempts DROP COLUMN runnable_at; "
                          "DROP TABLE job_counts; DROP INDEX jobs_crash_loop; "
                          "DROP INDEX jobs_due_group; "
+                         "DROP TABLE queue_limits; DROP TABLE queue_starts; "
                          "DELETE FROM warden_schema WHERE version > 1",
                          nullptr, nullptr, nullptr),
             SQLITE_OK)

@@ -165,6 +165,10 @@ struct Tables {
   std::map<int64_t, TokenRow> tokens;
   int64_t last_token_id = 0;
   std::vector<AuditEntry> audit;
+  // Flow control (SQLite's schema 12): each limited queue's limits, and
+  // its claims in the rate window (claims at one moment -> how many).
+  std::map<std::string, QueueLimits> queue_limits;
+  std::map<std::string, std::map<TimeMs, int64_t>> queue_starts;
   // Bulk operations (schema 7) by id.
   std::map<int64_t, BulkOp> bulk_ops;
   int64_t last_bulk_id = 0;

@@ -21,6 +21,7 @@
 #include <memory>
 #include <string>
 
+#include "store/claim_flow.h"
 #include "store/memory/memory_db.h"
 #include "store/store.h"
 
@@ -85,6 +86,9 @@ class MemoryStore final : public Store {
   Result<bool> QueueSetPaused(const std::string& queue, bool paused,
                               const AuditEntry& audit) override;
   Result<std::vector<QueueInfo>> QueueList() override;
+  Result<bool> QueueSetLimits(const std::string& queue, const QueueLimits& limits,
+                              const AuditEntry& audit) override;
+  Result<std::optional<QueueFlow>> QueueFlowOf(const std::string& queue) override;
   Status JobCountsFold() override;
   Result<std::vector<JobCountDrift>> JobCountsVerify() override;
   Result<std::optional<TimeMs>> QueuePausedAt(const std::string& queue) override;
@@ -129,10 +133,18 @@ class MemoryStore final : public Store {
   int PromoteDueLocked(TimeMs now) REQUIRES(db_->mu);
   // The claimable jobs of `p` in claim order (priority, then run_at, then
   // id), before one-per-key and claim-ahead (PickLocked).
-  std::vector<JobRow*> ClaimableLocked(const ClaimParams& p, TimeMs now) REQUIRES(db_->mu);
+  std::vector<JobRow*> ClaimableLocked(const ClaimParams& p, const ClaimFlow& flow, TimeMs now)
+      REQUIRES(db_->mu);
   // Of `claimable`, those a claim takes: at most p.limit, one per
-  // concurrency key, the last p.ahead only if safe to claim ahead.
-  static std::vector<JobRow*> Pick(const ClaimParams& p, std::span<JobRow* const> claimable);
+  // concurrency key, the last p.ahead only if safe to claim ahead, as many
+  // of each limited queue as `flow` allows.
+  static std::vector<JobRow*> Pick(const ClaimParams& p, const ClaimFlow& flow,
+                                   std::span<JobRow* const> claimable);
+  // SqliteStore::FlowLocked: the claim less its paused queues and limited
+  // queues without room; false: nothing left. Drops claims older than a
+  // rate window.
+  bool FlowLocked(const ClaimParams& p, TimeMs now, ClaimParams* narrowed, ClaimFlow* flow)
+      REQUIRES(db_->mu);
   // JobRetry's and JobCancel's change, their lock held.
   Status RetryLocked(JobId id, TimeMs now) REQUIRES(db_->mu);
   Result<JobState> CancelLocked(JobId id, TimeMs now) REQUIRES(db_->mu);

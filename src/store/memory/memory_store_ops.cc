@@ -37,6 +37,7 @@ Result<std::vector<QueueInfo>> MemoryStore::QueueList() {
     queues.AddCount(key.first, key.second, n, at);
   }
   for (const auto& [name, at] : db_->t.queue_pauses) queues.AddPause(name, at);
+  for (const auto& [name, limits] : db_->t.queue_limits) queues.AddLimits(name, limits);
   return queues.Take();
 }
 

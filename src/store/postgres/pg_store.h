@@ -18,6 +18,7 @@
 #include <string>
 
 #include "core/mutex.h"
+#include "store/claim_flow.h"
 #include "store/postgres/pg_conn.h"
 #include "store/store.h"
 
@@ -30,7 +31,11 @@ namespace warden::pg {
 // $1..$5: the time (NULL where the SQL reads the server's instead), the
 // queue or queues, the tasks, whether commands run, the limit. Public for a
 // test of how much of the backlog a pick reads.
-std::string PickSql(const ClaimParams& p, const std::string& now, const std::string& from);
+// `capped_arms` (several queues, some limited: store/claim_flow.h): each
+// queue's arm stops at its entry of $6::int[]. `exclude_blocked` (every
+// queue): not the queues of $6::text[].
+std::string PickSql(const ClaimParams& p, const std::string& now, const std::string& from,
+                    bool capped_arms = false, bool exclude_blocked = false);
 void AddPickParams(Params& params, const ClaimParams& p, std::optional<int64_t> now);
 
 // Statements that look jobs up by id, public for a test of their plans:
@@ -102,6 +107,9 @@ class PgStore final : public Store {
   Result<bool> QueueSetPaused(const std::string& queue, bool paused,
                               const AuditEntry& audit) override;
   Result<std::vector<QueueInfo>> QueueList() override;
+  Result<bool> QueueSetLimits(const std::string& queue, const QueueLimits& limits,
+                              const AuditEntry& audit) override;
+  Result<std::optional<QueueFlow>> QueueFlowOf(const std::string& queue) override;
   Status JobCountsFold() override;
   Result<std::vector<JobCountDrift>> JobCountsVerify() override;
   Result<std::optional<TimeMs>> QueuePausedAt(const std::string& queue) override;
@@ -153,7 +161,14 @@ class PgStore final : public Store {
       REQUIRES(mu_);
   // Promotes due jobs, picks, locks the picked concurrency keys, claims.
   Result<std::vector<JobInfo>> ClaimInTransactionLocked(const ClaimParams& p) REQUIRES(mu_);
-  Result<std::vector<JobId>> PickLocked(const ClaimParams& p, TimeMs now) REQUIRES(mu_);
+  Result<std::vector<JobId>> PickLocked(const ClaimParams& p, const ClaimFlow& flow, TimeMs now)
+      REQUIRES(mu_);
+  // In a claim's transaction, once the limit rows of its queues are
+  // locked: what they allow now (store/claim_flow.h).
+  Result<ClaimFlow> FlowLocked(const ClaimParams& p, TimeMs now) REQUIRES(mu_);
+  // Records the claims of rate-limited queues among `claimed`.
+  Status RecordStartsLocked(const ClaimFlow& flow, const std::vector<JobInfo>& claimed)
+      REQUIRES(mu_);
   Result<int> PromoteDueLocked(TimeMs now) REQUIRES(mu_);
   // Applies a failed outcome (fenced). false: fenced off.
   // `rescued`, if given, learns what became of the job.

@@ -7,6 +7,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "store/claim_flow.h"
 #include "store/postgres/pg_rows.h"
 #include "store/postgres/pg_schema.h"
 #include "store/postgres/pg_store.h"
@@ -28,8 +29,10 @@ namespace {
 
 // Claimable jobs of warden.jobs j in the queue `queue` (an SQL expression),
 // or in every queue when `queue` is empty, for the tasks $3 and, if $4,
-// commands; `now` is an SQL expression.
-std::string ClaimableWhere(const std::string& now, const std::string& queue) {
+// commands; `now` is an SQL expression. `exclude_blocked` (every queue
+// only): not the limited queues without room, $6.
+std::string ClaimableWhere(const std::string& now, const std::string& queue,
+                           bool exclude_blocked = false) {
   std::string sql = "j.state = 'available' AND (j.start_deadline_at IS NULL OR "
                     "j.start_deadline_at >= " + now + ") ";
   sql += queue.empty() ? "AND $2::text[] = '{}' " : "AND j.queue = " + queue + " ";
@@ -37,6 +40,7 @@ std::string ClaimableWhere(const std::string& now, const std::string& queue) {
   // the arms of a merged claim get only unpaused queues (PickSql).
   if (queue.empty()) {
     sql += "AND NOT EXISTS (SELECT 1 FROM warden.queue_pauses qp WHERE qp.queue = j.queue) ";
+    if (exclude_blocked) sql += "AND NOT (j.queue = ANY($6::text[])) ";
   } else if (queue == "$2") {
     sql += "AND NOT EXISTS (SELECT 1 FROM warden.queue_pauses qp WHERE qp.queue = $2) ";
   }
@@ -58,7 +62,8 @@ constexpr const char* kSafeToClaimAhead =
 
 }  // namespace
 
-std::string PickSql(const ClaimParams& p, const std::string& now, const std::string& from) {
+std::string PickSql(const ClaimParams& p, const std::string& now, const std::string& from,
+                    bool capped_arms, bool exclude_blocked) {
   const std::string jobs = "FROM warden.jobs j" + from + " WHERE ";
   const std::string limit = "LIMIT $5::int FOR UPDATE OF j SKIP LOCKED";
   if (p.queues.size() < 2) {
@@ -66,22 +71,29 @@ std::string PickSql(const ClaimParams& p, const std::string& now, const std::str
     // order and the scan stops at the limit, however long the backlog.
     // (None means every queue: no worker claims so.)
     return std::string("SELECT j.id, j.concurrency_key, j.priority, j.run_at, ") +
-           kSafeToClaimAhead + " AS safe " + jobs +
-           ClaimableWhere(now, p.queues.empty() ? "" : "$2") + kClaimOrder + limit;
+           kSafeToClaimAhead + " AS safe, j.queue " + jobs +
+           ClaimableWhere(now, p.queues.empty() ? "" : "$2", exclude_blocked) + kClaimOrder +
+           limit;
   }
   // Several queues: the same walk in each, merged. `j.queue = ANY(...)`
   // cannot use the index's order, so it sorted every available job of those
   // queues on each claim. The rows an arm locks beyond the merged limit
-  // stay locked (unclaimed) only until this transaction ends.
+  // stay locked (unclaimed) only until this transaction ends. A limited
+  // queue's arm stops at its cap ($6, one per queue), so that its backlog
+  // is never walked past the jobs it may give.
+  const std::string queues =
+      capped_arms ? "(SELECT name, cap FROM unnest($2::text[], $6::int[]) AS u(name, cap) WHERE "
+                    "NOT EXISTS (SELECT 1 FROM warden.queue_pauses qp WHERE qp.queue = u.name)) "
+                    "AS q(name, cap) "
+                  : "(SELECT name FROM unnest($2::text[]) AS u(name) WHERE NOT EXISTS (SELECT 1 "
+                    "FROM warden.queue_pauses qp WHERE qp.queue = u.name)) AS q(name) ";
+  const std::string arm_limit =
+      capped_arms ? "LIMIT least($5::int, q.cap) FOR UPDATE OF j SKIP LOCKED" : limit;
   return std::string(
-             "SELECT m.id, m.concurrency_key, m.priority, m.run_at, m.safe FROM "
-             "(SELECT name FROM unnest($2::text[]) AS u(name) WHERE NOT EXISTS (SELECT 1 "
-             "FROM warden.queue_pauses qp WHERE qp.queue = u.name)) AS q(name) "
-             "CROSS JOIN LATERAL (SELECT j.id, "
-             "j.concurrency_key, j.priority, j.run_at, ") +
-         kSafeToClaimAhead + " AS safe " + jobs + ClaimableWhere(now, "q.name") + kClaimOrder +
-         limit +
-         ") m ORDER BY m.priority DESC, m.run_at, m.id LIMIT $5::int";
+             "SELECT m.id, m.concurrency_key, m.priority, m.run_at, m.safe, m.queue FROM ") +
+         queues + "CROSS JOIN LATERAL (SELECT j.id, j.concurrency_key, j.priority, j.run_at, " +
+         kSafeToClaimAhead + " AS safe, j.queue " + jobs + ClaimableWhere(now, "q.name") +
+         kClaimOrder + arm_limit + ") m ORDER BY m.priority DESC, m.run_at, m.id LIMIT $5::int";
 }
 
 void AddPickParams(Params& params, const ClaimParams& p, std::optional<int64_t> now) {
@@ -94,10 +106,26 @@ void AddPickParams(Params& params, const ClaimParams& p, std::optional<int64_t> 
   params.AddArray(p.tasks).Add(p.allow_commands).Add(p.limit);
 }
 
-Result<std::vector<JobId>> PgStore::PickLocked(const ClaimParams& p, TimeMs now) {
+Result<std::vector<JobId>> PgStore::PickLocked(const ClaimParams& p, const ClaimFlow& flow,
+                                               TimeMs now) {
+  const bool exclude = p.queues.empty() && !flow.blocked.empty();
+  bool capped = false;
+  std::vector<int64_t> caps;  // one per queue of a merged claim
+  if (p.queues.size() >= 2) {
+    for (const std::string& q : p.queues) {
+      auto cap = flow.caps.find(q);
+      capped |= cap != flow.caps.end();
+      caps.push_back(cap == flow.caps.end() ? p.limit : std::min<int64_t>(p.limit, cap->second));
+    }
+  }
   Params params;
   AddPickParams(params, p, std::optional<int64_t>(now));
-  WARDEN_ASSIGN_OR_RETURN(Rows r, conn_->Exec(PickSql(p, "$1::bigint", ""), params));
+  if (capped) params.AddArray(caps);
+  if (exclude) {
+    params.AddArray(std::vector<std::string>(flow.blocked.begin(), flow.blocked.end()));
+  }
+  WARDEN_ASSIGN_OR_RETURN(Rows r, conn_->Exec(PickSql(p, "$1::bigint", "", capped, exclude),
+                                              params));
 
   struct Pick {
     JobId id;
@@ -106,10 +134,16 @@ Result<std::vector<JobId>> PgStore::PickLocked(const ClaimParams& p, TimeMs now)
   std::vector<Pick> picks;  // in claim order
   std::vector<std::string> keys;
   std::unordered_set<std::string> seen;  // one job per concurrency key per batch
+  std::map<std::string, int64_t> taken;  // of each limited queue
   // Rows past the free slots' share are taken only if safe to claim ahead.
   const int for_free_slots = p.limit - std::clamp(p.ahead, 0, p.limit);
   for (int i = 0; i < r.size(); ++i) {
     if (i >= for_free_slots && !r.Bool(i, 4)) continue;
+    if (!flow.empty()) {
+      const std::string queue = r.Text(i, 5);
+      if (!FlowTakes(flow, queue, taken[queue], i >= for_free_slots)) continue;
+      if (r.IsNull(i, 1) || !seen.count(r.Text(i, 1))) ++taken[queue];
+    }
     if (r.IsNull(i, 1)) {
       picks.push_back({r.Int(i, 0), std::nullopt});
     } else if (seen.insert(r.Text(i, 1)).second) {
@@ -147,8 +181,9 @@ Result<std::optional<std::vector<JobInfo>>> PgStore::ClaimInOneStatementLocked(
   // One round trip instead of five (BEGIN, worker and promotion, pick,
   // claim, COMMIT) when nothing needs the transaction's order: no scheduled
   // or retryable job is due (promoting it first lets it be picked in the
-  // same claim, by priority), and no picked job has a concurrency key (see
-  // ClaimInTransactionLocked). Then it claims nothing and says so.
+  // same claim, by priority), and no picked job has a concurrency key or
+  // a limited queue (see ClaimInTransactionLocked). Then it claims nothing
+  // and says so.
   // FOR SHARE orders the claim against a declaration of death, as there.
   Params params;
   AddPickParams(params, p, FakeNow());
@@ -167,9 +202,14 @@ Result<std::optional<std::vector<JobInfo>>> PgStore::ClaimInOneStatementLocked(
               "take AS MATERIALIZED (SELECT id FROM (SELECT id, safe, row_number() OVER "
               "(ORDER BY priority DESC, run_at, id) AS n FROM pick) o WHERE o.n <= $5::int - "
               "$8::int OR o.safe), "
+              // Nor a job of a limited queue: those are claimed under the
+              // lock of their queue's limits (ClaimInTransactionLocked).
+              // With no limit set this is one probe of an empty table.
               "fast AS MATERIALIZED (SELECT NOT EXISTS (SELECT 1 FROM pick WHERE "
               "concurrency_key IS NOT NULL) AND NOT EXISTS (SELECT 1 FROM warden.jobs d, w "
-              "WHERE d.state IN ('scheduled', 'retryable') AND d.run_at <= w.now) AS ok), "
+              "WHERE d.state IN ('scheduled', 'retryable') AND d.run_at <= w.now) AND NOT "
+              "EXISTS (SELECT 1 FROM pick, warden.queue_limits l WHERE l.queue = pick.queue) "
+              "AS ok), "
               "claimed AS (UPDATE warden.jobs j SET state = 'running', worker_id = "
               "$6::bigint, lease_token = j.lease_token + 1, attempt = j.attempt + 1, "
               "active_lease_ms = COALESCE(j.lease_ms, $7::bigint), lease_expires_at = w.now + "
@@ -221,7 +261,40 @@ const std::string kClaimPickedSql =
     "claimed_at) SELECT id, attempt, $1::bigint, lease_token, started_at FROM claimed) "
     "SELECT * FROM claimed";
 
-Result<std::vector<JobInfo>> PgStore::ClaimInTransactionLocked(const ClaimParams& p) {
+// The limits of the claim's queues ($2; every queue's for '{}') and, for
+// each, its running jobs and its claims in the rate window ending at $1,
+// after pruning the claims older than the window. Run after the limit rows
+// are locked, so its snapshot holds every claim committed before.
+const char* const kFlowSql =
+    "WITH l AS (SELECT queue, concurrency, rate_count, rate_ms FROM warden.queue_limits WHERE "
+    "$2::text[] = '{}' OR queue = ANY($2::text[])), "
+    "pruned AS (DELETE FROM warden.queue_starts s USING l WHERE s.queue = l.queue AND "
+    "l.rate_ms IS NOT NULL AND s.at <= $1::bigint - l.rate_ms) "
+    "SELECT l.queue, l.concurrency, l.rate_count, l.rate_ms, "
+    "CASE WHEN l.concurrency IS NULL THEN 0 ELSE (SELECT count(*) FROM warden.jobs j WHERE "
+    "j.state = 'running' AND j.worker_id IS NOT NULL AND j.queue = l.queue) END, "
+    "CASE WHEN l.rate_ms IS NULL THEN 0 ELSE (SELECT coalesce(sum(s.n), 0)::bigint FROM "
+    "warden.queue_starts s WHERE s.queue = l.queue AND s.at > $1::bigint - l.rate_ms) END "
+    "FROM l";
+
+Result<ClaimFlow> PgStore::FlowLocked(const ClaimParams& p, TimeMs now) {
+  WARDEN_ASSIGN_OR_RETURN(Rows r, conn_->Exec(kFlowSql, Params().Add(now).AddArray(p.queues)));
+  std::vector<FlowRow> rows;
+  for (int i = 0; i < r.size(); ++i) {
+    FlowRow row;
+    row.queue = r.Text(i, 0);
+    row.limits.concurrency = r.OptInt(i, 1);
+    if (!r.IsNull(i, 2) && !r.IsNull(i, 3)) {
+      row.limits.rate = RateLimit{r.Int(i, 2), Millis(r.Int(i, 3))};
+    }
+    row.running = r.Int(i, 4);
+    row.recent_starts = r.Int(i, 5);
+    rows.push_back(std::move(row));
+  }
+  return FlowOf(rows);
+}
+
+Result<std::vector<JobInfo>> PgStore::ClaimInTransactionLocked(const ClaimParams& claim) {
   WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
   // FOR SHARE orders this claim against a concurrent declaration of death:
   // either the death waits and then recovers what we claimed, or we see the
@@ -229,6 +302,10 @@ Result<std::vector<JobInfo>> PgStore::ClaimInTransactionLocked(const ClaimParams
   // and retryable jobs available (as PromoteDueLocked does), so a claim
   // never waits for the sweeper; the pick, a later statement of this
   // transaction, sees them. One round trip for both.
+  // It also locks the limit rows of the claim's queues (in queue order,
+  // so claimers of overlapping queues cannot deadlock): claims of a
+  // limited queue take turns, each counting in its next statement what
+  // the one before it committed. Without limits: one empty probe a queue.
   WARDEN_ASSIGN_OR_RETURN(
       Rows w,
       conn_->Exec("WITH w AS MATERIALIZED (SELECT coalesce($2::bigint, warden.now_ms()) AS now "
@@ -236,15 +313,29 @@ Result<std::vector<JobInfo>> PgStore::ClaimInTransactionLocked(const ClaimParams
                   "promoted AS (UPDATE warden.jobs SET state = 'available' WHERE id IN (SELECT "
                   "id FROM warden.jobs, w WHERE state IN ('scheduled', 'retryable') AND run_at "
                   "<= w.now ORDER BY run_at LIMIT 10000 FOR UPDATE OF jobs SKIP LOCKED) "
-                  "RETURNING 1) SELECT w.now, (SELECT count(*) FROM promoted) FROM w",
-                  Params().Add(p.worker).Add(FakeNow())));
+                  "RETURNING 1), "
+                  "lim AS MATERIALIZED (SELECT queue FROM warden.queue_limits WHERE "
+                  "$3::text[] = '{}' OR queue = ANY($3::text[]) ORDER BY queue FOR UPDATE) "
+                  "SELECT w.now, (SELECT count(*) FROM promoted), (SELECT count(*) FROM lim) "
+                  "FROM w",
+                  Params().Add(claim.worker).Add(FakeNow()).AddArray(claim.queues)));
   if (w.empty()) {
-    return FailedPrecondition("worker " + std::to_string(p.worker) +
+    return FailedPrecondition("worker " + std::to_string(claim.worker) +
                               " is not active (declared dead, draining or stopped)");
   }
   const TimeMs now = w.Int(0, 0);
   const int64_t promoted = w.Int(0, 1);
-  WARDEN_ASSIGN_OR_RETURN(auto ids, PickLocked(p, now));
+  ClaimFlow flow;
+  if (w.Int(0, 2) > 0) {
+    WARDEN_ASSIGN_OR_RETURN(flow, FlowLocked(claim, now));
+  }
+  // Paused queues are left out by the pick's SQL; Narrow takes out the
+  // limited queues without room and caps a claim of one limited queue.
+  ClaimParams p;
+  std::vector<JobId> ids;
+  if (Narrow(claim, {}, flow, &p)) {
+    WARDEN_ASSIGN_OR_RETURN(ids, PickLocked(p, flow, now));
+  }
   if (ids.empty()) {
     // Keep promotions (jobs for other workers' tasks); otherwise roll back.
     if (promoted > 0) WARDEN_RETURN_IF_ERROR(tx->Commit());
@@ -254,7 +345,8 @@ Result<std::vector<JobInfo>> PgStore::ClaimInTransactionLocked(const ClaimParams
   // The claim's times are read in the claim statement itself, not at the
   // start of the transaction: its snapshot may include a completion of the
   // same concurrency key that committed meanwhile, and the new attempt must
-  // not appear to start before that one finished.
+  // not appear to start before that one finished. (A rate window's claims
+  // are so recorded no earlier than the `now` FlowLocked judged them at.)
   Params params;
   params.Add(p.worker)
       .Add(static_cast<int64_t>(p.default_lease.count()))
@@ -264,6 +356,7 @@ Result<std::vector<JobInfo>> PgStore::ClaimInTransactionLocked(const ClaimParams
   std::vector<JobInfo> claimed;
   claimed.reserve(r.size());
   for (int i = 0; i < r.size(); ++i) claimed.push_back(JobFromRow(r, i));
+  WARDEN_RETURN_IF_ERROR(RecordStartsLocked(flow, claimed));
   // In claim order, as the SQLite backend returns them.
   std::map<JobId, size_t> order;
   for (size_t i = 0; i < ids.size(); ++i) order[ids[i]] = i;
@@ -271,6 +364,28 @@ Result<std::vector<JobInfo>> PgStore::ClaimInTransactionLocked(const ClaimParams
             [&](const JobInfo& a, const JobInfo& b) { return order[a.id] < order[b.id]; });
   WARDEN_RETURN_IF_ERROR(tx->Commit());
   return claimed;
+}
+
+Status PgStore::RecordStartsLocked(const ClaimFlow& flow, const std::vector<JobInfo>& claimed) {
+  if (flow.rated.empty()) return Status::Ok();
+  std::map<std::pair<std::string, TimeMs>, int64_t> started;
+  for (const JobInfo& job : claimed) {
+    if (flow.rated.count(job.queue)) ++started[{job.queue, job.started_at.value_or(0)}];
+  }
+  if (started.empty()) return Status::Ok();
+  std::vector<std::string> queues;
+  std::vector<int64_t> at, n;
+  for (const auto& [key, count] : started) {
+    queues.push_back(key.first);
+    at.push_back(key.second);
+    n.push_back(count);
+  }
+  return conn_
+      ->Exec("INSERT INTO warden.queue_starts AS s (queue, at, n) SELECT * FROM "
+             "unnest($1::text[], $2::bigint[], $3::bigint[]) ON CONFLICT (queue, at) DO UPDATE "
+             "SET n = s.n + excluded.n",
+             Params().AddArray(queues).AddArray(at).AddArray(n))
+      .status();
 }
 
 Result<bool> PgStore::JobMarkStarted(JobRef ref) {

@@ -90,6 +90,17 @@ Result<std::vector<QueueInfo>> PgStore::QueueList() {
   WARDEN_ASSIGN_OR_RETURN(Rows pauses,
                           conn_->Exec("SELECT queue, paused_at FROM warden.queue_pauses"));
   for (int i = 0; i < pauses.size(); ++i) queues.AddPause(pauses.Text(i, 0), pauses.Int(i, 1));
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows limits,
+      conn_->Exec("SELECT queue, concurrency, rate_count, rate_ms FROM warden.queue_limits"));
+  for (int i = 0; i < limits.size(); ++i) {
+    QueueLimits l;
+    l.concurrency = limits.OptInt(i, 1);
+    if (!limits.IsNull(i, 2) && !limits.IsNull(i, 3)) {
+      l.rate = RateLimit{limits.Int(i, 2), Millis(limits.Int(i, 3))};
+    }
+    queues.AddLimits(limits.Text(i, 0), l);
+  }
   return queues.Take();
 }
 

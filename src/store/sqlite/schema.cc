@@ -283,12 +283,34 @@ CREATE INDEX IF NOT EXISTS jobs_due_group ON jobs (queue, task, command <> '', s
   WHERE state IN ('scheduled', 'retryable');
 )sql";
 
+// Schema 12: flow control (warden/flow.h). A queue's limits, and the
+// record of its claims for the rate window: one row per claim moment (a
+// batch is one row), pruned by the claims of that queue as the window
+// moves on. Only limited queues have rows; a claim reads queue_limits
+// beside queue_pauses in the one statement it made before.
+const char* const kMigrationFlow = R"sql(
+CREATE TABLE IF NOT EXISTS queue_limits (
+  queue       TEXT    PRIMARY KEY,
+  concurrency INTEGER,
+  rate_count  INTEGER,
+  rate_ms     INTEGER,
+  set_at      INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS queue_starts (
+  queue TEXT    NOT NULL,
+  at    INTEGER NOT NULL,
+  n     INTEGER NOT NULL,
+  PRIMARY KEY (queue, at)
+) WITHOUT ROWID;
+)sql";
+
 const std::vector<const char*> kMigrations = {kMigration1, kMigration2, kMigration3,
                                               kMigration4, kMigration5, kMigration6,
                                               kMigration7, kMigrationMetrics,
                                               kMigrationJobCounts,
                                               kMigrationTimeline,
-                                              kMigrationGroupCounts};
+                                              kMigrationGroupCounts,
+                                              kMigrationFlow};
 
 // Every table and index the migrations create (a new migration adds its own).
 const char* const kWardenObjects[] = {
@@ -302,6 +324,7 @@ const char* const kWardenObjects[] = {
     "bulk_ops", "bulk_ops_running",
     "metrics_retired",
     "job_counts", "jobs_crash_loop", "jobs_due_group",
+    "queue_limits", "queue_starts",
 };
 
 Result<std::set<std::string>> SchemaNames(Db& db) {

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "core/mutex.h"
+#include "store/claim_flow.h"
 #include "store/sqlite/job_counts.h"
 #include "store/sqlite/sqlite_db.h"
 #include "store/store.h"
@@ -24,9 +25,12 @@ namespace warden::sqlite {
 
 // The claim's SELECT for `p`: its claimable jobs in claim order (priority,
 // then run_at, then id). Public for a test of its query plan.
-std::string PickSql(const ClaimParams& p);
+// `capped_arms`: a claim of several queues, some limited (claim_flow.h):
+// each queue's arm stops at a bound parameter. `exclude_blocked`: a claim
+// of every queue leaves out the queues of a bound JSON list.
+std::string PickSql(const ClaimParams& p, bool capped_arms = false, bool exclude_blocked = false);
 // Whether `p` has a claimable job: the look before a claim takes the lock.
-std::string AnyClaimableSql(const ClaimParams& p);
+std::string AnyClaimableSql(const ClaimParams& p, bool exclude_blocked = false);
 
 // Reads whose plans depend on jobs_state leaving running and available
 // jobs out (see schema.cc). Public, like PickSql, for a test of their query plans.
@@ -108,6 +112,9 @@ class SqliteStore final : public Store {
   Result<bool> QueueSetPaused(const std::string& queue, bool paused,
                               const AuditEntry& audit) override;
   Result<std::vector<QueueInfo>> QueueList() override;
+  Result<bool> QueueSetLimits(const std::string& queue, const QueueLimits& limits,
+                              const AuditEntry& audit) override;
+  Result<std::optional<QueueFlow>> QueueFlowOf(const std::string& queue) override;
   Status JobCountsFold() override;
   Result<std::vector<JobCountDrift>> JobCountsVerify() override;
   Result<std::optional<TimeMs>> QueuePausedAt(const std::string& queue) override;
@@ -167,17 +174,25 @@ class SqliteStore final : public Store {
     int64_t lease_token;
     JobGroup group;
   };
-  // Claimable jobs in claim order, at most `limit`, one per concurrency key.
-  Result<std::vector<Picked>> PickLocked(const ClaimParams& p, TimeMs now, int limit) REQUIRES(mu_);
+  // Claimable jobs in claim order, at most `limit`, one per concurrency key,
+  // as many of each limited queue as `flow` allows.
+  Result<std::vector<Picked>> PickLocked(const ClaimParams& p, const ClaimFlow& flow, TimeMs now,
+                                         int limit) REQUIRES(mu_);
   // The jobs of a committed claim, in claim order: those still this claim's.
   Result<std::vector<JobInfo>> ReadClaimedLocked(WorkerId worker, std::span<const Picked> picked,
                                                  const std::string& id_list) REQUIRES(mu_);
-  // The claim's queues less the paused ones, in `narrowed` (left empty when
-  // it keeps them all). false: every queue it names is paused.
-  Result<bool> UnpausedLocked(const ClaimParams& p, std::optional<ClaimParams>* narrowed)
+  // The claim less its paused queues and its limited queues without room,
+  // in `narrowed`, and what the limited ones with room allow, in `flow`
+  // (store/claim_flow.h). false: nothing it names may be claimed now.
+  // `prune`: in a write transaction, drop claims older than a rate window.
+  Result<bool> FlowLocked(const ClaimParams& p, TimeMs now, bool prune, ClaimParams* narrowed,
+                          ClaimFlow* flow) REQUIRES(mu_);
+  // Records the claims of rate-limited queues among `picked`, at `now`.
+  Status RecordStartsLocked(const ClaimFlow& flow, std::span<const Picked> picked, TimeMs now)
       REQUIRES(mu_);
   // Whether PickLocked would find a job, without reading one.
-  Result<bool> AnyClaimableLocked(const ClaimParams& p, TimeMs now) REQUIRES(mu_);
+  Result<bool> AnyClaimableLocked(const ClaimParams& p, const ClaimFlow& flow, TimeMs now)
+      REQUIRES(mu_);
   // Scheduled or retryable jobs due by `now`, and making them available.
   Result<bool> AnyDueLocked(TimeMs now) REQUIRES(mu_);
   Result<int> PromoteDueLocked(TimeMs now) REQUIRES(mu_);

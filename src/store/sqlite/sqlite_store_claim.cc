@@ -1,12 +1,15 @@
 // SqliteStore: the claim path: the look, the pick, the claim, reading it back, start marks.
 #include <algorithm>
+#include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <unordered_set>
 #include <vector>
 
 #include "core/claim_ahead.h"
+#include "store/claim_flow.h"
 #include "store/sqlite/batch_ids.h"
 #include "store/sqlite/job_counts.h"
 #include "store/sqlite/rows.h"
@@ -24,14 +27,16 @@ std::string Placeholders(size_t n) {
 
 // The claimable jobs of `p` in `queue_count` queues (0: every queue), as
 // seen at the first parameter (FROM jobs j WHERE ...). The SQL text depends
-// only on the list sizes, so each worker reuses one prepared statement;
-// every value is a parameter (BindClaimable).
-std::string ClaimableWhere(const ClaimParams& p, size_t queue_count) {
+// only on the list sizes and whether some limited queues are left out of a
+// claim of every queue (`exclude_blocked`), so each worker reuses one
+// prepared statement; every value is a parameter (BindClaimable).
+std::string ClaimableWhere(const ClaimParams& p, size_t queue_count, bool exclude_blocked) {
   std::string sql =
       "state = 'available' AND (start_deadline_at IS NULL OR start_deadline_at >= ?)";
   // A claim that names its queues has the paused ones taken out of its
-  // list (SqliteStore::UnpausedLocked): here each row would be looked up,
-  // and a paused queue's whole backlog walked on every claim.
+  // list (SqliteStore::FlowLocked): here each row would be looked up,
+  // and a paused queue's whole backlog walked on every claim. So are the
+  // limited queues without room.
   sql += queue_count > 0
              ? " AND queue IN (" + Placeholders(queue_count) + ")"
              : std::string(" AND NOT EXISTS (SELECT 1 FROM queue_pauses qp WHERE qp.queue = j.queue)");
@@ -40,16 +45,28 @@ std::string ClaimableWhere(const ClaimParams& p, size_t queue_count) {
   sql +=
       " AND (concurrency_key IS NULL OR NOT EXISTS (SELECT 1 FROM jobs r WHERE "
       "r.state = 'running' AND r.concurrency_key = j.concurrency_key))";
+  if (queue_count == 0 && exclude_blocked) {
+    sql += " AND queue NOT IN (SELECT value FROM json_each(?))";
+  }
   return sql;
 }
 
 // Binds ClaimableWhere's parameters from position `i`; returns the next.
+// `blocked`: the JSON list of limited queues without room, for a claim of
+// every queue that leaves them out.
 int BindClaimable(Stmt& s, int i, const ClaimParams& p, std::span<const std::string> queues,
-                  TimeMs now) {
+                  TimeMs now, const std::string* blocked = nullptr) {
   s.Bind(i++, now);
   for (const auto& q : queues) s.Bind(i++, q);
   for (const auto& t : p.tasks) s.Bind(i++, t);
+  if (blocked != nullptr) s.Bind(i++, *blocked);
   return i;
+}
+
+std::string JsonList(const std::set<std::string>& names) {
+  Json list = Json::array();
+  for (const std::string& n : names) list.push_back(n);
+  return list.dump();
 }
 
 // SQLite allows at most 500 arms in a compound SELECT; past this many
@@ -74,26 +91,34 @@ const char* const kPickColumns =
 // before each claim, past every finished job: a worker ran 7x slower.
 #define WARDEN_CLAIMABLE_FROM "FROM jobs j INDEXED BY jobs_claim WHERE "
 
-std::string PickSql(const ClaimParams& p) {
+std::string PickSql(const ClaimParams& p, bool capped_arms, bool exclude_blocked) {
   const std::string select =
       std::string("SELECT ") + kPickColumns + " " WARDEN_CLAIMABLE_FROM;
   const std::string order = " ORDER BY priority DESC, run_at, id";
-  if (!MergesQueues(p)) return select + ClaimableWhere(p, p.queues.size()) + order;
+  if (!MergesQueues(p)) {
+    return select + ClaimableWhere(p, p.queues.size(), exclude_blocked) + order;
+  }
   // One arm per queue: SQLite walks each queue's jobs_claim index in claim
   // order and merges the arms lazily (MERGE (UNION ALL)). `queue IN (a, b)`
   // cannot use that index's order, so it sorted every available job of
   // those queues on each claim (0.66 s a claim with 1M queued).
   std::string sql;
   for (size_t i = 0; i < p.queues.size(); ++i) {
-    sql += (i ? " UNION ALL " : "") + select + ClaimableWhere(p, 1);
+    sql += i ? " UNION ALL " : "";
+    // A limited queue's arm stops at its cap (a parameter; the others' at
+    // the claim's limit), so that its backlog is never walked past the
+    // jobs it may give.
+    sql += capped_arms ? "SELECT * FROM (" + select + ClaimableWhere(p, 1, false) + order +
+                             " LIMIT ?)"
+                       : select + ClaimableWhere(p, 1, false);
   }
   return sql + order;
 }
 
-std::string AnyClaimableSql(const ClaimParams& p) {
+std::string AnyClaimableSql(const ClaimParams& p, bool exclude_blocked) {
   // EXISTS stops at the first row: the IN form costs nothing here.
-  return "SELECT EXISTS (SELECT 1 " WARDEN_CLAIMABLE_FROM + ClaimableWhere(p, p.queues.size()) +
-         ")";
+  return "SELECT EXISTS (SELECT 1 " WARDEN_CLAIMABLE_FROM +
+         ClaimableWhere(p, p.queues.size(), exclude_blocked) + ")";
 }
 
 #undef WARDEN_CLAIMABLE_FROM
@@ -109,9 +134,21 @@ const std::string kReadClaimedSql =
     std::string("SELECT ") + kJobColumns +
     " FROM jobs WHERE id IN (SELECT value FROM json_each(?1))";
 
-Result<bool> SqliteStore::AnyClaimableLocked(const ClaimParams& p, TimeMs now) {
-  WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(AnyClaimableSql(p)));
-  BindClaimable(q, 1, p, p.queues, now);
+namespace {
+
+// Whether a claim of every queue leaves some limited queues out in SQL.
+bool ExcludesBlocked(const ClaimParams& p, const ClaimFlow& flow) {
+  return p.queues.empty() && !flow.blocked.empty();
+}
+
+}  // namespace
+
+Result<bool> SqliteStore::AnyClaimableLocked(const ClaimParams& p, const ClaimFlow& flow,
+                                             TimeMs now) {
+  const bool exclude = ExcludesBlocked(p, flow);
+  const std::string blocked = exclude ? JsonList(flow.blocked) : "";
+  WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(AnyClaimableSql(p, exclude)));
+  BindClaimable(q, 1, p, p.queues, now, exclude ? &blocked : nullptr);
   WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
   const bool any = row && q.Int(0) != 0;
   q.Reset();
@@ -119,17 +156,32 @@ Result<bool> SqliteStore::AnyClaimableLocked(const ClaimParams& p, TimeMs now) {
 }
 
 Result<std::vector<SqliteStore::Picked>> SqliteStore::PickLocked(const ClaimParams& p,
+                                                                  const ClaimFlow& flow,
                                                                   TimeMs now, int limit) {
-  WARDEN_ASSIGN_OR_RETURN(Stmt pick, db_->Prepare(PickSql(p)));
+  const bool exclude = ExcludesBlocked(p, flow);
+  const bool capped = MergesQueues(p) && std::any_of(p.queues.begin(), p.queues.end(),
+                                                      [&](const std::string& q) {
+                                                        return flow.caps.count(q) > 0;
+                                                      });
+  const std::string blocked = exclude ? JsonList(flow.blocked) : "";
+  WARDEN_ASSIGN_OR_RETURN(Stmt pick, db_->Prepare(PickSql(p, capped, exclude)));
   if (!MergesQueues(p)) {
-    BindClaimable(pick, 1, p, p.queues, now);
+    BindClaimable(pick, 1, p, p.queues, now, exclude ? &blocked : nullptr);
   } else {
     int i = 1;
-    for (const auto& q : p.queues) i = BindClaimable(pick, i, p, std::span(&q, 1), now);
+    for (const auto& q : p.queues) {
+      i = BindClaimable(pick, i, p, std::span(&q, 1), now);
+      if (capped) {
+        auto cap = flow.caps.find(q);
+        pick.Bind(i++, cap == flow.caps.end() ? static_cast<int64_t>(limit)
+                                              : std::min<int64_t>(limit, cap->second));
+      }
+    }
   }
 
   std::vector<Picked> picked;
   std::unordered_set<std::string> keys;  // one job per concurrency key per batch
+  std::map<std::string, int64_t> taken;  // of each limited queue
   // Once the free slots have theirs, jobs for the slots not free yet are
   // taken only if safe to claim ahead, from the next `ahead` rows at most.
   const int for_free_slots = limit - std::clamp(p.ahead, 0, limit);
@@ -137,7 +189,8 @@ Result<std::vector<SqliteStore::Picked>> SqliteStore::PickLocked(const ClaimPara
   while (static_cast<int>(picked.size()) < limit) {
     WARDEN_ASSIGN_OR_RETURN(bool row, pick.Step());
     if (!row) break;
-    if (static_cast<int>(picked.size()) >= for_free_slots) {
+    const bool for_later_slot = static_cast<int>(picked.size()) >= for_free_slots;
+    if (for_later_slot) {
       if (++looked_ahead > p.ahead) break;
       JobInfo job;
       job.delivery = ParseDelivery(pick.Text(3)).value_or(Delivery::kAtLeastOnce);
@@ -148,9 +201,12 @@ Result<std::vector<SqliteStore::Picked>> SqliteStore::PickLocked(const ClaimPara
       job.max_attempts = static_cast<int>(pick.Int(8));
       if (!SafeToClaimAhead(job)) continue;
     }
+    std::string queue = pick.Text(11);
+    if (!flow.empty() && !FlowTakes(flow, queue, taken[queue], for_later_slot)) continue;
     if (std::string key = pick.Text(2); !key.empty() && !keys.insert(key).second) continue;
-    picked.push_back(
-        Picked{pick.Int(0), pick.Int(1), JobGroup{pick.Text(11), pick.Text(12), pick.Int(13) != 0}});
+    if (!flow.empty()) ++taken[queue];
+    picked.push_back(Picked{pick.Int(0), pick.Int(1),
+                            JobGroup{std::move(queue), pick.Text(12), pick.Int(13) != 0}});
   }
   pick.Reset();
   return picked;
@@ -175,37 +231,95 @@ Result<int> SqliteStore::PromoteDueLocked(TimeMs now) {
   return promote.Bind(1, now).Exec();
 }
 
-Result<bool> SqliteStore::UnpausedLocked(const ClaimParams& p,
-                                         std::optional<ClaimParams>* narrowed) {
-  narrowed->reset();
-  WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("SELECT queue FROM queue_pauses"));
-  std::vector<std::string> paused;
+// One statement, as the pauses alone were read before limits existed: the
+// paused queues, and the limits of the claim's queues (of every queue for
+// a claim of every queue). A queue without a limit has no row, so a claim
+// of unlimited queues reads what it read before, plus an empty probe.
+const char* const kFlowSql =
+    "SELECT queue, 0, NULL, NULL, NULL FROM queue_pauses UNION ALL "
+    "SELECT queue, 1, concurrency, rate_count, rate_ms FROM queue_limits WHERE ?1 = '[]' OR "
+    "queue IN (SELECT value FROM json_each(?1))";
+
+Result<bool> SqliteStore::FlowLocked(const ClaimParams& p, TimeMs now, bool prune,
+                                     ClaimParams* narrowed, ClaimFlow* flow) {
+  Json names = Json::array();
+  for (const std::string& q : p.queues) names.push_back(q);
+  WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(kFlowSql));
+  q.Bind(1, names.dump());
+  std::set<std::string> paused;
+  std::vector<FlowRow> limited;
   while (true) {
     WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
     if (!row) break;
-    paused.push_back(q.Text(0));
+    if (q.Int(1) == 0) {
+      paused.insert(q.Text(0));
+      continue;
+    }
+    FlowRow r;
+    r.queue = q.Text(0);
+    if (!q.IsNull(2)) r.limits.concurrency = q.Int(2);
+    if (!q.IsNull(3) && !q.IsNull(4)) r.limits.rate = RateLimit{q.Int(3), Millis(q.Int(4))};
+    limited.push_back(std::move(r));
   }
-  if (paused.empty() || p.queues.empty()) return true;
-  ClaimParams left = p;
-  std::erase_if(left.queues, [&](const std::string& queue) {
-    return std::find(paused.begin(), paused.end(), queue) != paused.end();
-  });
-  if (left.queues.empty()) return false;
-  *narrowed = std::move(left);
-  return true;
+  q.Reset();
+  std::erase_if(limited, [&](const FlowRow& r) { return paused.count(r.queue) > 0; });
+  for (FlowRow& r : limited) {
+    if (r.limits.concurrency) {
+      // job_counts is exact in every transaction (job_counts.h).
+      WARDEN_ASSIGN_OR_RETURN(
+          Stmt c, db_->Prepare("SELECT coalesce(sum(n), 0) FROM job_counts WHERE queue = ? AND "
+                               "state = 'running'"));
+      WARDEN_ASSIGN_OR_RETURN(bool row, c.Bind(1, r.queue).Step());
+      r.running = row ? c.Int(0) : 0;
+      c.Reset();
+    }
+    if (r.limits.rate) {
+      const TimeMs window_start = now - r.limits.rate->per.count();  // exclusive
+      if (prune) {
+        WARDEN_ASSIGN_OR_RETURN(
+            Stmt d, db_->Prepare("DELETE FROM queue_starts WHERE queue = ? AND at <= ?"));
+        WARDEN_RETURN_IF_ERROR(d.Bind(1, r.queue).Bind(2, window_start).Exec().status());
+      }
+      WARDEN_ASSIGN_OR_RETURN(
+          Stmt c, db_->Prepare("SELECT coalesce(sum(n), 0) FROM queue_starts WHERE queue = ? "
+                               "AND at > ?"));
+      WARDEN_ASSIGN_OR_RETURN(bool row, c.Bind(1, r.queue).Bind(2, window_start).Step());
+      r.recent_starts = row ? c.Int(0) : 0;
+      c.Reset();
+    }
+  }
+  *flow = FlowOf(limited);
+  return Narrow(p, paused, *flow, narrowed);
+}
+
+Status SqliteStore::RecordStartsLocked(const ClaimFlow& flow, std::span<const Picked> picked,
+                                       TimeMs now) {
+  if (flow.rated.empty()) return Status::Ok();
+  std::map<std::string, int64_t> started;
+  for (const Picked& job : picked) {
+    if (flow.rated.count(job.group.queue)) ++started[job.group.queue];
+  }
+  for (const auto& [queue, n] : started) {
+    WARDEN_ASSIGN_OR_RETURN(
+        Stmt ins, db_->Prepare("INSERT INTO queue_starts (queue, at, n) VALUES (?, ?, ?) "
+                               "ON CONFLICT (queue, at) DO UPDATE SET n = n + excluded.n"));
+    WARDEN_RETURN_IF_ERROR(ins.Bind(1, queue).Bind(2, now).Bind(3, n).Exec().status());
+  }
+  return Status::Ok();
 }
 
 Result<std::vector<JobInfo>> SqliteStore::JobClaim(const ClaimParams& claim) {
   MutexLock lock(mu_);
   const TimeMs seen_at = clock_->NowMs();
-  std::optional<ClaimParams> narrowed;
-  WARDEN_ASSIGN_OR_RETURN(bool any_unpaused, UnpausedLocked(claim, &narrowed));
-  if (!any_unpaused) return std::vector<JobInfo>{};
+  ClaimParams narrowed;
+  ClaimFlow flow;
+  WARDEN_ASSIGN_OR_RETURN(bool any_open, FlowLocked(claim, seen_at, false, &narrowed, &flow));
+  if (!any_open) return std::vector<JobInfo>{};
   // Look before taking the write lock: an idle worker's poll then costs one
   // read, and a process frozen while polling holds no lock over the others.
   WARDEN_ASSIGN_OR_RETURN(bool due, AnyDueLocked(seen_at));
   if (!due) {
-    WARDEN_ASSIGN_OR_RETURN(bool any, AnyClaimableLocked(narrowed ? *narrowed : claim, seen_at));
+    WARDEN_ASSIGN_OR_RETURN(bool any, AnyClaimableLocked(narrowed, flow, seen_at));
     if (!any) return std::vector<JobInfo>{};
   }
 
@@ -233,15 +347,16 @@ Result<std::vector<JobInfo>> SqliteStore::JobClaim(const ClaimParams& claim) {
     // never waits for the sweeper.
     WARDEN_RETURN_IF_ERROR(PromoteDueLocked(now).status());
   }
-  // Again under the write lock: once a pause has committed, no claim takes
-  // a job of its queue.
-  WARDEN_ASSIGN_OR_RETURN(any_unpaused, UnpausedLocked(claim, &narrowed));
-  if (!any_unpaused) {
-    WARDEN_RETURN_IF_ERROR(tx->Commit());  // the promotions, if any
+  // Again under the write lock: once a pause or a limit has committed, no
+  // claim takes a job of its queue beyond it, and the running jobs and
+  // recent claims counted here are every committed one.
+  WARDEN_ASSIGN_OR_RETURN(any_open, FlowLocked(claim, now, true, &narrowed, &flow));
+  if (!any_open) {
+    WARDEN_RETURN_IF_ERROR(tx->Commit());  // the promotions and pruning, if any
     return std::vector<JobInfo>{};
   }
-  const ClaimParams& p = narrowed ? *narrowed : claim;
-  WARDEN_ASSIGN_OR_RETURN(std::vector<Picked> picked, PickLocked(p, now, p.limit));
+  const ClaimParams& p = narrowed;
+  WARDEN_ASSIGN_OR_RETURN(std::vector<Picked> picked, PickLocked(p, flow, now, p.limit));
   if (picked.empty()) {
     WARDEN_RETURN_IF_ERROR(tx->Commit());  // the promotions, if any
     return std::vector<JobInfo>{};
@@ -262,6 +377,7 @@ Result<std::vector<JobInfo>> SqliteStore::JobClaim(const ClaimParams& claim) {
   CountChanges counts;  // a batch's worth, per group: two upserts for one task
   for (const Picked& job : picked) counts.Move(job.group, JobState::kAvailable, JobState::kRunning);
   WARDEN_RETURN_IF_ERROR(counts.Apply(*db_));
+  WARDEN_RETURN_IF_ERROR(RecordStartsLocked(flow, picked, now));
   WARDEN_RETURN_IF_ERROR(tx->Commit());
   return ReadClaimedLocked(p.worker, picked, id_list);
 }

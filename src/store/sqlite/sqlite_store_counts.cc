@@ -70,6 +70,19 @@ Result<std::vector<QueueInfo>> SqliteStore::QueueList() {
     if (!row) break;
     queues.AddPause(pauses.Text(0), pauses.Int(1));
   }
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt limits,
+      db_->Prepare("SELECT queue, concurrency, rate_count, rate_ms FROM queue_limits"));
+  while (true) {
+    WARDEN_ASSIGN_OR_RETURN(bool row, limits.Step());
+    if (!row) break;
+    QueueLimits l;
+    if (!limits.IsNull(1)) l.concurrency = limits.Int(1);
+    if (!limits.IsNull(2) && !limits.IsNull(3)) {
+      l.rate = RateLimit{limits.Int(2), Millis(limits.Int(3))};
+    }
+    queues.AddLimits(limits.Text(0), l);
+  }
   return queues.Take();
 }
 

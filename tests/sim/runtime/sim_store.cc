@@ -285,6 +285,17 @@ Result<std::vector<QueueInfo>> SimStore::QueueList() {
   return Call<Result<std::vector<QueueInfo>>>("QueueList", [&] { return inner_->QueueList(); });
 }
 
+Result<bool> SimStore::QueueSetLimits(const std::string& queue, const QueueLimits& limits,
+                                      const AuditEntry& audit) {
+  return Call<Result<bool>>("QueueSetLimits",
+                            [&] { return inner_->QueueSetLimits(queue, limits, audit); });
+}
+
+Result<std::optional<QueueFlow>> SimStore::QueueFlowOf(const std::string& queue) {
+  return Call<Result<std::optional<QueueFlow>>>("QueueFlowOf",
+                                                [&] { return inner_->QueueFlowOf(queue); });
+}
+
 Result<std::optional<TimeMs>> SimStore::QueuePausedAt(const std::string& queue) {
   return Call<Result<std::optional<TimeMs>>>("QueuePausedAt",
                                              [&] { return inner_->QueuePausedAt(queue); });

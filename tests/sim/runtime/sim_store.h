@@ -146,6 +146,9 @@ class SimStore : public Store {
   Result<bool> QueueSetPaused(const std::string& queue, bool paused,
                               const AuditEntry& audit) override;
   Result<std::vector<QueueInfo>> QueueList() override;
+  Result<bool> QueueSetLimits(const std::string& queue, const QueueLimits& limits,
+                              const AuditEntry& audit) override;
+  Result<std::optional<QueueFlow>> QueueFlowOf(const std::string& queue) override;
   Status JobCountsFold() override;
   Result<std::vector<JobCountDrift>> JobCountsVerify() override;
   Result<std::optional<TimeMs>> QueuePausedAt(const std::string& queue) override;
