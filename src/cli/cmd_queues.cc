@@ -99,7 +99,7 @@ void AddLimitCommand(CLI::App* queues, Globals& g, Action* action) {
         std::cout << "queue " << f->queue << " limited: " << DescribeLimits(limits) << "\n";
       }
       return Status::Ok();
-    });
+    }, DbOpen::kCreateIfMissing);  // setting up, as `tokens create`
   });
 }
 

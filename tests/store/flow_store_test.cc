@@ -138,6 +138,26 @@ TEST_P(FlowStoreTest, AMergedClaimTakesTheLimitedQueuesShareAndFillsFromTheOther
   EXPECT_EQ(Running("hot"), 2);
 }
 
+// A claim of every queue reads no more of a limited queue's backlog than
+// it may take (no claim walks a million rows it must skip): it takes the
+// queue's share, maybe nothing else, and the next claim, which leaves the
+// full queue out, fills from the others.
+TEST_P(FlowStoreTest, AClaimOfEveryQueueTakesTheLimitedShareThenTheOthers) {
+  Limit("hot", 2);
+  AddTo("hot", 500, /*priority=*/5);
+  AddTo("cold", 10);
+  const WorkerId w = WorkerOn("w", {});
+  auto first = ClaimFrom(w, {}, 6);
+  int hot = 0;
+  for (const JobInfo& j : first) hot += j.queue == "hot" ? 1 : 0;
+  EXPECT_EQ(hot, 2);
+  EXPECT_LE(first.size(), 6u);
+  auto next = ClaimFrom(w, {}, 6);
+  EXPECT_EQ(next.size(), 6u) << "at least six cold jobs are left";
+  for (const JobInfo& j : next) EXPECT_EQ(j.queue, "cold") << "hot is full";
+  EXPECT_EQ(Running("hot"), 2);
+}
+
 TEST_P(FlowStoreTest, ClearedLimitsAreGoneAndListed) {
   EXPECT_FALSE(store_->QueueFlowOf("q").value().has_value());
   Limit("q", 1, RateLimit{10, Millis(1000)});

@@ -81,6 +81,7 @@ std::vector<JobRow*> MemoryStore::Pick(const ClaimParams& p, const ClaimFlow& fl
   // taken only if safe to claim ahead, from the next `ahead` jobs at most.
   const int for_free_slots = p.limit - std::clamp(p.ahead, 0, p.limit);
   int looked_ahead = 0;
+  int flow_skipped = 0;
   // SQLite's merged claim stops each limited queue's arm at its cap, so
   // the walk never sees that queue's later rows (store/claim_flow.h).
   const bool capped_arms = p.queues.size() >= 2 && p.queues.size() <= 64 && !flow.caps.empty();
@@ -98,7 +99,10 @@ std::vector<JobRow*> MemoryStore::Pick(const ClaimParams& p, const ClaimFlow& fl
       if (++looked_ahead > p.ahead) break;
       if (!SafeToClaimAhead(ToJobInfo(*job))) continue;  // (at most `ahead` rows a claim)
     }
-    if (!FlowTakes(flow, job->queue, taken[job->queue], for_later_slot)) continue;
+    if (!FlowTakes(flow, job->queue, taken[job->queue], for_later_slot)) {
+      if (++flow_skipped > p.limit) break;  // as SQLite's walk (PickLocked there)
+      continue;
+    }
     if (!job->concurrency_key.empty() && !keys.insert(job->concurrency_key).second) continue;
     ++taken[job->queue];
     picked.push_back(job);

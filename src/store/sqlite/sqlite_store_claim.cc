@@ -186,6 +186,7 @@ Result<std::vector<SqliteStore::Picked>> SqliteStore::PickLocked(const ClaimPara
   // taken only if safe to claim ahead, from the next `ahead` rows at most.
   const int for_free_slots = limit - std::clamp(p.ahead, 0, limit);
   int looked_ahead = 0;
+  int flow_skipped = 0;
   while (static_cast<int>(picked.size()) < limit) {
     WARDEN_ASSIGN_OR_RETURN(bool row, pick.Step());
     if (!row) break;
@@ -202,7 +203,14 @@ Result<std::vector<SqliteStore::Picked>> SqliteStore::PickLocked(const ClaimPara
       if (!SafeToClaimAhead(job)) continue;
     }
     std::string queue = pick.Text(11);
-    if (!flow.empty() && !FlowTakes(flow, queue, taken[queue], for_later_slot)) continue;
+    if (!flow.empty() && !FlowTakes(flow, queue, taken[queue], for_later_slot)) {
+      // A claim of every queue walks a limited queue's backlog once its cap
+      // is taken: stop after as many rows as the claim may take (a claim
+      // on PostgreSQL reads no more), and leave the rest to the next claim,
+      // which leaves that queue out in SQL once it is full.
+      if (++flow_skipped > limit) break;
+      continue;
+    }
     if (std::string key = pick.Text(2); !key.empty() && !keys.insert(key).second) continue;
     if (!flow.empty()) ++taken[queue];
     picked.push_back(Picked{pick.Int(0), pick.Int(1),
