@@ -14,7 +14,7 @@ void DeathWatch::Set(const std::vector<WorkerLiveness>& workers) {
   for (const WorkerLiveness& w : workers) {
     // Another namespace's pid would look gone (or be someone else) here:
     // already_gone_ on every pass would make the sweeper spin.
-    if (w.node != self.node || w.pid_ns != self.pid_ns || w.pid == self.pid) continue;
+    if (w.host != self.node || w.pid_ns != self.pid_ns || w.pid == self.pid) continue;
     wanted.insert(w.id);
     if (fds_.count(w.id)) continue;
     // Opened before the check, so the fd is for the process checked.

@@ -8,7 +8,7 @@ namespace warden {
 
 std::string ProofOfDeath(const WorkerLiveness& w, Env& env) {
   const HostFacts& self = env.Host();
-  if (w.node != self.node) return {};
+  if (w.host != self.node) return {};
   if (!w.boot_id.empty() && !self.boot_id.empty() && w.boot_id != self.boot_id) {
     return "host " + self.node + " rebooted since it started";
   }
@@ -21,7 +21,7 @@ std::string ProofOfDeath(const WorkerLiveness& w, Env& env) {
 
 std::string ProofOfLife(const WorkerLiveness& w, Env& env) {
   const HostFacts& self = env.Host();
-  if (w.node != self.node || w.boot_id != self.boot_id || w.pid_ns != self.pid_ns) return {};
+  if (w.host != self.node || w.boot_id != self.boot_id || w.pid_ns != self.pid_ns) return {};
   if (self.boot_id.empty() || self.pid_ns.empty()) return {};
   if (!env.ProcessAlive(w.pid, w.pid_start)) return {};
   return "process " + std::to_string(w.pid) + " on " + self.node + " is running";

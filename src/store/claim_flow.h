@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -32,11 +33,25 @@ struct ClaimFlow {
   std::map<std::string, int64_t> caps;  // limited queues with room: at most this many now
   std::set<std::string> blocked;        // limited queues without room
   std::set<std::string> rated;          // rate-limited queues: their claims are recorded
+  // The claiming worker's node (warden/nodes.h): it takes no work (removed
+  // or disabled), or it has a capacity and room for this many more jobs.
+  bool node_closed = false;
+  std::optional<int64_t> node_room;
   bool Limited(const std::string& queue) const {
     return caps.count(queue) > 0 || blocked.count(queue) > 0;
   }
   bool empty() const { return caps.empty() && blocked.empty(); }
 };
+
+// The claiming worker's node as the claim read it: its registry row, if
+// any (takes work: present and enabled), and when it has a capacity, the
+// jobs running on all its workers.
+inline void ApplyNode(bool registered, bool takes_work, std::optional<int64_t> capacity,
+                      int64_t running, ClaimFlow* flow) {
+  if (!registered) return;
+  flow->node_closed = !takes_work;
+  if (capacity) flow->node_room = std::max<int64_t>(0, *capacity - running);
+}
 
 inline ClaimFlow FlowOf(const std::vector<FlowRow>& rows) {
   ClaimFlow f;
@@ -61,6 +76,16 @@ inline ClaimFlow FlowOf(const std::vector<FlowRow>& rows) {
 inline bool Narrow(const ClaimParams& p, const std::set<std::string>& paused,
                    const ClaimFlow& flow, ClaimParams* out) {
   *out = p;
+  if (flow.node_closed) return false;
+  if (flow.node_room) {
+    // A node's capacity counts claimed jobs, so none is claimed ahead: a
+    // job waiting in one worker's buffer would hold a place on the node
+    // that another of its workers could use now.
+    const int for_free_slots = p.limit - std::clamp(p.ahead, 0, p.limit);
+    out->limit = static_cast<int>(std::min<int64_t>(for_free_slots, *flow.node_room));
+    out->ahead = 0;
+    if (out->limit <= 0) return false;
+  }
   if (p.queues.empty()) return true;
   std::erase_if(out->queues, [&](const std::string& q) {
     return paused.count(q) > 0 || flow.blocked.count(q) > 0;
@@ -69,7 +94,7 @@ inline bool Narrow(const ClaimParams& p, const std::set<std::string>& paused,
   if (out->queues.size() == 1) {
     auto cap = flow.caps.find(out->queues[0]);
     if (cap != flow.caps.end()) {
-      const int64_t for_free_slots = p.limit - std::clamp(p.ahead, 0, p.limit);
+      const int64_t for_free_slots = out->limit - std::clamp(out->ahead, 0, out->limit);
       out->limit = static_cast<int>(std::min<int64_t>(for_free_slots, cap->second));
       out->ahead = 0;
       if (out->limit <= 0) return false;

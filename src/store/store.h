@@ -28,6 +28,7 @@
 #include "warden/backlog.h"
 #include "warden/bulk.h"
 #include "warden/job.h"
+#include "warden/nodes.h"
 #include "warden/operator.h"
 #include "warden/status.h"
 
@@ -75,7 +76,8 @@ inline const char* LostByOf(const JobOutcome& o) {
 struct WorkerRegistration {
   bool allow_commands = false;  // claims `--cmd` jobs
   std::string name;
-  std::string node;     // host name
+  std::string node;     // its node (warden/nodes.h): the host name unless given
+  std::string host;     // the host name, whatever the node: what proves deaths
   std::string boot_id;  // distinguishes reboots of one host
   std::string pid_ns;   // pids are only comparable within one namespace
   int pid = 0;
@@ -90,7 +92,7 @@ struct WorkerRegistration {
 struct WorkerLiveness {
   WorkerId id = 0;
   std::string name;
-  std::string node;
+  std::string host;  // its host name (WorkerRegistration::host; the node for older rows)
   std::string boot_id;
   std::string pid_ns;
   int pid = 0;
@@ -106,6 +108,9 @@ struct WorkerLiveness {
 
 struct HeartbeatReply {
   bool alive = true;            // false: this worker was declared dead/stopped
+  // false: its node is registered and removed or disabled: it claims
+  // nothing there, and drains (warden/nodes.h).
+  bool node_takes_work = true;
   std::vector<JobId> cancel;    // its running jobs an operator cancelled
   std::vector<JobRef> held;     // running jobs the store says it holds
 };
@@ -319,6 +324,25 @@ class Store {
                                       const AuditEntry& audit) = 0;
   // `queue`'s limits and what holds them now; nullopt: it has none.
   virtual Result<std::optional<QueueFlow>> QueueFlowOf(const std::string& queue) = 0;
+  // Nodes (warden/nodes.h): the registry's rows, then the unregistered
+  // nodes that have live workers or running jobs, by name.
+  virtual Result<std::vector<NodeInfo>> NodeList() = 0;
+  // Registers `node` (or brings a removed one back), with its capacity when
+  // `set_capacity` (otherwise a new node has none and a known one keeps
+  // its own); enabled is kept. false: it was so already.
+  virtual Result<bool> NodePut(const NodeSpec& node, bool set_capacity,
+                               const AuditEntry& audit) = 0;
+  // Registers an unknown node (present) with the flag. false: it was so.
+  virtual Result<bool> NodeSetEnabled(const std::string& name, bool enabled,
+                                      const AuditEntry& audit) = 0;
+  // kNotFound when `name` is not registered; false: removed already.
+  virtual Result<bool> NodeRemove(const std::string& name, const AuditEntry& audit) = 0;
+  // One transaction: the registry's present nodes become exactly
+  // `inventory`'s, with its capacities; enabled flags are kept (a removed
+  // node's too, should it come back). `dry_run`: changes nothing, writes
+  // no audit entry, and reports what it would change.
+  virtual Result<NodeSyncReport> NodeSync(std::span<const NodeSpec> inventory, bool dry_run,
+                                          const AuditEntry& audit) = 0;
   // When `queue` was paused; nullopt: it is not paused.
   virtual Result<std::optional<TimeMs>> QueuePausedAt(const std::string& queue) = 0;
   // The running job that holds concurrency key `key`, if any.

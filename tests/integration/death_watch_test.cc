@@ -24,7 +24,7 @@ class DeathWatchTest : public testing::Test {
   WorkerLiveness Child(pid_t pid) {
     WorkerLiveness w;
     w.id = 7;
-    w.node = DefaultEnv().Host().node;
+    w.host = DefaultEnv().Host().node;
     w.pid_ns = DefaultEnv().Host().pid_ns;
     w.pid = pid;
     w.pid_start = ProcessStartTime(pid);

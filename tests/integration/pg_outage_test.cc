@@ -924,14 +924,14 @@ TEST_P(PgOutageTwoHostsTest, KilledWorkerOnAnotherHostIsProvenDeadByItsSessionLo
   warden::WorkerLiveness as_registered;
   as_registered.id = aid;
   as_registered.name = "a";
-  as_registered.node = arow["node"].get<std::string>();
+  as_registered.host = arow["node"].get<std::string>();
   as_registered.boot_id = warden::DefaultEnv().Host().boot_id;
   as_registered.pid_ns = warden::DefaultEnv().Host().pid_ns;
   as_registered.pid = a.pid();
   as_registered.pid_start = 1;  // any: the pid is gone (reaped)
   EXPECT_EQ(warden::ProofOfDeath(as_registered, warden::DefaultEnv()), "");
   warden::WorkerLiveness if_here = as_registered;
-  if_here.node = here;
+  if_here.host = here;
   EXPECT_NE(warden::ProofOfDeath(if_here, warden::DefaultEnv()), "");
 
   const Json dead = WorkerRow(aid);

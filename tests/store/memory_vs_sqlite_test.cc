@@ -132,7 +132,7 @@ Json Everything(Store& s) {
   all["live"] = Answer(s.WorkerListLive(""), [](std::vector<WorkerLiveness> v) {
     std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
     return Each(v, [](const WorkerLiveness& w) {
-      return Json{w.id, w.name, w.node, w.boot_id, w.pid_ns, w.pid, w.pid_start, w.last_heartbeat};
+      return Json{w.id, w.name, w.host, w.boot_id, w.pid_ns, w.pid, w.pid_start, w.last_heartbeat};
     });
   });
   all["leases"] = Answer(s.JobLeases(), [](const auto& v) { return Each(v, LeaseJson); });

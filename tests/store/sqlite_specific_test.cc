@@ -75,6 +75,7 @@ TEST_F(SqliteFileTest, SchemaEightDatabaseGetsItsJobCountsFromItsJobs) {
                          "DROP INDEX jobs_due_group; "
                          "ALTER TABLE attempts DROP COLUMN lost_by; "
                          "ALTER TABLE attempts DROP COLUMN runnable_at; "
+                         "ALTER TABLE workers DROP COLUMN host; DROP INDEX workers_node; DROP TABLE nodes; "
                          "DELETE FROM warden_schema WHERE version > 8; "
                          "UPDATE jobs SET state = 'dead' WHERE id = 1",
                          nullptr, nullptr, nullptr),
@@ -119,6 +120,7 @@ TEST_F(SqliteFileTest, SchemaTenDatabaseGetsItsGroupCountsFromItsJobs) {
                          "n INTEGER NOT NULL, PRIMARY KEY (queue, state)) WITHOUT ROWID; "
                          "INSERT INTO job_counts SELECT queue, state, count(*) FROM jobs "
                          "GROUP BY 1, 2; "
+                         "ALTER TABLE workers DROP COLUMN host; DROP INDEX workers_node; DROP TABLE nodes; "
                          "DELETE FROM warden_schema WHERE version > 10",
                          nullptr, nullptr, nullptr),
             SQLITE_OK)
@@ -156,6 +158,7 @@ TEST_F(SqliteFileTest, SchemaElevenDatabaseGetsFlowControl) {
   sqlite3* db = Raw();
   ASSERT_EQ(sqlite3_exec(db,
                          "DROP TABLE queue_limits; DROP TABLE queue_starts; "
+                         "ALTER TABLE workers DROP COLUMN host; DROP INDEX workers_node; DROP TABLE nodes; "
                          "DELETE FROM warden_schema WHERE version > 11",
                          nullptr, nullptr, nullptr),
             SQLITE_OK)
@@ -510,6 +513,7 @@ TEST_F(SqliteFileTest, VersionOneFileIsMigratedAndKeepsItsJobsAndAttempts) {
                          "DROP TABLE job_counts; DROP INDEX jobs_crash_loop; "
                          "DROP INDEX jobs_due_group; "
                          "DROP TABLE queue_limits; DROP TABLE queue_starts; "
+                         "ALTER TABLE workers DROP COLUMN host; DROP INDEX workers_node; DROP TABLE nodes; "
                          "DELETE FROM warden_schema WHERE version > 1",
                          nullptr, nullptr, nullptr),
             SQLITE_OK)

@@ -26,6 +26,7 @@
 #include "core/metrics.h"
 #include "warden/bulk.h"
 #include "warden/job.h"
+#include "warden/nodes.h"
 #include "warden/operator.h"
 
 namespace warden::memory {
@@ -88,6 +89,7 @@ struct WorkerRow {
   WorkerId id = 0;
   std::string name;
   std::string node;
+  std::string host;
   std::string boot_id;
   std::string pid_ns;
   int pid = 0;
@@ -168,6 +170,9 @@ struct Tables {
   // Flow control (SQLite's schema 12): each limited queue's limits, and
   // its claims in the rate window (claims at one moment -> how many).
   std::map<std::string, QueueLimits> queue_limits;
+  // The node registry (schema 13): registered nodes by name (registered
+  // true), removed ones included.
+  std::map<std::string, NodeInfo> nodes;
   std::map<std::string, std::map<TimeMs, int64_t>> queue_starts;
   // Bulk operations (schema 7) by id.
   std::map<int64_t, BulkOp> bulk_ops;

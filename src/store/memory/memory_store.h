@@ -89,6 +89,13 @@ class MemoryStore final : public Store {
   Result<bool> QueueSetLimits(const std::string& queue, const QueueLimits& limits,
                               const AuditEntry& audit) override;
   Result<std::optional<QueueFlow>> QueueFlowOf(const std::string& queue) override;
+  Result<std::vector<NodeInfo>> NodeList() override;
+  Result<bool> NodePut(const NodeSpec& node, bool set_capacity, const AuditEntry& audit) override;
+  Result<bool> NodeSetEnabled(const std::string& name, bool enabled,
+                              const AuditEntry& audit) override;
+  Result<bool> NodeRemove(const std::string& name, const AuditEntry& audit) override;
+  Result<NodeSyncReport> NodeSync(std::span<const NodeSpec> inventory, bool dry_run,
+                                  const AuditEntry& audit) override;
   Status JobCountsFold() override;
   Result<std::vector<JobCountDrift>> JobCountsVerify() override;
   Result<std::optional<TimeMs>> QueuePausedAt(const std::string& queue) override;
@@ -143,6 +150,8 @@ class MemoryStore final : public Store {
   // SqliteStore::FlowLocked: the claim less its paused queues and limited
   // queues without room; false: nothing left. Drops claims older than a
   // rate window.
+  // The claiming worker's node into `flow` (ApplyNode, store/claim_flow.h).
+  void NodeOfClaimLocked(WorkerId worker, ClaimFlow* flow) REQUIRES(db_->mu);
   bool FlowLocked(const ClaimParams& p, TimeMs now, ClaimParams* narrowed, ClaimFlow* flow)
       REQUIRES(db_->mu);
   // JobRetry's and JobCancel's change, their lock held.

@@ -36,6 +36,7 @@ bool MemoryStore::FlowLocked(const ClaimParams& p, TimeMs now, ClaimParams* narr
     limited.push_back(std::move(r));
   }
   *flow = FlowOf(limited);
+  NodeOfClaimLocked(p.worker, flow);
   return Narrow(p, paused, *flow, narrowed);
 }
 

@@ -27,6 +27,7 @@ Result<WorkerId> MemoryStore::WorkerRegister(const WorkerRegistration& r) {
   w.id = ++t.last_worker_id;
   w.name = r.name;
   w.node = r.node;
+  w.host = r.host;
   w.boot_id = r.boot_id;
   w.pid_ns = r.pid_ns;
   w.pid = r.pid;
@@ -61,6 +62,8 @@ Result<HeartbeatReply> MemoryStore::WorkerHeartbeat(WorkerId id) {
     reply.held.push_back(JobRef{job.id, job.lease_token});
     if (job.cancel_requested) reply.cancel.push_back(job.id);
   }
+  auto node = t.nodes.find(w->second.node);
+  reply.node_takes_work = node == t.nodes.end() || node->second.TakesWork();
   return reply;
 }
 
@@ -130,7 +133,7 @@ Result<std::vector<WorkerLiveness>> MemoryStore::WorkerListLive(const std::strin
   std::vector<WorkerLiveness> out;
   for (const auto& [id, w] : db_->t.workers) {
     if (!IsLive(w.state) || (!name.empty() && w.name != name)) continue;
-    out.push_back(WorkerLiveness{w.id, w.name, w.node, w.boot_id, w.pid_ns, w.pid, w.pid_start,
+    out.push_back(WorkerLiveness{w.id, w.name, w.host.empty() ? w.node : w.host, w.boot_id, w.pid_ns, w.pid, w.pid_start,
                                  w.last_heartbeat});
     if (auto l = db_->t.session_locks.find(id); l != db_->t.session_locks.end()) {
       out.back().session_lost = l->second.taken_once && l->second.holder == 0;

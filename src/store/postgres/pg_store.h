@@ -110,6 +110,13 @@ class PgStore final : public Store {
   Result<bool> QueueSetLimits(const std::string& queue, const QueueLimits& limits,
                               const AuditEntry& audit) override;
   Result<std::optional<QueueFlow>> QueueFlowOf(const std::string& queue) override;
+  Result<std::vector<NodeInfo>> NodeList() override;
+  Result<bool> NodePut(const NodeSpec& node, bool set_capacity, const AuditEntry& audit) override;
+  Result<bool> NodeSetEnabled(const std::string& name, bool enabled,
+                              const AuditEntry& audit) override;
+  Result<bool> NodeRemove(const std::string& name, const AuditEntry& audit) override;
+  Result<NodeSyncReport> NodeSync(std::span<const NodeSpec> inventory, bool dry_run,
+                                  const AuditEntry& audit) override;
   Status JobCountsFold() override;
   Result<std::vector<JobCountDrift>> JobCountsVerify() override;
   Result<std::optional<TimeMs>> QueuePausedAt(const std::string& queue) override;
@@ -166,6 +173,8 @@ class PgStore final : public Store {
   // In a claim's transaction, once the limit rows of its queues are
   // locked: what they allow now (store/claim_flow.h).
   Result<ClaimFlow> FlowLocked(const ClaimParams& p, TimeMs now) REQUIRES(mu_);
+  // The registered nodes, locked FOR UPDATE (in name order) if asked.
+  Result<std::vector<NodeInfo>> RegistryLocked(bool for_update) REQUIRES(mu_);
   // Records the claims of rate-limited queues among `claimed`.
   Status RecordStartsLocked(const ClaimFlow& flow, const std::vector<JobInfo>& claimed)
       REQUIRES(mu_);

@@ -193,8 +193,8 @@ Result<std::optional<std::vector<JobInfo>>> PgStore::ClaimInOneStatementLocked(
       Rows r,
       conn_->Exec(
           std::string(
-              "WITH w AS MATERIALIZED (SELECT coalesce($1::bigint, warden.now_ms()) AS now "
-              "FROM warden.workers WHERE id = $6::bigint AND state = 'active' FOR SHARE), "
+              "WITH w AS MATERIALIZED (SELECT coalesce($1::bigint, warden.now_ms()) AS now, "
+              "node FROM warden.workers WHERE id = $6::bigint AND state = 'active' FOR SHARE), "
               "pick AS MATERIALIZED (") +
               PickSql(p, "w.now", ", w") +
               "), "
@@ -209,7 +209,11 @@ Result<std::optional<std::vector<JobInfo>>> PgStore::ClaimInOneStatementLocked(
               "concurrency_key IS NOT NULL) AND NOT EXISTS (SELECT 1 FROM warden.jobs d, w "
               "WHERE d.state IN ('scheduled', 'retryable') AND d.run_at <= w.now) AND NOT "
               "EXISTS (SELECT 1 FROM pick, warden.queue_limits l WHERE l.queue = pick.queue) "
-              "AS ok), "
+              // Nor a claim on a registered node that takes no work or has
+              // a capacity: that is judged under the node's lock there too.
+              "AND (NOT EXISTS (SELECT 1 FROM pick) OR NOT EXISTS (SELECT 1 FROM warden.nodes "
+              "n, w WHERE n.name = w.node AND (NOT (n.present AND n.enabled) OR n.capacity IS "
+              "NOT NULL))) AS ok), "
               "claimed AS (UPDATE warden.jobs j SET state = 'running', worker_id = "
               "$6::bigint, lease_token = j.lease_token + 1, attempt = j.attempt + 1, "
               "active_lease_ms = COALESCE(j.lease_ms, $7::bigint), lease_expires_at = w.now + "
@@ -315,9 +319,15 @@ Result<std::vector<JobInfo>> PgStore::ClaimInTransactionLocked(const ClaimParams
                   "<= w.now ORDER BY run_at LIMIT 10000 FOR UPDATE OF jobs SKIP LOCKED) "
                   "RETURNING 1), "
                   "lim AS MATERIALIZED (SELECT queue FROM warden.queue_limits WHERE "
-                  "$3::text[] = '{}' OR queue = ANY($3::text[]) ORDER BY queue FOR UPDATE) "
-                  "SELECT w.now, (SELECT count(*) FROM promoted), (SELECT count(*) FROM lim) "
-                  "FROM w",
+                  "$3::text[] = '{}' OR queue = ANY($3::text[]) ORDER BY queue FOR UPDATE), "
+                  // The worker's node row after the limits' (the count makes
+                  // the order), so two claims never lock them crosswise.
+                  "nd AS MATERIALIZED (SELECT n.name, n.present AND n.enabled AS open, "
+                  "n.capacity FROM warden.nodes n WHERE n.name = (SELECT node FROM "
+                  "warden.workers WHERE id = $1::bigint) AND (SELECT count(*) FROM lim) >= 0 FOR "
+                  "UPDATE) "
+                  "SELECT w.now, (SELECT count(*) FROM promoted), (SELECT count(*) FROM lim), "
+                  "nd.name, nd.open, nd.capacity FROM w LEFT JOIN nd ON true",
                   Params().Add(claim.worker).Add(FakeNow()).AddArray(claim.queues)));
   if (w.empty()) {
     return FailedPrecondition("worker " + std::to_string(claim.worker) +
@@ -328,6 +338,20 @@ Result<std::vector<JobInfo>> PgStore::ClaimInTransactionLocked(const ClaimParams
   ClaimFlow flow;
   if (w.Int(0, 2) > 0) {
     WARDEN_ASSIGN_OR_RETURN(flow, FlowLocked(claim, now));
+  }
+  if (!w.IsNull(0, 3)) {
+    const bool takes_work = w.Bool(0, 4);
+    const std::optional<int64_t> capacity = w.OptInt(0, 5);
+    int64_t running = 0;
+    if (takes_work && capacity) {
+      // After the lock: every claim of this node committed before is seen.
+      WARDEN_ASSIGN_OR_RETURN(
+          Rows c, conn_->Exec("SELECT count(*) FROM warden.workers w JOIN warden.jobs j ON "
+                              "j.worker_id = w.id AND j.state = 'running' WHERE w.node = $1",
+                              Params().Add(w.Text(0, 3))));
+      running = c.Int(0, 0);
+    }
+    ApplyNode(true, takes_work, capacity, running, &flow);
   }
   // Paused queues are left out by the pick's SQL; Narrow takes out the
   // limited queues without room and caps a claim of one limited queue.

@@ -18,12 +18,12 @@ Result<WorkerId> PgStore::WorkerRegister(const WorkerRegistration& r) {
   Params p;
   p.Add(r.name).Add(r.node).Add(r.boot_id).Add(r.pid_ns).Add(r.pid).Add(r.pid_start);
   p.Add(r.version).Add(JoinList(r.queues)).Add(JoinList(r.tasks)).Add(r.concurrency).Add(now);
-  p.Add(r.allow_commands);
+  p.Add(r.allow_commands).Add(r.host);
   auto rows = conn_->Exec(
       "INSERT INTO warden.workers (name, node, boot_id, pid_ns, pid, pid_start, version, "
-      "queues, tasks, concurrency, state, started_at, last_heartbeat, allow_commands) VALUES "
-      "($1, $2, $3, $4, $5::int, $6::bigint, $7, $8, $9, $10::int, 'active', $11::bigint, "
-      "$11::bigint, $12::boolean) RETURNING id",
+      "queues, tasks, concurrency, state, started_at, last_heartbeat, allow_commands, host) "
+      "VALUES ($1, $2, $3, $4, $5::int, $6::bigint, $7, $8, $9, $10::int, 'active', "
+      "$11::bigint, $11::bigint, $12::boolean, $13) RETURNING id",
       p);
   if (!rows.has_value()) {
     if (rows.error().code() == StatusCode::kFailedPrecondition) {
@@ -37,12 +37,14 @@ Result<WorkerId> PgStore::WorkerRegister(const WorkerRegistration& r) {
 const char* const kHeartbeatSql =
     "WITH t AS (SELECT coalesce($1::bigint, warden.now_ms()) AS now), w AS (UPDATE "
     "warden.workers SET last_heartbeat = (SELECT now FROM t) WHERE id = $2::bigint AND state "
-    "IN ('active', 'draining') RETURNING id), mine AS (SELECT j.id FROM warden.jobs j WHERE "
+    "IN ('active', 'draining') RETURNING id, node), mine AS (SELECT j.id FROM warden.jobs j WHERE "
     "j.worker_id = $2::bigint AND j.state = 'running' AND EXISTS (SELECT 1 FROM w) ORDER BY "
     "j.id FOR UPDATE), held AS (UPDATE warden.jobs j SET lease_expires_at = (SELECT now FROM "
     "t) + j.active_lease_ms FROM mine WHERE j.id = mine.id AND j.state = 'running' RETURNING "
     "j.id, j.lease_token, j.cancel_requested) SELECT EXISTS (SELECT 1 FROM w), held.id, "
-    "held.lease_token, held.cancel_requested FROM (SELECT 1) one LEFT JOIN held ON true";
+    "held.lease_token, held.cancel_requested, NOT EXISTS (SELECT 1 FROM warden.nodes n, w "
+    "WHERE n.name = w.node AND NOT (n.present AND n.enabled)) FROM (SELECT 1) one LEFT JOIN "
+    "held ON true";
 
 Result<HeartbeatReply> PgStore::WorkerHeartbeat(WorkerId id) {
   MutexLock lock(mu_);
@@ -59,6 +61,7 @@ Result<HeartbeatReply> PgStore::WorkerHeartbeat(WorkerId id) {
       conn_->Exec(kHeartbeatSql, p));
   HeartbeatReply reply;
   reply.alive = !r.empty() && r.Bool(0, 0);
+  reply.node_takes_work = r.empty() || r.Bool(0, 4);
   for (int i = 0; i < r.size() && reply.alive; ++i) {
     if (r.IsNull(i, 1)) continue;
     reply.held.push_back(JobRef{r.Int(i, 1), r.Int(i, 2)});
@@ -111,7 +114,8 @@ Result<std::vector<WorkerLiveness>> PgStore::WorkerListLive(const std::string& n
   // started, and no session holds it now.
   WARDEN_ASSIGN_OR_RETURN(
       Rows r,
-      conn_->Exec("SELECT w.id, w.name, w.node, w.boot_id, w.pid_ns, w.pid, w.pid_start, "
+      conn_->Exec("SELECT w.id, w.name, CASE w.host WHEN '' THEN w.node ELSE w.host END, "
+                  "w.boot_id, w.pid_ns, w.pid, w.pid_start, "
                   "w.last_heartbeat, coalesce(w.lock_server_start = "
                   "extract(epoch FROM pg_postmaster_start_time())::text AND NOT EXISTS (SELECT "
                   "1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.database = (SELECT oid "

@@ -304,13 +304,32 @@ CREATE TABLE IF NOT EXISTS queue_starts (
 ) WITHOUT ROWID;
 )sql";
 
+// Schema 13: the node registry (warden/nodes.h). A removed node keeps its
+// row (present = 0) so that its workers are known to be on a removed node;
+// workers_node finds a node's workers for its capacity and `nodes ls`. A
+// worker's node may now be a name it is given (`--node`), so its host name
+// gets a column of its own: deaths are proven by host ('' in older rows,
+// whose node is their host).
+const char* const kMigrationNodes = R"sql(
+CREATE TABLE IF NOT EXISTS nodes (
+  name       TEXT    PRIMARY KEY,
+  present    INTEGER NOT NULL,
+  enabled    INTEGER NOT NULL,
+  capacity   INTEGER,
+  updated_at INTEGER NOT NULL,
+  removed_at INTEGER
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS workers_node ON workers (node);
+ALTER TABLE workers ADD COLUMN host TEXT NOT NULL DEFAULT '';
+)sql";
+
 const std::vector<const char*> kMigrations = {kMigration1, kMigration2, kMigration3,
                                               kMigration4, kMigration5, kMigration6,
                                               kMigration7, kMigrationMetrics,
                                               kMigrationJobCounts,
                                               kMigrationTimeline,
                                               kMigrationGroupCounts,
-                                              kMigrationFlow};
+                                              kMigrationFlow, kMigrationNodes};
 
 // Every table and index the migrations create (a new migration adds its own).
 const char* const kWardenObjects[] = {
@@ -325,6 +344,7 @@ const char* const kWardenObjects[] = {
     "metrics_retired",
     "job_counts", "jobs_crash_loop", "jobs_due_group",
     "queue_limits", "queue_starts",
+    "nodes", "workers_node",
 };
 
 Result<std::set<std::string>> SchemaNames(Db& db) {

@@ -115,6 +115,13 @@ class SqliteStore final : public Store {
   Result<bool> QueueSetLimits(const std::string& queue, const QueueLimits& limits,
                               const AuditEntry& audit) override;
   Result<std::optional<QueueFlow>> QueueFlowOf(const std::string& queue) override;
+  Result<std::vector<NodeInfo>> NodeList() override;
+  Result<bool> NodePut(const NodeSpec& node, bool set_capacity, const AuditEntry& audit) override;
+  Result<bool> NodeSetEnabled(const std::string& name, bool enabled,
+                              const AuditEntry& audit) override;
+  Result<bool> NodeRemove(const std::string& name, const AuditEntry& audit) override;
+  Result<NodeSyncReport> NodeSync(std::span<const NodeSpec> inventory, bool dry_run,
+                                  const AuditEntry& audit) override;
   Status JobCountsFold() override;
   Result<std::vector<JobCountDrift>> JobCountsVerify() override;
   Result<std::optional<TimeMs>> QueuePausedAt(const std::string& queue) override;
@@ -187,6 +194,10 @@ class SqliteStore final : public Store {
   // `prune`: in a write transaction, drop claims older than a rate window.
   Result<bool> FlowLocked(const ClaimParams& p, TimeMs now, bool prune, ClaimParams* narrowed,
                           ClaimFlow* flow) REQUIRES(mu_);
+  // The registered nodes (NodeList's first part).
+  Result<std::vector<NodeInfo>> RegistryLocked() REQUIRES(mu_);
+  // The claiming worker's node into `flow` (ApplyNode, store/claim_flow.h).
+  Status NodeOfClaimLocked(WorkerId worker, ClaimFlow* flow) REQUIRES(mu_);
   // Records the claims of rate-limited queues among `picked`, at `now`.
   Status RecordStartsLocked(const ClaimFlow& flow, std::span<const Picked> picked, TimeMs now)
       REQUIRES(mu_);

@@ -297,6 +297,7 @@ Result<bool> SqliteStore::FlowLocked(const ClaimParams& p, TimeMs now, bool prun
     }
   }
   *flow = FlowOf(limited);
+  WARDEN_RETURN_IF_ERROR(NodeOfClaimLocked(p.worker, flow));
   return Narrow(p, paused, *flow, narrowed);
 }
 

@@ -16,7 +16,8 @@ Result<WorkerId> SqliteStore::WorkerRegister(const WorkerRegistration& r) {
       Stmt ins,
       db_->Prepare("INSERT INTO workers (name, node, boot_id, pid_ns, pid, pid_start, version, "
                    "queues, tasks, concurrency, state, started_at, last_heartbeat, "
-                   "allow_commands) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?)"));
+                   "allow_commands, host) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, "
+                   "?)"));
   ins.Bind(1, r.name)
       .Bind(2, r.node)
       .Bind(3, r.boot_id)
@@ -29,7 +30,8 @@ Result<WorkerId> SqliteStore::WorkerRegister(const WorkerRegistration& r) {
       .Bind(10, r.concurrency)
       .Bind(11, now)
       .Bind(12, now)
-      .Bind(13, r.allow_commands ? 1 : 0);
+      .Bind(13, r.allow_commands ? 1 : 0)
+      .Bind(14, r.host);
   Status s = ins.Exec().status();
   if (s.code() == StatusCode::kFailedPrecondition) {
     return FailedPrecondition("a live worker named '" + r.name + "' is already registered");
@@ -64,6 +66,12 @@ Result<HeartbeatReply> SqliteStore::WorkerHeartbeat(WorkerId id) {
     reply.held.push_back(JobRef{j.Int(0), j.Int(1)});
     if (j.Int(2) != 0) reply.cancel.push_back(j.Int(0));
   }
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt node, db_->Prepare("SELECT n.present AND n.enabled FROM nodes n JOIN workers w ON "
+                              "w.node = n.name WHERE w.id = ?"));
+  WARDEN_ASSIGN_OR_RETURN(bool registered, node.Bind(1, id).Step());
+  reply.node_takes_work = !registered || node.Bool(0);
+  node.Reset();
   WARDEN_RETURN_IF_ERROR(tx->Commit());
   return reply;
 }
@@ -110,7 +118,8 @@ Result<std::vector<WorkerInfo>> SqliteStore::WorkerList(bool live_only) {
 Result<std::vector<WorkerLiveness>> SqliteStore::WorkerListLive(const std::string& name) {
   MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(
-      Stmt q, db_->Prepare("SELECT id, name, node, boot_id, pid_ns, pid, pid_start, "
+      Stmt q, db_->Prepare("SELECT id, name, CASE host WHEN '' THEN node ELSE host END, "
+                           "boot_id, pid_ns, pid, pid_start, "
                            "last_heartbeat FROM workers WHERE state IN ('active', 'draining') "
                            "AND (?1 = '' OR name = ?1)"));
   q.Bind(1, name);

@@ -296,6 +296,30 @@ Result<std::optional<QueueFlow>> SimStore::QueueFlowOf(const std::string& queue)
                                                 [&] { return inner_->QueueFlowOf(queue); });
 }
 
+Result<std::vector<NodeInfo>> SimStore::NodeList() {
+  return Call<Result<std::vector<NodeInfo>>>("NodeList", [&] { return inner_->NodeList(); });
+}
+
+Result<bool> SimStore::NodePut(const NodeSpec& node, bool set_capacity, const AuditEntry& audit) {
+  return Call<Result<bool>>("NodePut", [&] { return inner_->NodePut(node, set_capacity, audit); });
+}
+
+Result<bool> SimStore::NodeSetEnabled(const std::string& name, bool enabled,
+                                      const AuditEntry& audit) {
+  return Call<Result<bool>>("NodeSetEnabled",
+                            [&] { return inner_->NodeSetEnabled(name, enabled, audit); });
+}
+
+Result<bool> SimStore::NodeRemove(const std::string& name, const AuditEntry& audit) {
+  return Call<Result<bool>>("NodeRemove", [&] { return inner_->NodeRemove(name, audit); });
+}
+
+Result<NodeSyncReport> SimStore::NodeSync(std::span<const NodeSpec> inventory, bool dry_run,
+                                          const AuditEntry& audit) {
+  return Call<Result<NodeSyncReport>>(
+      "NodeSync", [&] { return inner_->NodeSync(inventory, dry_run, audit); });
+}
+
 Result<std::optional<TimeMs>> SimStore::QueuePausedAt(const std::string& queue) {
   return Call<Result<std::optional<TimeMs>>>("QueuePausedAt",
                                              [&] { return inner_->QueuePausedAt(queue); });

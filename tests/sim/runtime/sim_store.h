@@ -149,6 +149,13 @@ class SimStore : public Store {
   Result<bool> QueueSetLimits(const std::string& queue, const QueueLimits& limits,
                               const AuditEntry& audit) override;
   Result<std::optional<QueueFlow>> QueueFlowOf(const std::string& queue) override;
+  Result<std::vector<NodeInfo>> NodeList() override;
+  Result<bool> NodePut(const NodeSpec& node, bool set_capacity, const AuditEntry& audit) override;
+  Result<bool> NodeSetEnabled(const std::string& name, bool enabled,
+                              const AuditEntry& audit) override;
+  Result<bool> NodeRemove(const std::string& name, const AuditEntry& audit) override;
+  Result<NodeSyncReport> NodeSync(std::span<const NodeSpec> inventory, bool dry_run,
+                                  const AuditEntry& audit) override;
   Status JobCountsFold() override;
   Result<std::vector<JobCountDrift>> JobCountsVerify() override;
   Result<std::optional<TimeMs>> QueuePausedAt(const std::string& queue) override;
