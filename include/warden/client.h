@@ -26,6 +26,7 @@
 #include "warden/backlog.h"
 #include "warden/bulk.h"
 #include "warden/job.h"
+#include "warden/nodes.h"
 #include "warden/operator.h"
 #include "warden/status.h"
 #include "warden/timeline.h"
@@ -138,6 +139,36 @@ class Client {
   Result<bool> SetQueueLimits(const std::string& queue, const QueueLimits& limits);
   // `queue`'s limits and what holds them now; nullopt: it has none.
   Result<std::optional<QueueFlow>> GetQueueFlow(const std::string& queue);
+  // Nodes (warden/nodes.h): the registry, then the unregistered nodes of
+  // live workers, by name.
+  Result<std::vector<NodeInfo>> ListNodes();
+  // Registers a node or brings a removed one back; `capacity` when
+  // `set_capacity` (none: no limit). false: it was so already.
+  Result<bool> AddNode(const NodeSpec& node, bool set_capacity);
+  // false: it was so already. A node not registered is registered with the
+  // flag if it has live workers; otherwise kNotFound (a typo must not
+  // register a node).
+  Result<bool> SetNodeEnabled(const std::string& name, bool enabled);
+  struct NodeRemoval {
+    bool changed = false;       // false: it was removed already
+    int workers_released = 0;   // with `force`: its live workers
+    int64_t jobs_recovered = 0;  // with `force`: their running jobs
+  };
+  // Takes a node out: its workers claim nothing more there and drain; its
+  // jobs come back by the usual recovery. `force`: the operator's word that
+  // the machine is gone: its live workers are released at once, as
+  // ReleaseWorker(..., force) does.
+  Result<NodeRemoval> RemoveNode(const std::string& name, bool force);
+  struct NodeSync {
+    NodeSyncReport report;
+    int workers_released = 0;  // with `force`: of the removed nodes
+    int64_t jobs_recovered = 0;
+  };
+  // The registry's present nodes become `inventory`'s (NodeSync in the
+  // store); an empty inventory is refused unless `allow_empty` (it would
+  // remove every node). `force`: as RemoveNode's, for every removed node.
+  Result<NodeSync> SyncNodes(const std::vector<NodeSpec>& inventory, bool dry_run, bool force,
+                             bool allow_empty);
   // A token with `scope`; its secret is in the result and nowhere else.
   // Names: as queue names, not all digits (a revoke takes a name or an id).
   Result<NewToken> CreateToken(const std::string& name, Scope scope);
@@ -189,6 +220,7 @@ class Client {
 
  private:
   explicit Client(std::unique_ptr<Store> store);
+  Status ReleaseNodesWorkers(const std::vector<std::string>& nodes, int* workers, int64_t* jobs);
   std::unique_ptr<Store> store_;
   std::string actor_ = "library";
 };

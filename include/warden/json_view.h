@@ -7,6 +7,7 @@
 
 #include "warden/backlog.h"
 #include "warden/job.h"
+#include "warden/nodes.h"
 #include "warden/operator.h"
 #include "warden/timeline.h"
 #include "warden/why.h"
@@ -23,6 +24,12 @@ Json QueueToJson(const QueueInfo& q, TimeMs now);
 // {"concurrency": N or null, "rate": "N/INTERVAL" (FormatRate) or null}
 Json LimitsToJson(const QueueLimits& l);
 Json TokenToJson(const TokenInfo& t);
+// {"name", "registered", "present", "enabled", "takes_work", "capacity"
+// (null: none), "running", "live_workers", "updated_at", "removed_at"}
+Json NodeToJson(const NodeInfo& n);
+// {"added", "revived", "removed", "resized", "disabled": [names],
+// "unchanged": N}
+Json NodeSyncToJson(const NodeSyncReport& r);
 Json AuditToJson(const AuditEntry& e);
 // {"id", "state", "reasons": [{"code", "message", "evidence"}, ...]}
 Json WhyToJson(const JobInfo& job, const std::vector<WhyReason>& reasons);

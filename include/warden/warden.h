@@ -8,5 +8,6 @@
 #include "warden/json_view.h"
 #include "warden/job.h"
 #include "warden/log.h"
+#include "warden/nodes.h"
 #include "warden/status.h"
 #include "warden/worker.h"

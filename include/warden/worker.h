@@ -67,6 +67,9 @@ enum class WorkerPhase { kWaiting, kReady, kStopping };
 
 struct WorkerOptions {
   std::string name;  // stable label; default "<host>-<pid>"
+  // The node it runs on (warden/nodes.h: its registry entry, capacity and
+  // enabled flag); default the host name. Deaths are still proven by host.
+  std::string node;
   std::vector<std::string> queues = {"default"};
   int concurrency = 8;
   bool allow_commands = false;                       // run `--cmd` jobs

@@ -37,6 +37,7 @@ void AddAdminCommands(CLI::App& app, Globals& g, Action* action);  // stats, swe
 void AddWaitCommand(CLI::App& app, Globals& g, Action* action);
 void AddDemoCommand(CLI::App& app, Globals& g, Action* action);
 void AddQueuesCommand(CLI::App& app, Globals& g, Action* action);
+void AddNodesCommand(CLI::App& app, Globals& g, Action* action);
 void AddTokensCommand(CLI::App& app, Globals& g, Action* action);
 void AddAuditCommand(CLI::App& app, Globals& g, Action* action);
 void AddServeCommand(CLI::App& app, Globals& g, Action* action);

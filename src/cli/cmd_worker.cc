@@ -18,7 +18,7 @@ namespace warden::cli {
 namespace {
 
 struct WorkerFlags {
-  std::string queues = "default", name;
+  std::string queues = "default", name, node;
   int concurrency = 8;
   bool allow_cmd = false, exit_when_idle = false;
   std::vector<std::string> tasks;
@@ -30,6 +30,10 @@ struct WorkerFlags {
 Result<WorkerOptions> BuildOptions(const WorkerFlags& f) {
   WorkerOptions o;
   o.name = f.name;
+  if (!f.node.empty()) {
+    WARDEN_RETURN_IF_ERROR(CheckNodeName(f.node).Annotate("--node"));
+    o.node = f.node;
+  }
   o.queues = SplitList(f.queues);
   o.concurrency = f.concurrency;
   o.allow_commands = f.allow_cmd;
@@ -165,6 +169,9 @@ void AddWorkerCommand(CLI::App& app, Globals& g, Action* action) {
   cmd->add_option("--concurrency", f->concurrency, "jobs at once (default 8)")
       ->check(CLI::Range(1, 4096));
   cmd->add_option("--name", f->name, "stable name; a restart recovers its jobs at once");
+  cmd->add_option("--node", f->node,
+                  "the node it runs on, as the registry names it (default the host name; "
+                  "`warden nodes`)");
   cmd->add_flag("--allow-cmd", f->allow_cmd, "run jobs added with --cmd");
   cmd->add_option("--task", f->tasks, "NAME=COMMAND: run task NAME as this command")
       ->allow_extra_args(false);

@@ -129,6 +129,7 @@ int main(int argc, char** argv) {
   AddWaitCommand(app, g, &action);
   AddDemoCommand(app, g, &action);
   AddQueuesCommand(app, g, &action);
+  AddNodesCommand(app, g, &action);
   AddTokensCommand(app, g, &action);
   AddAuditCommand(app, g, &action);
   AddServeCommand(app, g, &action);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -232,11 +234,18 @@ Result<Stats> Client::GetStats() { return store_->GetStats(); }
 
 namespace {
 
-// Workers that claim: active ones (a draining worker claims nothing more).
-std::vector<Serving> ClaimingWorkers(const std::vector<WorkerInfo>& live) {
+// Workers that claim: active ones (a draining worker claims nothing more)
+// on a node that takes work (warden/nodes.h).
+Result<std::vector<Serving>> ClaimingWorkers(Store& store) {
+  WARDEN_ASSIGN_OR_RETURN(auto live, store.WorkerList(/*live_only=*/true));
+  WARDEN_ASSIGN_OR_RETURN(auto nodes, store.NodeList());
+  std::set<std::string> closed;
+  for (const NodeInfo& n : nodes) {
+    if (!n.TakesWork()) closed.insert(n.name);
+  }
   std::vector<Serving> out;
   for (const WorkerInfo& w : live) {
-    if (w.state == WorkerState::kActive) out.push_back(ServingOf(w));
+    if (w.state == WorkerState::kActive && !closed.count(w.node)) out.push_back(ServingOf(w));
   }
   return out;
 }
@@ -244,14 +253,13 @@ std::vector<Serving> ClaimingWorkers(const std::vector<WorkerInfo>& live) {
 }  // namespace
 
 Result<std::vector<BacklogGroup>> Client::Unserved() {
-  WARDEN_ASSIGN_OR_RETURN(auto live, store_->WorkerList(/*live_only=*/true));
+  WARDEN_ASSIGN_OR_RETURN(auto claiming, ClaimingWorkers(*store_));
   WARDEN_ASSIGN_OR_RETURN(auto backlog, store_->JobBacklog({}));
-  return warden::Unserved(backlog, ClaimingWorkers(live));
+  return warden::Unserved(backlog, claiming);
 }
 
 Result<bool> Client::AnyWorkerRuns(const JobSpec& spec) {
-  WARDEN_ASSIGN_OR_RETURN(auto live, store_->WorkerList(/*live_only=*/true));
-  const std::vector<Serving> claiming = ClaimingWorkers(live);
+  WARDEN_ASSIGN_OR_RETURN(const std::vector<Serving> claiming, ClaimingWorkers(*store_));
   return std::any_of(claiming.begin(), claiming.end(), [&](const Serving& s) {
     return CanRun(s, spec.queue, spec.task, !spec.command.empty());
   });

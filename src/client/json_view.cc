@@ -165,6 +165,24 @@ Json TokenToJson(const TokenInfo& t) {
           {"revoked_at", OptTime(t.revoked_at)}};
 }
 
+Json NodeToJson(const NodeInfo& n) {
+  return {{"name", n.name},
+          {"registered", n.registered},
+          {"present", n.present},
+          {"enabled", n.enabled},
+          {"takes_work", n.TakesWork()},
+          {"capacity", n.capacity ? Json(*n.capacity) : Json()},
+          {"running", n.running},
+          {"live_workers", n.live_workers},
+          {"updated_at", n.registered ? Json(FormatTime(n.updated_at)) : Json()},
+          {"removed_at", OptTime(n.removed_at)}};
+}
+
+Json NodeSyncToJson(const NodeSyncReport& r) {
+  return {{"added", r.added},     {"revived", r.revived},   {"removed", r.removed},
+          {"resized", r.resized}, {"disabled", r.disabled}, {"unchanged", r.unchanged}};
+}
+
 Json AuditToJson(const AuditEntry& e) {
   return {{"id", e.id},
           {"at", FormatTime(e.at)},

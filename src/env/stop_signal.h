@@ -11,7 +11,8 @@
 
 namespace warden {
 
-enum class StopReason { kNone, kCancel, kFence, kShutdown };
+// kNodeDrain: its node takes no more work and the drain's time ran out.
+enum class StopReason { kNone, kCancel, kFence, kShutdown, kNodeDrain };
 
 // Wakes a running subprocess supervision to stop it (cancel, self-fence,
 // shutdown). A latch: once requested it stays requested, and the first

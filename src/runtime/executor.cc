@@ -23,6 +23,7 @@ ErrorKind KindFor(StopReason why) {
     case StopReason::kCancel:
       return ErrorKind::kCancelled;
     case StopReason::kShutdown:
+    case StopReason::kNodeDrain:
       return ErrorKind::kReleased;
     case StopReason::kFence:
     case StopReason::kNone:
@@ -37,6 +38,9 @@ const char* StopWhy(StopReason why) {
       return "cancelled by an operator";
     case StopReason::kShutdown:
       return "released by a graceful shutdown";
+    case StopReason::kNodeDrain:
+      return "released: its node takes no more work (disabled or removed) and the drain's "
+             "--shutdown-timeout ran out";
     case StopReason::kFence:
       return "stopped: this worker lost its lease";
     case StopReason::kNone:

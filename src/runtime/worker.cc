@@ -61,6 +61,7 @@ Result<std::unique_ptr<Worker>> CreateWorker(const std::string& db_url, WorkerOp
   if (options.name.empty()) {
     options.name = env.Host().node + "-" + std::to_string(env.Host().pid);
   }
+  if (!options.node.empty()) WARDEN_RETURN_IF_ERROR(CheckNodeName(options.node).Annotate("node"));
   if (!NamesDatabaseServer(db_url)) options.start_timeout = Millis(0);  // store/server_url.h
   Worker::Impl::OpenStoreFn open =
       seams.open_store ? seams.open_store : [db_url] { return OpenStore(db_url); };
@@ -140,7 +141,7 @@ Status Worker::Impl::RecoverPreviousIncarnation() {
     }
     if (proof.empty()) {
       return FailedPrecondition("a worker named '" + opt_.name + "' is already running (pid " +
-                                std::to_string(w.pid) + " on " + w.node +
+                                std::to_string(w.pid) + " on " + w.host +
                                 "); stop it, pick another --name, or run `warden workers "
                                 "release " + opt_.name + "` if that host is gone");
     }
@@ -183,7 +184,8 @@ Status Worker::Impl::Register() {
   WorkerRegistration reg;
   reg.name = opt_.name;
   const HostFacts& host = env_.Host();
-  reg.node = host.node;
+  reg.node = opt_.node.empty() ? host.node : opt_.node;
+  reg.host = host.node;
   reg.boot_id = host.boot_id;
   reg.pid_ns = host.pid_ns;
   reg.pid = host.pid;

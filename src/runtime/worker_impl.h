@@ -126,6 +126,13 @@ class Worker::Impl {
   void ReleaseLostClaims(const HeartbeatStart& at_start,
                          const std::unordered_map<JobId, int64_t>& held, int64_t reply_mono);
   LostClaimDetector lost_claims_;  // heartbeat thread only
+  // The heartbeat's word on this worker's node (warden/nodes.h): when it
+  // takes no work, the running jobs get --shutdown-timeout, then are
+  // released; the store gives the worker nothing more meanwhile.
+  void DrainIfNodeClosed(bool node_takes_work);
+  bool node_closed_ = false;  // heartbeat thread only, as the two below
+  int64_t node_closed_mono_ = 0;
+  bool node_released_ = false;
 
   // Metrics (runtime/worker_metrics.cc).
   Completer::Tally TallyFor(const RunningJob& r, const JobOutcome& o) const;

@@ -63,6 +63,7 @@ void Worker::Impl::HeartbeatLoop() {
            std::to_string(old) + ")");
       continue;
     }
+    DrainIfNodeClosed(hb->node_takes_work);
     std::unordered_map<JobId, int64_t> held;
     for (const JobRef& ref : hb->held) held[ref.id] = ref.lease_token;
     {
@@ -91,6 +92,38 @@ void Worker::Impl::HeartbeatLoop() {
     }
     ReleaseLostClaims(at_start, held, clock_.MonotonicMs());
     SleepUntilNextHeartbeat(start);
+  }
+}
+
+void Worker::Impl::DrainIfNodeClosed(bool node_takes_work) {
+  const int64_t now = clock_.MonotonicMs();
+  const std::string node = "node " + (opt_.node.empty() ? env_.Host().node : opt_.node);
+  if (node_takes_work) {
+    if (node_closed_) {
+      Log(LogLevel::kInfo, node + " takes work again: claiming");
+      node_closed_ = false;
+      WakeClaimLoop();
+    }
+    return;
+  }
+  if (!node_closed_) {
+    // The store already gives this worker nothing more; its running jobs
+    // get the time a graceful shutdown gives them.
+    node_closed_ = true;
+    node_closed_mono_ = now;
+    node_released_ = false;
+    const size_t n = Inflight();
+    Log(LogLevel::kInfo, node + " takes no work (disabled or removed): claiming nothing; " +
+                             (n > 0 ? Plural(static_cast<int64_t>(n), "running job") +
+                                          " may finish within " +
+                                          FormatDuration(opt_.shutdown_timeout) +
+                                          ", then are released"
+                                    : std::string("no job running")));
+    return;
+  }
+  if (!node_released_ && now - node_closed_mono_ >= opt_.shutdown_timeout.count()) {
+    node_released_ = true;
+    StopAll(StopReason::kNodeDrain, node + " still takes no work: releasing the jobs still running");
   }
 }
 

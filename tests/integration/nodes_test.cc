@@ -1,0 +1,150 @@
+// Nodes with real worker processes (issue 22), each worker given its node
+// with --node: a disabled node's worker drains (its jobs run on for
+// --shutdown-timeout, then are released) and claims again once enabled; a
+// node's capacity holds across its workers, judged from what the jobs
+// themselves log; a node removed by a sync gets no more work while its
+// live worker keeps its job, until `nodes remove --force` releases it.
+#include <algorithm>
+#include <fstream>
+#include <map>
+
+#include "harness.h"
+
+namespace wt {
+namespace {
+
+class NodesTest : public IntegrationTest {
+ protected:
+  Worker& OnNode(const std::string& name, const std::string& node, int slots,
+                 const std::string& shutdown_timeout = "30s") {
+    return StartWorker(name,
+                       FastFlags({{"--node", node},
+                                  {"--shutdown-timeout", shutdown_timeout},
+                                  {"--poll-interval", "50ms"}}),
+                       slots);
+  }
+  bool HeldBy(int64_t id, const Worker& w) { return HolderPid(id) == w.pid(); }
+  std::string Inventory(const std::string& text) {
+    const std::string path = dir() + "/inventory";
+    std::ofstream(path) << text;
+    return path;
+  }
+};
+
+TEST_P(NodesTest, ADisabledNodeDrainsThenClaimsAgainOnceEnabled) {
+  Worker& a = OnNode("a", "n1", 2, "1s");
+  const int64_t one = Add(Job("log start; sleep 60"));
+  const int64_t two = Add(Job("log start; sleep 60"));
+  ASSERT_TRUE(WaitFor([&] { return HeldBy(one, a) && HeldBy(two, a); }, Millis(20'000)));
+
+  CliResult off = Cli({"nodes", "disable", "n1"});
+  ASSERT_EQ(off.exit_code, 0) << off.err;
+  EXPECT_TRUE(off.json.value("changed", false));
+  ASSERT_TRUE(WaitFor([&] { return a.LogHas("node n1 takes no work"); }, Millis(10'000)))
+      << a.Log();
+  // --shutdown-timeout later, the jobs still running are released: back to
+  // available, and a claims neither again.
+  ASSERT_TRUE(WaitFor([&] {
+    return JobInState(one, warden::JobState::kAvailable) &&
+           JobInState(two, warden::JobState::kAvailable);
+  }, Millis(20'000))) << a.Log();
+  const Json first = Show(one)["attempts"][0];
+  EXPECT_EQ(first.value("outcome", ""), "released") << first.dump();
+  EXPECT_NE(first["error"].value("message", "").find("its node takes no more work"),
+            std::string::npos)
+      << first.dump();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  EXPECT_TRUE(JobInState(one, warden::JobState::kAvailable)) << "a disabled node claims nothing";
+
+  CliResult ls = Cli({"nodes", "ls"});
+  ASSERT_EQ(ls.exit_code, 0) << ls.err;
+  ASSERT_EQ(ls.json.size(), 1u) << ls.out;
+  EXPECT_EQ(ls.json[0].value("name", ""), "n1");
+  EXPECT_FALSE(ls.json[0].value("enabled", true));
+  EXPECT_EQ(ls.json[0].value("live_workers", 0), 1);
+
+  // Another node takes them; once n1 is enabled, a runs the next job.
+  Worker& b = OnNode("b", "n2", 2);
+  ASSERT_TRUE(WaitFor([&] { return HeldBy(one, b) && HeldBy(two, b); }, Millis(20'000)));
+  CliResult on = Cli({"nodes", "enable", "n1"});
+  ASSERT_EQ(on.exit_code, 0) << on.err;
+  ASSERT_TRUE(WaitFor([&] { return a.LogHas("node n1 takes work again"); }, Millis(10'000)));
+  const int64_t next = Add(Job("log ran"));
+  ASSERT_TRUE(WaitFor([&] { return JobInState(next, warden::JobState::kSucceeded); },
+                      Millis(20'000)))
+      << a.Log();
+  EXPECT_EQ(Show(next)["attempts"][0].value("worker_name", ""), "a") << "b's slots are full";
+}
+
+// Two workers of three slots on a node of capacity 2: the jobs' own log
+// never shows more than two running at once, and does show two.
+TEST_P(NodesTest, ACapacityHoldsAcrossTheNodesWorkers) {
+  CliResult add = Cli({"nodes", "add", "n1", "--capacity", "2"});
+  ASSERT_EQ(add.exit_code, 0) << add.err;
+  OnNode("a", "n1", 3);
+  OnNode("b", "n1", 3);
+  std::vector<int64_t> ids;
+  for (int i = 0; i < 10; ++i) {
+    ids.push_back(Add(Job("log start $(date +%s%N); sleep 0.2; log end $(date +%s%N)")));
+  }
+  ASSERT_TRUE(WaitFor([&] {
+    return std::all_of(ids.begin(), ids.end(), [&](int64_t id) {
+      return JobInState(id, warden::JobState::kSucceeded);
+    });
+  }, Millis(60'000)));
+  std::map<int64_t, std::pair<int64_t, int64_t>> runs;
+  for (const LedgerLine& l : Ledger()) {
+    if (l.args.empty()) continue;
+    if (l.event == "start") runs[l.job].first = std::stoll(l.args[0]);
+    if (l.event == "end") runs[l.job].second = std::stoll(l.args[0]);
+  }
+  std::vector<std::pair<int64_t, int>> edges;
+  for (const auto& [job, run] : runs) {
+    edges.emplace_back(run.first, +1);
+    edges.emplace_back(run.second, -1);
+  }
+  ASSERT_EQ(edges.size(), 2 * ids.size());
+  std::sort(edges.begin(), edges.end());
+  int at_once = 0, most = 0;
+  for (const auto& [t, d] : edges) most = std::max(most, at_once += d);
+  EXPECT_EQ(most, 2);
+}
+
+TEST_P(NodesTest, ASyncedAwayNodeKeepsItsJobUntilForced) {
+  Worker& a = OnNode("a", "n1", 1);
+  const int64_t id = Add(Job("log start; sleep 60"));
+  ASSERT_TRUE(WaitFor([&] { return HeldBy(id, a); }, Millis(20'000)));
+  CliResult dry = Cli({"nodes", "sync", "--from", Inventory("n1 4\nn2\n"), "--dry-run"});
+  ASSERT_EQ(dry.exit_code, 0) << dry.err;
+  EXPECT_EQ(dry.json["added"], Json({"n1", "n2"})) << dry.out;
+  ASSERT_EQ(Cli({"nodes", "sync", "--from", Inventory("n1 4\nn2\n")}).exit_code, 0);
+
+  CliResult sync = Cli({"nodes", "sync", "--from", Inventory("[\"n2\"]")});
+  ASSERT_EQ(sync.exit_code, 0) << sync.err;
+  EXPECT_EQ(sync.json["removed"], Json({"n1"})) << sync.out;
+  const int64_t later = Add(Job("log ran"));
+  // Well past a lease (1 s) and several sweeps: the live worker keeps its
+  // job (the inventory may be wrong), and claims nothing more.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  EXPECT_TRUE(HeldBy(id, a)) << "a live worker's job is not taken back by a sync";
+  EXPECT_TRUE(JobInState(later, warden::JobState::kAvailable));
+  EXPECT_TRUE(a.LogHas("node n1 takes no work")) << a.Log();
+
+  CliResult forced = Cli({"nodes", "remove", "n1", "--force"});
+  ASSERT_EQ(forced.exit_code, 0) << forced.err;
+  EXPECT_FALSE(forced.json.value("changed", true)) << "removed already";
+  EXPECT_EQ(forced.json.value("workers_released", 0), 1) << forced.out;
+  EXPECT_EQ(forced.json.value("jobs_recovered", 0), 1) << forced.out;
+  EXPECT_FALSE(HeldBy(id, a));
+  Worker& b = OnNode("b", "n2", 2);
+  ASSERT_TRUE(WaitFor([&] {
+    return HeldBy(id, b) && JobInState(later, warden::JobState::kSucceeded);
+  }, Millis(20'000)));
+  const Json lost = Show(id)["attempts"][0];
+  EXPECT_EQ(lost.value("lost_by", ""), "operator") << lost.dump();
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, NodesTest, ::testing::ValuesIn(AllBackends()), BackendName);
+
+}  // namespace
+}  // namespace wt
