@@ -33,6 +33,7 @@
 #include "options.h"
 #include "poll_until.h"
 #include "report.h"
+#include "sampler.h"
 #include "warden/client.h"
 #include "workload.h"
 
@@ -401,11 +402,23 @@ int ChaosRun::Run() {
       o_, fleet_->slots(), command_workers_, backend_.target().side_of_slot);
   Injector injector(o_, *fleet_, backend_.target(), plan, dir_, say_);
   Feeder feeder(backend_.runner_url(), workload_, say_);
+  std::unique_ptr<FlowSampler> sampler;
+  if (!limited_queue_.empty()) {
+    sampler = std::make_unique<FlowSampler>(backend_.runner_url(), limited_queue_);
+    sampler->Start();
+  }
   say_(fmt::format("fault window opens: {} faults planned", plan.size()));
   FaultWindow(injector, feeder);
   CheckInput in;
   in.drained = Drain(feeder);
   drain_end_ = WallMs();
+  if (sampler) {
+    sampler->Stop();
+    in.limited_queue = limited_queue_;
+    in.limit = o_.limited_concurrency;
+    in.flow_samples = sampler->samples();
+    in.flow_sample_failures = sampler->failed();
+  }
   say_(in.drained ? "every job finished; stopping the workers (SIGTERM)"
                   : "DRAIN FAILED; stopping the workers (SIGTERM)");
   StopEverything(&in);
