@@ -15,12 +15,15 @@ using warden::JobInfo;
 namespace {
 
 constexpr size_t kMaxEvidence = 12;
+constexpr int kEvidencePerSource = 4;  // so the ledger's cannot hide the store's
 constexpr size_t kMaxDetails = 4;
 
-void Flag(Invariant& inv, const std::string& line) {
+void Flag(Invariant& inv, const std::string& line, int* shown) {
   inv.ok = false;
   ++inv.violations;
-  if (inv.evidence.size() < kMaxEvidence) inv.evidence.push_back(line);
+  if (inv.evidence.size() < kMaxEvidence && (*shown)++ < kEvidencePerSource) {
+    inv.evidence.push_back(line);
+  }
 }
 
 }  // namespace
@@ -68,6 +71,7 @@ CapacityLoads CheckCapacity(const CheckInput& in, const Timeline& tl,
     }
     return line;
   };
+  int shown = 0;
   for (const auto& [key, load] : out.ledger) {
     for (const Crowd& c : load.over) {
       std::string line = fmt::format(
@@ -79,7 +83,7 @@ CapacityLoads CheckCapacity(const CheckInput& in, const Timeline& tl,
         line += " | ";
         line += describe_run(tag);
       }
-      Flag(*inv, line);
+      Flag(*inv, line, &shown);
     }
     for (const Crowd& c : load.stale_over) {
       ++out.stale_overlaps;
@@ -112,6 +116,7 @@ CapacityLoads CheckCapacity(const CheckInput& in, const Timeline& tl,
     }
   }
   out.store = CountOverlaps(spans, check.limits);
+  shown = 0;
   for (const auto& [key, load] : out.store) {
     for (const Crowd& c : load.over) {
       std::string line = fmt::format(
@@ -122,7 +127,7 @@ CapacityLoads CheckCapacity(const CheckInput& in, const Timeline& tl,
         const auto& [j, a] = attempt_of[tag];
         line += fmt::format(" | job {} {}", j->id, DescribeAttempt(*a, tl));
       }
-      Flag(*inv, line);
+      Flag(*inv, line, &shown);
     }
   }
   return out;

@@ -137,7 +137,8 @@ struct CapacityLoads {
 // attempt ended, with that end. Their activity after it is counted as
 // stale (apart, a stale overlap, not a violation); every other run counts
 // whole, as live. Store attempts get no excuse. Flags `inv` for every
-// moment over a limit (the first ones' runs or attempts as evidence) and
+// moment over a limit (the first few of each source, with their runs or
+// attempts, as evidence) and
 // describes the first stale overlaps in `inv->details`.
 CapacityLoads CheckCapacity(const CheckInput& in, const Timeline& tl,
                             const std::map<RunKey, Run>& runs,
