@@ -63,14 +63,19 @@ Invariant CheckLimit(const CheckInput& in, const Timeline& tl,
   int jobs = 0, limited_runs = 0;
   for (const auto& [id, q] : queue_of) jobs += q == in.limited_queue;
   for (const auto& [key, r] : runs) limited_runs += check.key_of_run(r) == in.limited_queue;
+  const std::string stale =
+      loads.stale_overlaps == 0
+          ? std::string("no stale overlap")
+          : fmt::format(
+                "{} stale overlaps excused under 6 (over the limit only with runs the store "
+                "had taken back; at most {} alive, the longest {} ms)",
+                loads.stale_overlaps, loads.stale_overlap_peak, loads.stale_overlap_max_ms);
   inv.note = fmt::format(
-      "{} jobs, {} runs: at most {} alive at once (at the limit for {:.1f} s), {} stale "
-      "overlaps excused under 6 (runs the store had taken back; most alive in one {}, "
-      "longest {} ms); store: at most {} attempts open (at the limit for {:.1f} s); {} "
-      "samples, at most {} running{}",
+      "{} jobs, {} runs: at most {} live runs at once (at the limit for {:.1f} s), {}; store: at "
+      "most {} attempts open (at the limit for {:.1f} s); {} samples, at most {} running{}",
       jobs, limited_runs, ledger.peak_live, static_cast<double>(ledger.at_limit_ms) / 1000.0,
-      loads.stale_overlaps, loads.stale_overlap_peak, loads.stale_overlap_max_ms, store.peak_live,
-      static_cast<double>(store.at_limit_ms) / 1000.0, in.flow_samples.size(), sampled_max,
+      stale, store.peak_live, static_cast<double>(store.at_limit_ms) / 1000.0,
+      in.flow_samples.size(), sampled_max,
       in.flow_sample_failures > 0
           ? fmt::format(" ({} reads failed: store outages)", in.flow_sample_failures)
           : "");
