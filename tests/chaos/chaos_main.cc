@@ -33,6 +33,7 @@
 #include "options.h"
 #include "poll_until.h"
 #include "report.h"
+#include "sampler.h"
 #include "warden/client.h"
 #include "workload.h"
 
@@ -101,13 +102,12 @@ std::string Progress(warden::Client& client) {
                             stats->fenced_writes);
 }
 
-// Every job of the run with its attempts, and every worker row. Retried
+// Every job of the run (both queues) with its attempts, and every worker row. Retried
 // while the store is briefly unavailable.
-bool Collect(warden::Client& client, const std::string& queue, int jobs,
-             CheckInput* in, std::string* error) {
+bool Collect(warden::Client& client, int jobs, CheckInput* in,
+             std::string* error) {
   for (int tries = 0; tries < 50; ++tries) {
-    warden::JobFilter f;
-    f.queue = queue;
+    warden::JobFilter f;  // every queue: the store is the run's own
     f.limit = jobs * 2 + 100;
     auto list = client.ListJobs(f);
     auto workers = client.ListWorkers();
@@ -163,6 +163,7 @@ class ChaosRun {
   int64_t next_progress_ = 0;
   std::string dir_, ledger_;
   const std::string queue_ = "chaos";
+  std::string limited_queue_;  // "" with --limited-concurrency 0
   int command_workers_ = 0;
   BackendSetup backend_;
   std::unique_ptr<warden::Client> client_;
@@ -185,6 +186,7 @@ bool ChaosRun::Setup() {
   // the postgres user, who must be able to reach it.
   chmod(dir_.c_str(), 0755);
   command_workers_ = (o_.workers + 1) / 2;
+  if (o_.limited_concurrency > 0) limited_queue_ = "chaos-limited";
   if (std::string e = backend_.Setup(o_, dir_, o_.workers); !e.empty()) {
     fmt::print(stderr, "warden_chaos: {}\n(run directory {})\n", e, dir_);
     return false;
@@ -196,6 +198,10 @@ bool ChaosRun::Setup() {
       o_.jobs, o_.workers, command_workers_, o_.workers - command_workers_,
       o_.concurrency, o_.duration.count() / 1000.0);
   for (FaultKind k : o_.faults) fmt::print(" {}", FaultName(k));
+  if (!limited_queue_.empty()) {
+    fmt::print("\n  flow control: {:.0f}% of the jobs in queue {}, concurrency limit {}",
+               kLimitedShare * 100, limited_queue_, o_.limited_concurrency);
+  }
   fmt::print("\n  run directory {}\n  rerun: {}\n\n", dir_, o_.RerunCommand());
   std::fflush(stdout);
 
@@ -205,15 +211,27 @@ bool ChaosRun::Setup() {
     return false;
   }
   client_ = std::move(client).value();
+  if (!limited_queue_.empty()) {
+    // Before any job of it exists: a limit holds for the claims that
+    // begin after it is set (warden/flow.h).
+    warden::QueueLimits limits;
+    limits.concurrency = o_.limited_concurrency;
+    auto set = client_->SetQueueLimits(limited_queue_, limits);
+    if (!set.has_value()) {
+      fmt::print(stderr, "warden_chaos: cannot limit queue {}: {}\n",
+                 limited_queue_, set.error().ToString());
+      return false;
+    }
+  }
   ledger_ = dir_ + "/ledger";
-  workload_ = MakeWorkload(
-      {o_.seed, o_.jobs, o_.duration.count(), queue_, o_.job_bin, ledger_});
+  workload_ = MakeWorkload({o_.seed, o_.jobs, o_.duration.count(), queue_,
+                            limited_queue_, o_.job_bin, ledger_});
 
   FleetConfig fc;
   fc.warden_bin = o_.warden_bin;
   fc.worker_bin = o_.worker_bin;
   fc.ledger = ledger_;
-  fc.queue = queue_;
+  fc.queue = limited_queue_.empty() ? queue_ : queue_ + "," + limited_queue_;
   fc.dir = dir_;
   fc.db_url = backend_.worker_url();
   fc.command_workers = command_workers_;
@@ -339,7 +357,7 @@ int ChaosRun::CheckAndReport(CheckInput& in) {
   in.ledger = ReadLedger(ledger_);
   WriteFaults(dir_ + "/faults.tsv", in.faults);
   std::string error;
-  if (!Collect(*client_, queue_, o_.jobs, &in, &error)) {
+  if (!Collect(*client_, o_.jobs, &in, &error)) {
     fmt::print(stderr,
                "warden_chaos: cannot read the jobs back: {}\n(run directory "
                "{})\n",
@@ -384,11 +402,23 @@ int ChaosRun::Run() {
       o_, fleet_->slots(), command_workers_, backend_.target().side_of_slot);
   Injector injector(o_, *fleet_, backend_.target(), plan, dir_, say_);
   Feeder feeder(backend_.runner_url(), workload_, say_);
+  std::unique_ptr<FlowSampler> sampler;
+  if (!limited_queue_.empty()) {
+    sampler = std::make_unique<FlowSampler>(backend_.runner_url(), limited_queue_);
+    sampler->Start();
+  }
   say_(fmt::format("fault window opens: {} faults planned", plan.size()));
   FaultWindow(injector, feeder);
   CheckInput in;
   in.drained = Drain(feeder);
   drain_end_ = WallMs();
+  if (sampler) {
+    sampler->Stop();
+    in.limited_queue = limited_queue_;
+    in.limit = o_.limited_concurrency;
+    in.flow_samples = sampler->samples();
+    in.flow_sample_failures = sampler->failed();
+  }
   say_(in.drained ? "every job finished; stopping the workers (SIGTERM)"
                   : "DRAIN FAILED; stopping the workers (SIGTERM)");
   StopEverything(&in);

@@ -1,7 +1,7 @@
 // warden_chaos_worker: a worker process with in-process handlers, the
 // library counterpart of `warden worker` for the chaos runner.
 //
-//   warden_chaos_worker --db URL --name NAME --ledger PATH [--queues Q]
+//   warden_chaos_worker --db URL --name NAME --ledger PATH [--queues Q[,Q...]]
 //       [--concurrency N] [--heartbeat D] [--lease D] [--keepalive-threshold D]
 //       [--sweep-interval D] [--shutdown-timeout D]
 //
@@ -16,6 +16,7 @@
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <cstdio>
+#include <sstream>
 #include <thread>
 
 #include "warden/duration.h"
@@ -103,7 +104,11 @@ int main(int argc, char** argv) {
 
   warden::WorkerOptions o;
   o.name = f.name;
-  o.queues = {f.queues};
+  o.queues.clear();
+  std::stringstream queues(f.queues);  // comma-separated, as `warden worker`'s
+  for (std::string q; std::getline(queues, q, ',');) {
+    if (!q.empty()) o.queues.push_back(q);
+  }
   o.concurrency = f.concurrency;
   if (!ParseInto("--heartbeat", f.heartbeat, &o.heartbeat) ||
       !ParseInto("--lease", f.lease, &o.lease) ||

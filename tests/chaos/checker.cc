@@ -24,30 +24,62 @@ void Flag(Invariant& inv, const std::string& line) {
   if (inv.evidence.size() < kMaxEvidence) inv.evidence.push_back(line);
 }
 
-std::string Clock(int64_t ms) {
-  return warden::FormatTime(ms).substr(11);
-}  // HH:MM:SS.mmmZ
+// 7. Flow control: at most in.limit of the limited queue's jobs running at
+// once, from the ledger, the store's attempts and the sampled running jobs.
+Invariant CheckLimit(const CheckInput& in, const Timeline& tl,
+                     const std::map<RunKey, Run>& runs,
+                     const std::map<RunKey, int64_t>& stale_since, CheckResult* out) {
+  Invariant inv{fmt::format(
+      "7. at most {} of queue {}'s jobs running at once (ledger runs, store attempts, "
+      "sampled running jobs)",
+      in.limit, in.limited_queue)};
+  std::map<int64_t, std::string> queue_of;  // job id -> queue
+  for (const JobInfo& j : in.jobs) queue_of[j.id] = j.queue;
+  CapacityCheck check;
+  check.what = "queue";
+  check.limits = {{in.limited_queue, in.limit}};
+  check.key_of_run = [&](const Run& r) {
+    auto q = queue_of.find(r.job);
+    return q == queue_of.end() ? std::string() : q->second;
+  };
+  check.key_of_attempt = [](const JobInfo& j, const AttemptInfo&) { return j.queue; };
+  const CapacityLoads loads = CheckCapacity(in, tl, runs, stale_since, check, &inv);
+  out->limit_stale_overlaps = loads.stale_overlaps;
 
-const AttemptInfo* AttemptByToken(const JobInfo& j, int64_t token) {
-  for (const AttemptInfo& a : j.attempts) {
-    if (a.lease_token == token) return &a;
+  int64_t sampled_max = 0;
+  for (const FlowSample& s : in.flow_samples) {
+    sampled_max = std::max(sampled_max, s.running);
+    if (s.running <= in.limit) continue;
+    std::string holders;
+    for (int64_t id : s.jobs) {
+      if (!holders.empty()) holders += ", ";
+      holders += std::to_string(id);
+    }
+    Flag(inv, fmt::format("queue {} (sampled): {} jobs running at {} (limit {}): {}",
+                          in.limited_queue, s.running, Clock(s.ms), in.limit, holders));
   }
-  return nullptr;
-}
-
-std::string DescribeRun(const Run& r, const Timeline& tl) {
-  return fmt::format("attempt {} token {} on {} (worker {}, pid {}) {}..{}{}",
-                     r.attempt, r.token, tl.WorkerName(r.worker), r.worker,
-                     r.pid, Clock(r.start), Clock(r.last),
-                     r.end.empty() ? " (no end line)" : " end " + r.end);
-}
-
-std::string DescribeAttempt(const AttemptInfo& a, const Timeline& tl) {
-  return fmt::format(
-      "attempt {} token {} on {} (worker {}) claimed {} finished {} {}",
-      a.attempt, a.lease_token, tl.WorkerName(a.worker), a.worker,
-      Clock(a.claimed_at), a.finished_at ? Clock(*a.finished_at) : "-",
-      a.outcome);
+  const KeyLoad& ledger = loads.ledger.at(in.limited_queue);
+  const KeyLoad& store = loads.store.at(in.limited_queue);
+  int jobs = 0, limited_runs = 0;
+  for (const auto& [id, q] : queue_of) jobs += q == in.limited_queue;
+  for (const auto& [key, r] : runs) limited_runs += check.key_of_run(r) == in.limited_queue;
+  const std::string stale =
+      loads.stale_overlaps == 0
+          ? std::string("no stale overlap")
+          : fmt::format(
+                "{} stale overlaps excused under 6 (over the limit only with runs the store "
+                "had taken back; at most {} alive, the longest {} ms)",
+                loads.stale_overlaps, loads.stale_overlap_peak, loads.stale_overlap_max_ms);
+  inv.note = fmt::format(
+      "{} jobs, {} runs: at most {} live runs at once (at the limit for {:.1f} s), {}; store: at "
+      "most {} attempts open (at the limit for {:.1f} s); {} samples, at most {} running{}",
+      jobs, limited_runs, ledger.peak_live, static_cast<double>(ledger.at_limit_ms) / 1000.0,
+      stale, store.peak_live, static_cast<double>(store.at_limit_ms) / 1000.0,
+      in.flow_samples.size(), sampled_max,
+      in.flow_sample_failures > 0
+          ? fmt::format(" ({} reads failed: store outages)", in.flow_sample_failures)
+          : "");
+  return inv;
 }
 
 }  // namespace
@@ -150,6 +182,9 @@ CheckResult Check(const CheckInput& in) {
   Invariant belongs = verdict(
       4, "+  every ledger run is a store attempt, run by the worker the store gave it to");
   std::set<RunKey> excused_runs;
+  // Runs all of whose activity after their attempt ended was excused, with
+  // that end: from there on they count apart under 7 (stale).
+  std::map<RunKey, int64_t> stale_since;
   for (const auto& [key, r] : runs) {
     auto j = job_by_id.find(r.job);
     const AttemptInfo* a =
@@ -171,12 +206,13 @@ CheckResult Check(const CheckInput& in) {
                        DescribeAttempt(*a, tl)));
       continue;
     }
-    bool excused = false;
+    bool excused = false, flagged = false;
     for (int64_t t : r.times) {
       if (t <= ended) continue;
       int64_t late = 0;
       const std::string why = tl.StaleExcuse(r.worker, t, &late);
       if (why.empty()) {
+        flagged = true;
         Flag(stale,
              fmt::format(
                  "job {}: run {} was active at {}, {} ms after the store ended "
@@ -192,6 +228,7 @@ CheckResult Check(const CheckInput& in) {
           std::max(out.stale_after_end_max_ms, t - ended);
     }
     if (excused) excused_runs.insert(key);
+    if (excused && !flagged) stale_since[key] = ended;
   }
   out.stale_runs = static_cast<int>(excused_runs.size());
   stale.note = fmt::format(
@@ -250,6 +287,9 @@ CheckResult Check(const CheckInput& in) {
   CheckRecoveryTimes(in, tl, &out.recovery, &recovery);
   out.invariants.push_back(recovery);
   out.invariants.push_back(stale);
+  if (!in.limited_queue.empty()) {
+    out.invariants.push_back(CheckLimit(in, tl, runs, stale_since, &out));
+  }
   out.invariants.push_back(belongs);
 
   // Checkpoints: resumed only from a step an earlier attempt reached and

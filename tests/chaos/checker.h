@@ -26,6 +26,14 @@
 //      (SIGSTOP of the worker process only) are warden's documented limit
 //      (README, "Limits of the guarantees"); a cut-off worker gets no excuse
 //      (it must fence itself before its lease expires).
+//   7  flow control: at most N of the limited queue's jobs running at once
+//      (--limited-concurrency N), judged from the ledger (each run from its
+//      first to its last sign of life; a run the store had already taken
+//      back, whose activity 6 excused, counted apart as a stale overlap,
+//      never as a violation alone), from the store's attempts (claimed ..
+//      finished) and from the running jobs sampled during the run. The
+//      counting is overlap.h's, by key with a limit per key (capacity.cc),
+//      for node capacity to reuse.
 //   +  every ledger run is a store attempt (same job, attempt, token and
 //      worker); checkpoints never go backwards and come only from steps an
 //      earlier attempt reached; no worker process died on its own or failed
@@ -42,6 +50,7 @@
 #include "injector.h"
 #include "ledger.h"
 #include "options.h"
+#include "sampler.h"
 #include "warden/job.h"
 #include "workload.h"
 
@@ -62,6 +71,12 @@ struct CheckInput {
   std::vector<std::string> late_stoppers;     // did not stop on SIGTERM in time
   std::vector<std::string>
       leftovers;  // processes still running after every worker stopped
+  // Flow control (7): the limited queue and its concurrency limit ("", 0:
+  // none), and its running jobs as the store counted them, sampled.
+  std::string limited_queue;
+  int64_t limit = 0;
+  std::vector<FlowSample> flow_samples;
+  int flow_sample_failures = 0;
 };
 
 struct Invariant {
@@ -70,6 +85,7 @@ struct Invariant {
   bool ok = true;
   std::string note;                   // a summary line (counts)
   std::vector<std::string> evidence;  // offending jobs, first ones
+  std::vector<std::string> details;   // what was excused, first ones
   int violations = 0;
 };
 
@@ -99,6 +115,7 @@ struct CheckResult {
   int64_t stale_after_end_max_ms =
       0;  // latest excused activity past the attempt's end
   int key_overlaps_excused = 0;
+  int limit_stale_overlaps = 0;  // (7) over the limit only with stale runs
   bool ok() const;
 };
 

@@ -150,6 +150,11 @@ bool ParseOptions(int argc, char** argv, Options* o, int* exit_code) {
   app.add_option("--concurrency", o->concurrency, "slots per worker")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
+  app.add_option("--limited-concurrency", o->limited_concurrency,
+                 "concurrency limit of the second queue, which a share of the jobs go to "
+                 "(0: one queue, no limit)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000));
   AddDuration(app, "--heartbeat", &o->heartbeat, "workers' heartbeat");
   AddDuration(app, "--lease", &o->lease,
               "workers' lease (and keepalive threshold)");

@@ -43,6 +43,9 @@ struct Options {
   int jobs = 2000;
   int workers = 4;
   int concurrency = 8;
+  // Flow control: a concurrency limit on a second queue that a share of
+  // the jobs go to (workload.h); 0: one queue, no limit.
+  int limited_concurrency = 3;
   Millis heartbeat{250}, lease{3000}, sweep{250};
   // Margins over DESIGN.md's bounds, for a loaded 2-core machine.
   Millis kill_margin{1000};    // proven death: sweep + this

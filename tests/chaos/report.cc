@@ -100,6 +100,7 @@ void PrintReport(const Options& o, const RunFacts& facts,
     fmt::print("  [{}] {}\n", inv.ok ? " ok " : "FAIL", inv.name);
     if (!inv.note.empty()) fmt::print("         {}\n", inv.note);
     for (const std::string& e : inv.evidence) fmt::print("         - {}\n", e);
+    for (const std::string& e : inv.details) fmt::print("         ~ {}\n", e);
     if (inv.violations > static_cast<int>(inv.evidence.size())) {
       fmt::print("         ... {} more\n",
                  inv.violations - static_cast<int>(inv.evidence.size()));

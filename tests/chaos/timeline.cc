@@ -46,6 +46,32 @@ std::map<RunKey, Run> BuildRuns(const std::vector<LedgerEvent>& ledger,
   return runs;
 }
 
+std::string Clock(int64_t ms) {
+  return warden::FormatTime(ms).substr(11);
+}
+
+const warden::AttemptInfo* AttemptByToken(const warden::JobInfo& j, int64_t token) {
+  for (const warden::AttemptInfo& a : j.attempts) {
+    if (a.lease_token == token) return &a;
+  }
+  return nullptr;
+}
+
+std::string DescribeRun(const Run& r, const Timeline& tl) {
+  return fmt::format("attempt {} token {} on {} (worker {}, pid {}) {}..{}{}",
+                     r.attempt, r.token, tl.WorkerName(r.worker), r.worker,
+                     r.pid, Clock(r.start), Clock(r.last),
+                     r.end.empty() ? " (no end line)" : " end " + r.end);
+}
+
+std::string DescribeAttempt(const warden::AttemptInfo& a, const Timeline& tl) {
+  return fmt::format(
+      "attempt {} token {} on {} (worker {}) claimed {} finished {} {}",
+      a.attempt, a.lease_token, tl.WorkerName(a.worker), a.worker,
+      Clock(a.claimed_at), a.finished_at ? Clock(*a.finished_at) : "-",
+      a.outcome);
+}
+
 Timeline::Timeline(const CheckInput& in) : in_(in) {
   for (const warden::WorkerInfo& w : in.workers) workers_[w.id] = &w;
   for (const FaultRecord& f : in.faults) {

@@ -5,12 +5,14 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "checker.h"
+#include "overlap.h"
 
 namespace chaos {
 
@@ -100,5 +102,47 @@ class Timeline {
 // Invariant 5 (recovery_times.cc): one row per worker fault kind.
 void CheckRecoveryTimes(const CheckInput& in, const Timeline& tl,
                         std::vector<RecoveryRow>* rows, Invariant* inv);
+
+// For evidence lines.
+std::string Clock(int64_t ms);  // HH:MM:SS.mmmZ
+const warden::AttemptInfo* AttemptByToken(const warden::JobInfo& j, int64_t token);
+std::string DescribeRun(const Run& r, const Timeline& tl);
+std::string DescribeAttempt(const warden::AttemptInfo& a, const Timeline& tl);
+
+// A capacity check (capacity.cc): at most `limits[key]` executions of one
+// key alive at once, judged from what really ran (the ledger's runs, each
+// from its first to its last sign of life) and from the store's attempts
+// (claimed .. finished), by the overlap counting of overlap.h. Flow
+// control's concurrency limit is one (key: the job's queue; invariant 7);
+// node capacity would be another (key: the node of the run's worker).
+struct CapacityCheck {
+  std::string what;  // "queue", "node": names a key in evidence
+  std::map<std::string, int64_t> limits;
+  // A run's or an attempt's key; "" (or a key without a limit): not counted.
+  std::function<std::string(const Run&)> key_of_run;
+  std::function<std::string(const warden::JobInfo&, const warden::AttemptInfo&)>
+      key_of_attempt;
+};
+
+struct CapacityLoads {
+  std::map<std::string, KeyLoad> ledger, store;
+  // Ledger moments over a limit only with stale runs counted: how many,
+  // the longest, the most runs alive at once in one.
+  int stale_overlaps = 0;
+  int64_t stale_overlap_max_ms = 0;
+  int stale_overlap_peak = 0;
+};
+
+// `stale_since`: the runs invariant 6 excused for activity after their
+// attempt ended, with that end. Their activity after it is counted as
+// stale (apart, a stale overlap, not a violation); every other run counts
+// whole, as live. Store attempts get no excuse. Flags `inv` for every
+// moment over a limit (the first few of each source, with their runs or
+// attempts, as evidence) and
+// describes the first stale overlaps in `inv->details`.
+CapacityLoads CheckCapacity(const CheckInput& in, const Timeline& tl,
+                            const std::map<RunKey, Run>& runs,
+                            const std::map<RunKey, int64_t>& stale_since,
+                            const CapacityCheck& check, Invariant* inv);
 
 }  // namespace chaos

@@ -42,6 +42,9 @@ JobPlan MakePlan(Rng& r, int n) {
 
 std::vector<PlannedJob> MakeWorkload(const WorkloadParams& params) {
   Rng r = Rng(params.seed).Fork(1);
+  // A stream of its own: a seed gives every job the same plan, key, delay
+  // and enqueue time with the limited queue as without it.
+  Rng queues = Rng(params.seed).Fork(3);
   const std::string command =
       "exec " + Quote(params.job_bin) + " " + Quote(params.ledger);
   std::vector<PlannedJob> out;
@@ -54,6 +57,9 @@ std::vector<PlannedJob> MakeWorkload(const WorkloadParams& params) {
     j.command = r.Chance(0.5);
     warden::JobSpec& s = j.spec;
     s.queue = params.queue;
+    if (queues.Chance(kLimitedShare) && !params.limited_queue.empty()) {
+      s.queue = params.limited_queue;
+    }
     s.task = j.command ? "chaos-cmd" : "chaos-inproc";
     if (j.command) s.command = command;
     s.payload = j.plan.ToJson();

@@ -6,6 +6,8 @@
 // concurrency keys, checkpoints, planned failures (retries), attempts that
 // run past their timeout, delays, priorities, every retry policy and varied
 // durations (mostly short, a few long enough to be caught by faults).
+// A share of the jobs, chosen by the seed apart from everything else about
+// them, goes to a second queue with a concurrency limit (invariant 7).
 #pragma once
 
 #include <cstdint>
@@ -30,8 +32,15 @@ struct WorkloadParams {
   int jobs = 0;
   int64_t window_ms = 0;  // jobs are fed over the first 70% of it
   std::string queue;
+  // With a name: kLimitedShare of the jobs go to this queue instead.
+  std::string limited_queue;
   std::string job_bin, ledger;  // for the command jobs' command line
 };
+
+// The share of the jobs in the limited queue: enough that it has a backlog
+// (its limit is reached, not only respected) through the fault window,
+// few enough that it drains with the rest.
+inline constexpr double kLimitedShare = 0.10;
 
 std::vector<PlannedJob> MakeWorkload(const WorkloadParams& p);
 

@@ -1,0 +1,115 @@
+// The chaos checker's overlap counting (overlap.h): that it can fail, and
+// that it fails only where it should.
+#include "overlap.h"
+
+#include <gtest/gtest.h>
+
+namespace chaos {
+namespace {
+
+using Tags = std::vector<size_t>;
+
+Span Live(const std::string& key, int64_t from, int64_t to, size_t tag) {
+  return Span{key, from, to, false, tag};
+}
+Span Stale(const std::string& key, int64_t from, int64_t to, size_t tag) {
+  return Span{key, from, to, true, tag};
+}
+
+TEST(OverlapTest, AtTheLimitIsNoViolationAndIsMeasured) {
+  // Three at once from 20 to 30, with a limit of 3: reached, not passed.
+  const auto load = CountOverlaps(
+      {Live("q", 0, 30, 1), Live("q", 10, 40, 2), Live("q", 20, 50, 3)}, {{"q", 3}});
+  const KeyLoad& q = load.at("q");
+  EXPECT_EQ(q.spans, 3);
+  EXPECT_EQ(q.peak_live, 3);
+  EXPECT_EQ(q.peak, 3);
+  EXPECT_EQ(q.at_limit_ms, 10);
+  EXPECT_TRUE(q.over.empty());
+  EXPECT_TRUE(q.stale_over.empty());
+}
+
+TEST(OverlapTest, OneMoreThanTheLimitIsAViolationWithItsSpans) {
+  const auto load = CountOverlaps({Live("q", 0, 100, 1), Live("q", 10, 60, 2),
+                                   Live("q", 20, 30, 3), Live("q", 40, 45, 4)},
+                                  {{"q", 2}});
+  const KeyLoad& q = load.at("q");
+  EXPECT_EQ(q.peak_live, 3);
+  ASSERT_EQ(q.over.size(), 2u);  // [20, 30) and [40, 45): two periods
+  EXPECT_EQ(q.over[0].from, 20);
+  EXPECT_EQ(q.over[0].to, 30);
+  EXPECT_EQ(q.over[0].peak_live, 3);
+  EXPECT_EQ(q.over[0].peak_at, 20);
+  EXPECT_EQ(q.over[0].at_peak, (Tags{1, 2, 3}));
+  EXPECT_EQ(q.over[1].from, 40);
+  EXPECT_EQ(q.over[1].to, 45);
+  EXPECT_EQ(q.over[1].at_peak, (Tags{1, 2, 4}));
+}
+
+TEST(OverlapTest, ACrowdThatGrowsIsOnePeriodWithItsPeak) {
+  const auto load = CountOverlaps(
+      {Live("q", 0, 100, 1), Live("q", 10, 100, 2), Live("q", 20, 100, 3)}, {{"q", 1}});
+  const KeyLoad& q = load.at("q");
+  ASSERT_EQ(q.over.size(), 1u);
+  EXPECT_EQ(q.over[0].from, 10);
+  EXPECT_EQ(q.over[0].to, 100);
+  EXPECT_EQ(q.over[0].peak_live, 3);
+  EXPECT_EQ(q.over[0].peak_at, 20);
+}
+
+TEST(OverlapTest, TouchingSpansDoNotMeet) {
+  // One ends at 10 as the next begins: never two at once. Nor do spans
+  // that hold no time.
+  const auto load = CountOverlaps(
+      {Live("q", 0, 10, 1), Live("q", 10, 20, 2), Live("q", 5, 5, 3), Live("q", 15, 12, 4)},
+      {{"q", 1}});
+  const KeyLoad& q = load.at("q");
+  EXPECT_EQ(q.spans, 2);
+  EXPECT_EQ(q.peak, 1);
+  EXPECT_TRUE(q.over.empty());
+  EXPECT_EQ(q.at_limit_ms, 20);
+}
+
+TEST(OverlapTest, StaleSpansAreCountedApartNeverHidden) {
+  // Two live and one stale (a run the store had taken back): over a limit
+  // of 2 only with the stale one, so a stale overlap, not a violation...
+  auto load = CountOverlaps(
+      {Live("q", 0, 50, 1), Live("q", 10, 50, 2), Stale("q", 20, 30, 3)}, {{"q", 2}});
+  EXPECT_TRUE(load.at("q").over.empty());
+  ASSERT_EQ(load.at("q").stale_over.size(), 1u);
+  const Crowd& c = load.at("q").stale_over[0];
+  EXPECT_EQ(c.from, 20);
+  EXPECT_EQ(c.to, 30);
+  EXPECT_EQ(c.peak, 3);
+  EXPECT_EQ(c.peak_live, 2);
+  EXPECT_EQ(c.at_peak, (Tags{1, 2, 3}));
+  EXPECT_EQ(load.at("q").peak, 3);
+  EXPECT_EQ(load.at("q").peak_live, 2);
+  // ...but three live ones with it are a violation all the same.
+  load = CountOverlaps({Live("q", 0, 50, 1), Live("q", 10, 50, 2), Live("q", 15, 50, 4),
+                        Stale("q", 20, 30, 3)},
+                       {{"q", 2}});
+  ASSERT_EQ(load.at("q").over.size(), 1u);
+  EXPECT_EQ(load.at("q").over[0].from, 15);
+  EXPECT_EQ(load.at("q").over[0].peak, 4);
+  EXPECT_EQ(load.at("q").over[0].peak_live, 3);
+  EXPECT_TRUE(load.at("q").stale_over.empty());
+}
+
+TEST(OverlapTest, EachKeyHasItsOwnLimit) {
+  // The same spans by node, as a capacity check would count them: node a
+  // may run 2, node b 1; a key without a limit is not counted.
+  const auto load = CountOverlaps({Live("a", 0, 10, 1), Live("a", 5, 15, 2),
+                                   Live("b", 0, 10, 3), Live("b", 5, 15, 4),
+                                   Live("c", 0, 10, 5), Live("c", 0, 10, 6)},
+                                  {{"a", 2}, {"b", 1}, {"idle", 4}});
+  EXPECT_TRUE(load.at("a").over.empty());
+  ASSERT_EQ(load.at("b").over.size(), 1u);
+  EXPECT_EQ(load.at("b").over[0].at_peak, (Tags{3, 4}));
+  EXPECT_EQ(load.count("c"), 0u);
+  EXPECT_EQ(load.at("idle").spans, 0);
+  EXPECT_EQ(load.at("idle").peak, 0);
+}
+
+}  // namespace
+}  // namespace chaos
