@@ -47,21 +47,12 @@ test: deps
 # The body of `make test`; run it through `make test`. Each ctest below is
 # wrapped too, so that run alone it still gets a server of its own; inside
 # `make test` the wrapper sees WARDEN_TEST_PG_URL and adds nothing.
-# `bench/run.sh --quick` checks the benchmark harness end to end (every
-# scenario on every system, tiny sizes), and `bench/http.sh --quick` that of
-# warden serve's HTTP figures (under a minute): each fails when a run fails,
-# never for a speed. The thread-safety check comes first: it needs no build, so a
-# lock taken wrongly fails the run before anything is compiled.
+# scripts/test-all.sh runs the stages (its header lists them): each
+# sanitizer tree is compiled in the background, at the lowest priority,
+# while the stage before it runs its tests.
 test-all: deps
-	JOBS=$(JOBS) ./scripts/thread-safety.sh
-	@cmake -S . -B $(BUILD) $(RELEASE_ARGS) -DWARDEN_WERROR=ON $(CMAKE_ARGS) >/dev/null
-	@cmake --build $(BUILD) -j $(JOBS)
-	cd $(BUILD) && $(PG_CLUSTER) run ctest --output-on-failure -j $(JOBS) --timeout 300
-	bench/run.sh --quick --build $(BUILD)
-	bench/http.sh --quick --build $(BUILD)
-	FUZZ_SECONDS=$(TEST_FUZZ_SECONDS) ./fuzz/run.sh
-	$(MAKE) test-asan
-	$(MAKE) test-tsan
+	JOBS=$(JOBS) BUILD=$(BUILD) CMAKE_ARGS='$(CMAKE_ARGS)' FUZZ_SECONDS=$(TEST_FUZZ_SECONDS) \
+	  ./scripts/test-all.sh
 
 # AddressSanitizer + UBSan; reports from every process (workers included)
 # land in build-asan/reports and fail the run.

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The body of `make test` (run it through `make test`, which starts the
+# throwaway PostgreSQL server every stage shares). The stages, in order:
+#   1. the thread-safety check (no build: a lock taken wrongly fails first)
+#   2. the Release tree: build, ctest, the benchmark and HTTP harnesses'
+#      smoke runs (`--quick`: they fail when a run fails, never for a speed)
+#   3. the fuzz targets, FUZZ_SECONDS each
+#   4. AddressSanitizer+UBSan: the functional suites
+#   5. ThreadSanitizer: the integration tests
+# Compiling is most of the time on two cores, and many tests mostly wait
+# (on recoveries, on processes they start), so each sanitizer tree is built
+# in the background at the lowest priority while the stage before it runs
+# its tests: the tests keep the CPU when they want it (nice 19 yields to
+# them), and the compiler takes what they leave. A background build that
+# fails fails the run with its log.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+JOBS=${JOBS:-$(nproc)}
+BUILD=${BUILD:-build}
+CMAKE_ARGS=${CMAKE_ARGS:-}
+FUZZ_SECONDS=${FUZZ_SECONDS:-5}
+RELEASE_ARGS="-DCMAKE_BUILD_TYPE=Release -DWARDEN_FUNCTIONAL_TESTS=OFF -DWARDEN_WERROR=ON"
+ASAN_ARGS="-DCMAKE_BUILD_TYPE=Debug -DWARDEN_WERROR=ON -DWARDEN_SANITIZE=address"
+TSAN_ARGS="-DCMAKE_BUILD_TYPE=Debug -DWARDEN_WERROR=ON -DWARDEN_SANITIZE=thread"
+
+stage() { echo "== $(date +%T) $*"; }
+
+# Background builds: their pids, so that an early failure stops them too.
+declare -A building=()
+trap 'for p in "${building[@]}"; do kill -- -"$p" 2>/dev/null || true; done' EXIT
+
+# start_build DIR ARGS...: configure and build DIR in the background (its
+# own process group, nice 19), logging to DIR/build.log.
+start_build() {
+  local dir=$1
+  shift
+  mkdir -p "$dir"
+  # shellcheck disable=SC2086 # ARGS are word lists
+  setsid bash -c "cmake -S . -B '$dir' $* $CMAKE_ARGS >/dev/null && \
+    nice -n 19 cmake --build '$dir' -j $JOBS" >"$dir/build.log" 2>&1 &
+  building[$dir]=$!
+  stage "building $dir in the background (log: $dir/build.log)"
+}
+
+# finish_build DIR: waits for it; its log and exit 1 if it failed.
+finish_build() {
+  local dir=$1 rc=0
+  wait "${building[$dir]}" || rc=$?
+  unset "building[$dir]"
+  if [ "$rc" -ne 0 ]; then
+    echo "building $dir failed (exit $rc):"
+    cat "$dir/build.log"
+    exit 1
+  fi
+  stage "built $dir"
+}
+
+stage "thread-safety"
+JOBS=$JOBS ./scripts/thread-safety.sh
+
+stage "Release tree: build"
+# shellcheck disable=SC2086
+cmake -S . -B "$BUILD" $RELEASE_ARGS $CMAKE_ARGS >/dev/null
+cmake --build "$BUILD" -j "$JOBS"
+start_build build-asan "$ASAN_ARGS"
+stage "Release tree: ctest"
+(cd "$BUILD" && ctest --output-on-failure -j "$JOBS" --timeout 300)
+stage "benchmark harness (quick)"
+bench/run.sh --quick --build "$BUILD"
+bench/http.sh --quick --build "$BUILD"
+stage "fuzz"
+FUZZ_SECONDS=$FUZZ_SECONDS ./fuzz/run.sh
+
+finish_build build-asan
+start_build build-tsan "$TSAN_ARGS"
+stage "AddressSanitizer+UBSan: ctest"
+make --no-print-directory test-asan CMAKE_ARGS="$CMAKE_ARGS" JOBS="$JOBS"
+
+finish_build build-tsan
+stage "ThreadSanitizer: ctest"
+make --no-print-directory test-tsan CMAKE_ARGS="$CMAKE_ARGS" JOBS="$JOBS"
+stage "all passed"
