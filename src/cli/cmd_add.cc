@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iostream>
 #include <iterator>
+#include <optional>
 
 #include "cli/add_batch.h"
 #include "cli/cli.h"
@@ -245,16 +246,21 @@ void AddAddCommand(CLI::App& app, Globals& g, Action* action) {
       if (auto s = CheckAtLimit(*spec); !s.ok()) return Fail(s);
       auto client = OpenClient(g);
       if (!client.has_value()) return Fail(client.error());
+      std::optional<Result<bool>> served_before;
       if (f->require_worker) {
-        auto served = (*client)->AnyWorkerRuns(*spec);
-        if (!served.has_value()) return Fail(served.error());
-        if (!*served) return Fail(FailedPrecondition(NoWorkerRuns(*spec) + "; nothing was added"));
+        served_before = (*client)->AnyWorkerRuns(*spec);
+        if (!served_before->has_value()) return Fail(served_before->error());
+        if (!**served_before) {
+          return Fail(FailedPrecondition(NoWorkerRuns(*spec) + "; nothing was added"));
+        }
       }
       auto r = (*client)->Enqueue(*spec);
       if (!r.has_value()) return Fail(r.error());
-      // Without --require-worker, said, never refused: the job is stored,
-      // and waits for its worker.
-      auto served = (*client)->AnyWorkerRuns(*spec);
+      // Asked once: before the commit with --require-worker (a worker that
+      // stops afterwards leaves the job waiting), otherwise after it. Without
+      // --require-worker, said, never refused: the job waits for its worker.
+      Result<bool> served =
+          served_before ? std::move(*served_before) : (*client)->AnyWorkerRuns(*spec);
       if (served.has_value() && !*served && r->created) {
         std::cerr << "warden: note: no active worker runs job " << r->id << " yet; it waits "
                   << "until one does (" << WhoWouldRun(*spec) << ")\n";

@@ -25,6 +25,11 @@
 namespace warden::cli {
 namespace {
 
+// A kind of job as workers serve it: queue, task, command or not
+// (Client::AnyWorkerRuns answers the same for every job of a kind).
+using KindKey = std::tuple<std::string, std::string, bool>;
+KindKey KindKeyOf(const JobSpec& spec) { return {spec.queue, spec.task, !spec.command.empty()}; }
+
 // The lines that passed the first pass, "NUMBER TEXT\n" each (a good line
 // holds no line break and no NUL), in a file of $TMPDIR (else /tmp) that is
 // unlinked at once: it goes when the process ends, however it ends.
@@ -167,8 +172,7 @@ class BatchRun {
   }
 
   uint32_t KindOf(const JobSpec& spec) {
-    auto key = std::make_tuple(spec.queue, spec.task, !spec.command.empty());
-    auto [it, added] = kind_index_.try_emplace(std::move(key), kinds_.size());
+    auto [it, added] = kind_index_.try_emplace(KindKeyOf(spec), kinds_.size());
     if (added) kinds_.push_back(JobKind{spec, 0, std::nullopt});
     return it->second;
   }
@@ -232,7 +236,7 @@ class BatchRun {
   int64_t committed_ = 0, last_line_ = 0;
   std::vector<Stored> stored_;  // --json only
   std::vector<JobKind> kinds_;
-  std::map<std::tuple<std::string, std::string, bool>, uint32_t> kind_index_;
+  std::map<KindKey, uint32_t> kind_index_;
 };
 
 // `--require-worker`: the batch's kinds of job (queue, task, command or
@@ -240,13 +244,9 @@ class BatchRun {
 // before anything is stored.
 class RequiredWorkers {
  public:
-  Status Add(int64_t number, const std::string& text, const JobJsonOptions& options) {
-    auto spec = JobSpecFromJsonText(text, options);
-    if (!spec.has_value()) return spec.error();
-    auto key = std::make_tuple(spec->queue, spec->task, !spec->command.empty());
-    auto [it, added] = kinds_.try_emplace(std::move(key), Kind{std::move(spec).value(), number});
+  void Add(const JobLine& line) {
+    auto [it, added] = kinds_.try_emplace(KindKeyOf(line.spec), Kind{line.spec, line.number});
     ++it->second.jobs;
-    return Status::Ok();
   }
 
   // FailedPrecondition naming the first line of a kind no worker runs.
@@ -276,7 +276,7 @@ class RequiredWorkers {
     int64_t first_line = 0;
     int64_t jobs = 0;
   };
-  std::map<std::tuple<std::string, std::string, bool>, Kind> kinds_;
+  std::map<KindKey, Kind> kinds_;
 };
 
 }  // namespace
@@ -295,11 +295,7 @@ int AddBatch(const JobSpec& defaults, const Globals& g, std::istream& in, bool r
     if (!line.has_value()) return Fail(line.error());
     if (!*line) break;
     if (Status s = spool.Add((*line)->number, (*line)->text); !s.ok()) return Fail(s);
-    if (require_worker) {
-      if (Status s = required.Add((*line)->number, (*line)->text, options); !s.ok()) {
-        return Fail(s);
-      }
-    }
+    if (require_worker) required.Add(**line);
     ++total;
   }
   if (Status s = spool.Rewind(); !s.ok()) return Fail(s);
