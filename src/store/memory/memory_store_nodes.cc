@@ -1,11 +1,11 @@
 // MemoryStore: the node registry (warden/nodes.h), as SqliteStore has it.
-#include <map>
 #include <string>
 #include <vector>
 
 #include "core/node_sync.h"
 #include "store/claim_flow.h"
 #include "store/memory/memory_store.h"
+#include "store/node_listing.h"
 
 namespace warden::memory {
 namespace {
@@ -50,26 +50,18 @@ void MemoryStore::NodeOfClaimLocked(WorkerId worker, ClaimFlow* flow) {
 Result<std::vector<NodeInfo>> MemoryStore::NodeList() {
   MutexLock lock(db_->mu);
   Tables& t = db_->t;
-  std::map<std::string, NodeInfo> by_name = t.nodes;
-  auto node = [&](const std::string& name) -> NodeInfo& {
-    auto [it, added] = by_name.try_emplace(name);
-    if (added) {
-      it->second.name = name;
-      it->second.registered = false;
-    }
-    return it->second;
-  };
+  std::vector<NodeInfo> registry;
+  for (const auto& [name, n] : t.nodes) registry.push_back(n);
+  NodeListing nodes(std::move(registry));
   for (const auto& [id, w] : t.workers) {
-    if (IsLive(w.state)) ++node(w.node).live_workers;
+    if (IsLive(w.state)) nodes.AddLiveWorkers(w.node, 1);
   }
   for (const auto& [id, job] : t.jobs) {
     if (job.state != JobState::kRunning || !job.worker_id) continue;
     auto holder = t.workers.find(*job.worker_id);
-    if (holder != t.workers.end()) ++node(holder->second.node).running;
+    if (holder != t.workers.end()) nodes.AddRunning(holder->second.node, 1);
   }
-  std::vector<NodeInfo> out;
-  for (auto& [name, n] : by_name) out.push_back(std::move(n));
-  return out;
+  return nodes.Take();
 }
 
 Result<bool> MemoryStore::NodePut(const NodeSpec& spec, bool set_capacity,

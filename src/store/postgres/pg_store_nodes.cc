@@ -1,11 +1,11 @@
 // PgStore: the node registry (warden/nodes.h). The claim's side is in
 // pg_store_claim.cc (ClaimInTransactionLocked locks the claiming worker's
 // node row; the one-statement claim leaves such claims to it).
-#include <map>
 #include <string>
 #include <vector>
 
 #include "core/node_sync.h"
+#include "store/node_listing.h"
 #include "store/postgres/pg_store.h"
 
 namespace warden::pg {
@@ -68,31 +68,18 @@ Result<std::vector<NodeInfo>> PgStore::NodeList() {
   MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));  // one snapshot for the three reads
   WARDEN_ASSIGN_OR_RETURN(std::vector<NodeInfo> registry, RegistryLocked(false));
-  std::map<std::string, NodeInfo> by_name;
-  for (NodeInfo& n : registry) by_name[n.name] = std::move(n);
-  auto node = [&](const std::string& name) -> NodeInfo& {
-    auto [it, added] = by_name.try_emplace(name);
-    if (added) {
-      it->second.name = name;
-      it->second.registered = false;
-    }
-    return it->second;
-  };
+  NodeListing nodes(std::move(registry));
   WARDEN_ASSIGN_OR_RETURN(
       Rows live, conn_->Exec("SELECT node, count(*) FROM warden.workers WHERE state IN "
                              "('active', 'draining') GROUP BY node"));
-  for (int i = 0; i < live.size(); ++i) node(live.Text(i, 0)).live_workers = live.Int(i, 1);
+  for (int i = 0; i < live.size(); ++i) nodes.AddLiveWorkers(live.Text(i, 0), live.Int(i, 1));
   WARDEN_ASSIGN_OR_RETURN(
       Rows running, conn_->Exec("SELECT w.node, count(*) FROM warden.jobs j JOIN warden.workers "
                                 "w ON w.id = j.worker_id WHERE j.state = 'running' GROUP BY "
                                 "w.node"));
-  for (int i = 0; i < running.size(); ++i) {
-    node(running.Text(i, 0)).running = running.Int(i, 1);
-  }
+  for (int i = 0; i < running.size(); ++i) nodes.AddRunning(running.Text(i, 0), running.Int(i, 1));
   WARDEN_RETURN_IF_ERROR(tx->Commit());
-  std::vector<NodeInfo> out;
-  for (auto& [name, n] : by_name) out.push_back(std::move(n));
-  return out;
+  return nodes.Take();
 }
 
 Result<bool> PgStore::NodePut(const NodeSpec& node, bool set_capacity, const AuditEntry& audit) {

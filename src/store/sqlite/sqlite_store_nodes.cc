@@ -1,11 +1,11 @@
 // SqliteStore: the node registry (warden/nodes.h). The claim's side is
 // NodeOfClaimLocked, called from FlowLocked (sqlite_store_claim.cc).
-#include <map>
 #include <string>
 #include <vector>
 
 #include "core/node_sync.h"
 #include "store/claim_flow.h"
+#include "store/node_listing.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace warden::sqlite {
@@ -42,23 +42,14 @@ Result<std::vector<NodeInfo>> SqliteStore::RegistryLocked() {
 Result<std::vector<NodeInfo>> SqliteStore::NodeList() {
   MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(std::vector<NodeInfo> registry, RegistryLocked());
-  std::map<std::string, NodeInfo> by_name;
-  for (NodeInfo& n : registry) by_name[n.name] = std::move(n);
-  auto node = [&](const std::string& name) -> NodeInfo& {
-    auto [it, added] = by_name.try_emplace(name);
-    if (added) {
-      it->second.name = name;
-      it->second.registered = false;
-    }
-    return it->second;
-  };
+  NodeListing nodes(std::move(registry));
   WARDEN_ASSIGN_OR_RETURN(
       Stmt live, db_->Prepare("SELECT node, count(*) FROM workers WHERE state IN ('active', "
                               "'draining') GROUP BY node"));
   while (true) {
     WARDEN_ASSIGN_OR_RETURN(bool row, live.Step());
     if (!row) break;
-    node(live.Text(0)).live_workers = live.Int(1);
+    nodes.AddLiveWorkers(live.Text(0), live.Int(1));
   }
   live.Reset();
   WARDEN_ASSIGN_OR_RETURN(
@@ -67,12 +58,10 @@ Result<std::vector<NodeInfo>> SqliteStore::NodeList() {
   while (true) {
     WARDEN_ASSIGN_OR_RETURN(bool row, running.Step());
     if (!row) break;
-    node(running.Text(0)).running = running.Int(1);
+    nodes.AddRunning(running.Text(0), running.Int(1));
   }
   running.Reset();
-  std::vector<NodeInfo> out;
-  for (auto& [name, n] : by_name) out.push_back(std::move(n));
-  return out;
+  return nodes.Take();
 }
 
 Status SqliteStore::NodeOfClaimLocked(WorkerId worker, ClaimFlow* flow) {
