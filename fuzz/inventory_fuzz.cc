@@ -44,7 +44,10 @@ void CheckPlan(const std::vector<NodeSpec>& inventory, size_t seed) {
     n.capacity = (seed + i) % 2 ? inventory[i].capacity : std::optional<int64_t>(7);
     registry.push_back(n);
   }
+  std::set<std::string> in_inventory;
+  for (const NodeSpec& s : inventory) in_inventory.insert(s.name);
   for (const char* extra : {"zz-extra-1", "zz-extra-2"}) {
+    if (in_inventory.count(extra)) continue;  // a registry names a node once
     NodeInfo n;
     n.name = extra;
     n.present = seed % 2 == 0;
