@@ -75,21 +75,26 @@ void PrintSync(const Client::NodeSync& s, bool dry_run) {
   }
 }
 
+// `warden nodes` and `warden nodes ls`.
+Action ListNodes(Globals& g) {
+  return WithClient(g, [&g](Client& c) -> Status {
+    WARDEN_ASSIGN_OR_RETURN(auto list, c.ListNodes());
+    if (g.json) {
+      Json out = Json::array();
+      for (const NodeInfo& n : list) out.push_back(NodeToJson(n));
+      PrintJson(out);
+    } else {
+      PrintNodeTable(list);
+    }
+    return Status::Ok();
+  });
+}
+
 void AddListCommand(CLI::App* nodes, Globals& g, Action* action) {
   CLI::App* ls = nodes->add_subcommand(
       "ls", "list nodes: state, capacity, running jobs, live workers (the default)");
   ls->callback([=, &g] {
-    *action = WithClient(g, [&g](Client& c) -> Status {
-      WARDEN_ASSIGN_OR_RETURN(auto list, c.ListNodes());
-      if (g.json) {
-        Json out = Json::array();
-        for (const NodeInfo& n : list) out.push_back(NodeToJson(n));
-        PrintJson(out);
-      } else {
-        PrintNodeTable(list);
-      }
-      return Status::Ok();
-    });
+    *action = ListNodes(g);
   });
 }
 
@@ -241,17 +246,7 @@ void AddNodesCommand(CLI::App& app, Globals& g, Action* action) {
   AddSyncCommand(nodes, g, action);
   nodes->callback([=, &g] {
     if (!nodes->get_subcommands().empty()) return;
-    *action = WithClient(g, [&g](Client& c) -> Status {
-      WARDEN_ASSIGN_OR_RETURN(auto list, c.ListNodes());
-      if (g.json) {
-        Json out = Json::array();
-        for (const NodeInfo& n : list) out.push_back(NodeToJson(n));
-        PrintJson(out);
-      } else {
-        PrintNodeTable(list);
-      }
-      return Status::Ok();
-    });
+    *action = ListNodes(g);
   });
 }
 
