@@ -44,9 +44,7 @@ std::vector<PlannedFault> PlanFaults(const Options& o, int slots,
                                      const std::vector<int>& side_of_slot,
                                      const std::vector<std::string>& node_of_slot) {
   Rng r = Rng(o.seed).Fork(2);
-  const std::vector<FaultKind> kinds(o.faults.begin(), o.faults.end());
-  double total = 0;
-  for (FaultKind k : kinds) total += Weight(k);
+  std::vector<FaultKind> kinds(o.faults.begin(), o.faults.end());
   const int64_t lease = o.lease.count();
   const int max_down = std::max(1, slots / 2);
   std::vector<int64_t> down_until(static_cast<size_t>(slots), 0);
@@ -66,6 +64,18 @@ std::vector<PlannedFault> PlanFaults(const Options& o, int slots,
     return static_cast<int>(std::count_if(down_until.begin(), down_until.end(),
                                           [t](int64_t u) { return u > t; }));
   };
+
+  // A forced removal kills a node's workers at once: never planned when
+  // every node has more of them than half the fleet (it would wait for
+  // its turn in the first round for ever).
+  bool force_possible = false;
+  for (int n = 0; n < o.nodes; ++n) {
+    const size_t workers = slots_of_node(n).size();
+    force_possible = force_possible || (workers > 0 && static_cast<int>(workers) <= max_down);
+  }
+  if (!force_possible) std::erase(kinds, FaultKind::kNodeForceRemove);
+  double total = 0;
+  for (FaultKind k : kinds) total += Weight(k);
 
   std::vector<PlannedFault> plan;
   if (kinds.empty()) return plan;
