@@ -165,7 +165,7 @@ std::vector<PlannedFault> PlanFaults(const Options& o, int slots,
       } else {
         // Some shorter than the workers' --shutdown-timeout (the node takes
         // work again while its jobs drain), most longer (they are released).
-        f.duration_ms = r.Range(500, 4000);
+        f.duration_ms = r.Range(500, 3000);
       }
       node_busy_until = t + f.duration_ms + 1000;
       plan.push_back(f);

@@ -96,6 +96,11 @@ void Injector::Tick(int64_t window_start) {
     deferred_.pop_front();
     Start(f);
   }
+  if (!deferred_nodes_.empty() && !node_fault_) {
+    PlannedFault f = deferred_nodes_.front();
+    deferred_nodes_.pop_front();
+    Start(f);
+  }
   for (auto it = thaws_.begin(); it != thaws_.end();) {
     if (it->at > WallMs()) {
       ++it;
@@ -190,6 +195,13 @@ void Injector::Start(const PlannedFault& f) {
     case FaultKind::kNodeDisable:
     case FaultKind::kNodeRemove:
     case FaultKind::kNodeForceRemove:
+      if (node_fault_) {
+        // One at a time: a change slowed by a store fault can make one
+        // outlast its plan. It waits for the one under way to end.
+        records_.pop_back();
+        deferred_nodes_.push_back(f);
+        return;
+      }
       StartNodeFault(f, rec);
       break;
   }
@@ -320,11 +332,6 @@ void Injector::StartNodeFault(const PlannedFault& f, FaultRecord& r) {
   if (admin_ == nullptr || inventory_.empty()) {
     r.skipped = true;
     r.detail = "no nodes";
-    return;
-  }
-  if (node_fault_) {
-    r.skipped = true;
-    r.detail = "another node fault is under way";
     return;
   }
   const warden::NodeSpec spec =
@@ -507,6 +514,7 @@ void Injector::CloseWindow() {
   // not outlast the lease); none starts any more.
   next_ = plan_.size();
   deferred_.clear();
+  deferred_nodes_.clear();
   PollUntil(
       [&] {
         Tick(0);

@@ -116,6 +116,7 @@ class Injector {
   std::optional<Timed> heal_;
   std::vector<int> cut_slots_;
   std::deque<PlannedFault> deferred_;     // freezes waiting for a lock to end
+  std::deque<PlannedFault> deferred_nodes_;  // node faults waiting for one to end
   std::unique_ptr<AsyncCommand> helper_;  // lock holder or restart
   size_t helper_record_ = 0;
   NodeAdmin* admin_ = nullptr;

@@ -56,7 +56,7 @@ struct Options {
   // `node_capacity` (0: none). 0 nodes: no `--node`, no registry, no node
   // faults, no invariant 8.
   int nodes = 2;
-  int node_capacity = 6;
+  int node_capacity = 8;
   // The workers' --shutdown-timeout: also how long the running jobs of a
   // worker whose node takes no work may finish before they are released.
   Millis shutdown_timeout{1000};
