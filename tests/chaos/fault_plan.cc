@@ -28,11 +28,13 @@ double Weight(FaultKind k) {
       return 1.5;
     case FaultKind::kPartition:
       return 1;
+    // A closed node takes half the fleet's work away while it lasts: fewer
+    // of them, so that the short runs keep their time.
     case FaultKind::kNodeDisable:
     case FaultKind::kNodeRemove:
-      return 1.5;
-    case FaultKind::kNodeForceRemove:
       return 1;
+    case FaultKind::kNodeForceRemove:
+      return 0.75;
   }
   return 0;
 }
@@ -165,7 +167,7 @@ std::vector<PlannedFault> PlanFaults(const Options& o, int slots,
       } else {
         // Some shorter than the workers' --shutdown-timeout (the node takes
         // work again while its jobs drain), most longer (they are released).
-        f.duration_ms = r.Range(500, 3000);
+        f.duration_ms = r.Range(500, 2500);
       }
       node_busy_until = t + f.duration_ms + 1000;
       plan.push_back(f);
