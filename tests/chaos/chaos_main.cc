@@ -29,6 +29,7 @@
 #include "feeder.h"
 #include "fleet.h"
 #include "injector.h"
+#include "node_admin.h"
 #include "ledger.h"
 #include "options.h"
 #include "poll_until.h"
@@ -77,17 +78,19 @@ void WriteFaults(const std::string& path,
                  const std::vector<FaultRecord>& faults) {
   std::FILE* f = std::fopen(path.c_str(), "w");
   if (f == nullptr) return;
-  fmt::print(f, "kind\tstart\tend\tpids\ttarget\tdetail\tskipped\n");
+  // `closed` (node faults): when the node certainly took no work.
+  fmt::print(f, "kind\tstart\tend\tpids\ttarget\tdetail\tskipped\tclosed\n");
   for (const FaultRecord& r : faults) {
     std::string pids;
     for (pid_t p : r.pids) {
       if (!pids.empty()) pids += ',';
       pids += std::to_string(p);
     }
-    fmt::print(f, "{}\t{}\t{}\t{}\t{}\t{}\t{}\n", FaultName(r.kind),
-               r.start_ms < 0 ? "-" : warden::FormatTime(r.start_ms),
-               r.end_ms < 0 ? "-" : warden::FormatTime(r.end_ms), pids,
-               r.target, r.detail, r.skipped ? "skipped" : "");
+    const auto time = [](int64_t ms) { return ms < 0 ? std::string("-") : warden::FormatTime(ms); };
+    fmt::print(f, "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n", FaultName(r.kind), time(r.start_ms),
+               time(r.end_ms), pids, r.target, r.detail, r.skipped ? "skipped" : "",
+               r.closed_from < 0 ? std::string()
+                                 : time(r.closed_from) + ".." + time(r.closed_until));
   }
   std::fclose(f);
 }
@@ -169,6 +172,9 @@ class ChaosRun {
   std::unique_ptr<warden::Client> client_;
   std::vector<PlannedJob> workload_;
   std::unique_ptr<Fleet> fleet_;
+  // Nodes: each slot's, and the registry as set up (node-1's capacity).
+  std::vector<std::string> node_of_slot_;
+  std::vector<warden::NodeSpec> inventory_;
   std::vector<std::string> unexpected_;
   int startup_failures_ = 0;
   int feeder_recognised_ = 0, feeder_failed_ = 0;
@@ -202,6 +208,31 @@ bool ChaosRun::Setup() {
     fmt::print("\n  flow control: {:.0f}% of the jobs in queue {}, concurrency limit {}",
                kLimitedShare * 100, limited_queue_, o_.limited_concurrency);
   }
+  node_of_slot_ = NodesOfSlots(command_workers_, o_.workers - command_workers_, o_.nodes);
+  for (int n = 1; n <= o_.nodes; ++n) {
+    warden::NodeSpec spec;
+    spec.name = "node-";
+    spec.name += std::to_string(n);
+    if (n == 1 && o_.node_capacity > 0) spec.capacity = o_.node_capacity;
+    inventory_.push_back(spec);
+  }
+  if (!inventory_.empty()) {
+    fmt::print("\n  nodes:");
+    for (const warden::NodeSpec& spec : inventory_) {
+      int slots = 0;
+      std::string names;
+      for (size_t s = 0; s < node_of_slot_.size(); ++s) {
+        if (node_of_slot_[s] != spec.name) continue;
+        slots += o_.concurrency;
+        if (!names.empty()) names += ",";
+        const bool cmd = s < static_cast<size_t>(command_workers_);
+        names += cmd ? "cmd-" : "inproc-";
+        names += std::to_string(cmd ? s + 1 : s - static_cast<size_t>(command_workers_) + 1);
+      }
+      fmt::print(" {} ({}: {} slots{})", spec.name, names, slots,
+                 spec.capacity ? fmt::format(", capacity {}", *spec.capacity) : "");
+    }
+  }
   fmt::print("\n  run directory {}\n  rerun: {}\n\n", dir_, o_.RerunCommand());
   std::fflush(stdout);
 
@@ -223,6 +254,16 @@ bool ChaosRun::Setup() {
       return false;
     }
   }
+  for (const warden::NodeSpec& spec : inventory_) {
+    // Before any worker registers on it: a capacity holds for the claims
+    // that begin after it is set.
+    auto added = client_->AddNode(spec, /*set_capacity=*/true);
+    if (!added.has_value()) {
+      fmt::print(stderr, "warden_chaos: cannot add node {}: {}\n", spec.name,
+                 added.error().ToString());
+      return false;
+    }
+  }
   ledger_ = dir_ + "/ledger";
   workload_ = MakeWorkload({o_.seed, o_.jobs, o_.duration.count(), queue_,
                             limited_queue_, o_.job_bin, ledger_});
@@ -240,7 +281,9 @@ bool ChaosRun::Setup() {
   fc.heartbeat = o_.heartbeat;
   fc.lease = o_.lease;
   fc.sweep = o_.sweep;
+  fc.shutdown_timeout = o_.shutdown_timeout;
   fc.hosts = backend_.hosts();
+  fc.nodes = node_of_slot_;
   fleet_ = std::make_unique<Fleet>(fc);
   fleet_->StartAll();
   const bool registered = PollUntil(
@@ -398,13 +441,23 @@ int ChaosRun::CheckAndReport(CheckInput& in) {
 
 int ChaosRun::Run() {
   if (!Setup()) return 1;
-  const std::vector<PlannedFault> plan = PlanFaults(
-      o_, fleet_->slots(), command_workers_, backend_.target().side_of_slot);
+  const std::vector<PlannedFault> plan =
+      PlanFaults(o_, fleet_->slots(), command_workers_, backend_.target().side_of_slot,
+                 node_of_slot_);
   Injector injector(o_, *fleet_, backend_.target(), plan, dir_, say_);
+  std::unique_ptr<NodeAdmin> admin;
+  if (!inventory_.empty()) {
+    admin = std::make_unique<NodeAdmin>(backend_.runner_url());
+    injector.SetNodes(admin.get(), inventory_);
+  }
   Feeder feeder(backend_.runner_url(), workload_, say_);
   std::unique_ptr<FlowSampler> sampler;
-  if (!limited_queue_.empty()) {
-    sampler = std::make_unique<FlowSampler>(backend_.runner_url(), limited_queue_);
+  std::vector<std::string> limited_nodes;
+  for (const warden::NodeSpec& spec : inventory_) {
+    if (spec.capacity) limited_nodes.push_back(spec.name);
+  }
+  if (!limited_queue_.empty() || !limited_nodes.empty()) {
+    sampler = std::make_unique<FlowSampler>(backend_.runner_url(), limited_queue_, limited_nodes);
     sampler->Start();
   }
   say_(fmt::format("fault window opens: {} faults planned", plan.size()));
@@ -415,10 +468,16 @@ int ChaosRun::Run() {
   if (sampler) {
     sampler->Stop();
     in.limited_queue = limited_queue_;
-    in.limit = o_.limited_concurrency;
+    in.limit = limited_queue_.empty() ? 0 : o_.limited_concurrency;
     in.flow_samples = sampler->samples();
     in.flow_sample_failures = sampler->failed();
+    in.node_samples = sampler->node_samples();
+    in.node_sample_failures = sampler->node_failed();
   }
+  for (const warden::NodeSpec& spec : inventory_) {
+    if (spec.capacity) in.node_limits[spec.name] = *spec.capacity;
+  }
+  in.nodes = !inventory_.empty();
   say_(in.drained ? "every job finished; stopping the workers (SIGTERM)"
                   : "DRAIN FAILED; stopping the workers (SIGTERM)");
   StopEverything(&in);

@@ -3,7 +3,7 @@
 //
 //   warden_chaos_worker --db URL --name NAME --ledger PATH [--queues Q[,Q...]]
 //       [--concurrency N] [--heartbeat D] [--lease D] [--keepalive-threshold D]
-//       [--sweep-interval D] [--shutdown-timeout D]
+//       [--sweep-interval D] [--shutdown-timeout D] [--node NAME]
 //
 // Handles task `chaos-inproc` with the job body of job_plan.h: it sleeps in
 // short slices so it notices ctx.stop_requested() (timeout, fencing,
@@ -26,7 +26,7 @@
 namespace {
 
 struct Flags {
-  std::string db, name, ledger, queues = "chaos";
+  std::string db, name, ledger, queues = "chaos", node;
   int concurrency = 8;
   std::string heartbeat = "250ms", lease = "3s", keepalive = "3s",
               sweep = "250ms", shutdown = "5s";
@@ -100,10 +100,12 @@ int main(int argc, char** argv) {
   app.add_option("--keepalive-threshold", f.keepalive);
   app.add_option("--sweep-interval", f.sweep);
   app.add_option("--shutdown-timeout", f.shutdown);
+  app.add_option("--node", f.node);  // as `warden worker --node`
   CLI11_PARSE(app, argc, argv);
 
   warden::WorkerOptions o;
   o.name = f.name;
+  o.node = f.node;
   o.queues.clear();
   std::stringstream queues(f.queues);  // comma-separated, as `warden worker`'s
   for (std::string q; std::getline(queues, q, ',');) {

@@ -290,6 +290,10 @@ CheckResult Check(const CheckInput& in) {
   if (!in.limited_queue.empty()) {
     out.invariants.push_back(CheckLimit(in, tl, runs, stale_since, &out));
   }
+  if (!in.node_limits.empty()) {
+    out.invariants.push_back(CheckNodeCapacity(in, tl, runs, stale_since, &out));
+  }
+  if (in.nodes) out.invariants.push_back(CheckNodeFaults(in, tl));
   out.invariants.push_back(belongs);
 
   // Checkpoints: resumed only from a step an earlier attempt reached and

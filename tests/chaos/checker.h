@@ -32,8 +32,15 @@
 //      back, whose activity 6 excused, counted apart as a stale overlap,
 //      never as a violation alone), from the store's attempts (claimed ..
 //      finished) and from the running jobs sampled during the run. The
-//      counting is overlap.h's, by key with a limit per key (capacity.cc),
-//      for node capacity to reuse.
+//      counting is overlap.h's, by key with a limit per key (capacity.cc).
+//   8  node capacity: at most C jobs running at once on a node of capacity
+//      C, across its workers, judged as 7 with the node of the run's (the
+//      attempt's) worker as the key, and from the nodes' running jobs
+//      sampled during the run.
+//   +  a node that takes no work gets none: no attempt claimed by a worker
+//      of a node while a node fault had it disabled or removed; and a drain
+//      releases a job only after its node took no work for the workers'
+//      --shutdown-timeout.
 //   +  every ledger run is a store attempt (same job, attempt, token and
 //      worker); checkpoints never go backwards and come only from steps an
 //      earlier attempt reached; no worker process died on its own or failed
@@ -77,6 +84,12 @@ struct CheckInput {
   int64_t limit = 0;
   std::vector<FlowSample> flow_samples;
   int flow_sample_failures = 0;
+  // Nodes (8): whether the workers ran on named nodes, the capacities, and
+  // the running jobs of those nodes as the store counted them, sampled.
+  bool nodes = false;
+  std::map<std::string, int64_t> node_limits;
+  std::vector<NodeSample> node_samples;
+  int node_sample_failures = 0;
 };
 
 struct Invariant {
@@ -116,6 +129,7 @@ struct CheckResult {
       0;  // latest excused activity past the attempt's end
   int key_overlaps_excused = 0;
   int limit_stale_overlaps = 0;  // (7) over the limit only with stale runs
+  int node_stale_overlaps = 0;   // (8) over a capacity only with stale runs
   bool ok() const;
 };
 

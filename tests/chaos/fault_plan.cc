@@ -28,6 +28,13 @@ double Weight(FaultKind k) {
       return 1.5;
     case FaultKind::kPartition:
       return 1;
+    // A closed node takes half the fleet's work away while it lasts: fewer
+    // of them, so that the short runs keep their time.
+    case FaultKind::kNodeDisable:
+    case FaultKind::kNodeRemove:
+      return 1;
+    case FaultKind::kNodeForceRemove:
+      return 0.75;
   }
   return 0;
 }
@@ -36,19 +43,41 @@ double Weight(FaultKind k) {
 
 std::vector<PlannedFault> PlanFaults(const Options& o, int slots,
                                      int command_slots,
-                                     const std::vector<int>& side_of_slot) {
+                                     const std::vector<int>& side_of_slot,
+                                     const std::vector<std::string>& node_of_slot) {
   Rng r = Rng(o.seed).Fork(2);
-  const std::vector<FaultKind> kinds(o.faults.begin(), o.faults.end());
-  double total = 0;
-  for (FaultKind k : kinds) total += Weight(k);
+  std::vector<FaultKind> kinds(o.faults.begin(), o.faults.end());
   const int64_t lease = o.lease.count();
   const int max_down = std::max(1, slots / 2);
   std::vector<int64_t> down_until(static_cast<size_t>(slots), 0);
   int64_t store_busy_until = 0;
+  int64_t node_busy_until = 0;
+  // The slots of node `n` (0: node-1).
+  auto slots_of_node = [&](int n) {
+    std::vector<int> out;
+    std::string name = "node-";
+    name += std::to_string(n + 1);
+    for (int s = 0; s < static_cast<int>(node_of_slot.size()); ++s) {
+      if (node_of_slot[static_cast<size_t>(s)] == name) out.push_back(s);
+    }
+    return out;
+  };
   auto down_at = [&](int64_t t) {
     return static_cast<int>(std::count_if(down_until.begin(), down_until.end(),
                                           [t](int64_t u) { return u > t; }));
   };
+
+  // A forced removal kills a node's workers at once: never planned when
+  // every node has more of them than half the fleet (it would wait for
+  // its turn in the first round for ever).
+  bool force_possible = false;
+  for (int n = 0; n < o.nodes; ++n) {
+    const size_t workers = slots_of_node(n).size();
+    force_possible = force_possible || (workers > 0 && static_cast<int>(workers) <= max_down);
+  }
+  if (!force_possible) std::erase(kinds, FaultKind::kNodeForceRemove);
+  double total = 0;
+  for (FaultKind k : kinds) total += Weight(k);
 
   std::vector<PlannedFault> plan;
   if (kinds.empty()) return plan;
@@ -96,6 +125,51 @@ std::vector<PlannedFault> PlanFaults(const Options& o, int slots,
       continue;
     }
     if (kind == FaultKind::kKillJob) {
+      plan.push_back(f);
+      continue;
+    }
+    if (IsNodeFault(kind)) {
+      const int nodes = std::max(1, o.nodes);
+      f.node = static_cast<int>(r.Range(0, nodes - 1));
+      f.by_sync = r.Chance(0.5);
+      bool ok = t >= node_busy_until;
+      if (ok && kind == FaultKind::kNodeForceRemove) {
+        // Its workers are killed first: a node all of whose workers are up,
+        // and whose loss the budget of down slots allows.
+        const int first = f.node;
+        f.node = -1;
+        for (int i = 0; i < nodes && f.node < 0; ++i) {
+          const int n = (first + i) % nodes;
+          const std::vector<int> mine = slots_of_node(n);
+          const bool all_up = std::all_of(mine.begin(), mine.end(), [&](int s) {
+            return down_until[static_cast<size_t>(s)] <= t;
+          });
+          if (!mine.empty() && all_up &&
+              down_at(t) + static_cast<int>(mine.size()) <= max_down) {
+            f.node = n;
+          }
+        }
+        ok = f.node >= 0;
+      }
+      if (!ok) {
+        if (from_first_round) first_round.insert(first_round.begin(), kind);
+        continue;
+      }
+      if (kind == FaultKind::kNodeForceRemove) {
+        // Until `nodes add` brings it back (its workers respawn meanwhile,
+        // on a removed node, or after).
+        f.duration_ms = r.Range(500, 3000);
+        f.respawn_after_ms = r.Range(0, 1500);
+        f.new_name = r.Chance(0.5);
+        for (int s : slots_of_node(f.node)) {
+          down_until[static_cast<size_t>(s)] = t + f.respawn_after_ms + 1000;
+        }
+      } else {
+        // Some shorter than the workers' --shutdown-timeout (the node takes
+        // work again while its jobs drain), most longer (they are released).
+        f.duration_ms = r.Range(500, 2500);
+      }
+      node_busy_until = t + f.duration_ms + 1000;
       plan.push_back(f);
       continue;
     }

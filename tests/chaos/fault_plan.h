@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "options.h"
@@ -24,12 +25,20 @@ struct PlannedFault {
   int64_t respawn_after_ms = 0;  // kill-worker
   bool new_name = false;         // kill-worker: respawn under a new name
   uint64_t pick = 0;             // kill-job: which running job
+  int node = -1;                 // node faults: which node (0: node-1)
+  bool by_sync = false;          // node-remove, node-force-remove: by a sync
+                                 // lacking the node, not `nodes remove`
 };
 
 // Slots [0, command_slots) run `warden worker`, the rest in-process
 // workers. `side_of_slot`: each slot's host (partition mode), or empty.
+// `node_of_slot`: each slot's node, node-1 .. node-N (NodesOfSlots), or
+// empty. Node faults come one at a time; a forced removal kills every
+// worker of its node, so it is planned only when they are all up and the
+// budget of down slots allows them all.
 std::vector<PlannedFault> PlanFaults(const Options& o, int slots,
                                      int command_slots,
-                                     const std::vector<int>& side_of_slot);
+                                     const std::vector<int>& side_of_slot,
+                                     const std::vector<std::string>& node_of_slot);
 
 }  // namespace chaos

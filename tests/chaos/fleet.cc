@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <set>
 #include <thread>
 
@@ -55,6 +56,24 @@ std::vector<std::pair<pid_t, std::string>> LeftoverProcesses() {
   return out;
 }
 
+std::vector<std::string> NodesOfSlots(int command_workers, int inproc_workers, int nodes) {
+  const int workers = command_workers + inproc_workers;
+  std::vector<std::string> out;
+  if (nodes <= 0) return out;
+  out.resize(static_cast<size_t>(workers));
+  int k = 0;  // place in the interleaved order
+  for (int i = 0; i < std::max(command_workers, inproc_workers); ++i) {
+    for (int slot : {i < command_workers ? i : -1,
+                     i < inproc_workers ? command_workers + i : -1}) {
+      if (slot < 0) continue;
+      std::string name = "node-";
+      name += std::to_string(k * nodes / workers + 1);
+      out[static_cast<size_t>(slot)] = name;
+      ++k;
+    }
+  }
+  return out;
+}
 
 Fleet::Fleet(FleetConfig config) : cfg_(std::move(config)) {
   const int n = cfg_.command_workers + cfg_.inproc_workers;
@@ -107,6 +126,10 @@ const std::string& Fleet::Name(int slot) const {
   return slots_.at(static_cast<size_t>(slot)).name;
 }
 
+std::string Fleet::Node(int slot) const {
+  return cfg_.nodes.empty() ? std::string() : cfg_.nodes.at(static_cast<size_t>(slot));
+}
+
 void Fleet::Spawn(int slot, bool new_name) {
   Slot& s = slots_.at(static_cast<size_t>(slot));
   if (new_name) s.name = s.base + ".g" + std::to_string(++s.generation);
@@ -144,14 +167,20 @@ void Fleet::Spawn(int slot, bool new_name) {
            {"--lease", d(cfg_.lease)},
            {"--keepalive-threshold", d(cfg_.lease)},
            {"--sweep-interval", d(cfg_.sweep)},
-           {"--shutdown-timeout", "5s"}}) {
+           {"--shutdown-timeout", d(cfg_.shutdown_timeout)}}) {
     argv.push_back(flag.first);
     argv.push_back(flag.second);
+  }
+  const std::string node = Node(slot);
+  if (!node.empty()) {
+    argv.push_back("--node");
+    argv.push_back(node);
   }
   ProcRecord r;
   r.slot = slot;
   r.name = s.name;
   r.command_worker = s.command;
+  r.node = node;
   r.log_path =
       cfg_.dir + "/" + s.name + "." + std::to_string(records_.size()) + ".log";
   const auto& host = cfg_.hosts.empty()

@@ -33,6 +33,7 @@ struct ProcRecord {
   int exit_code = -1;          // 128+signal when killed
   std::string log_path;
   std::string host;  // partition mode: the host name
+  std::string node;  // its `--node`, "" for none
 };
 
 // A command job's process found under a worker (kill-job fault).
@@ -47,10 +48,18 @@ struct FleetConfig {
   std::string warden_bin, worker_bin, ledger, queue, dir;
   std::string db_url;  // what the workers get as --db
   int command_workers = 1, inproc_workers = 1, concurrency = 8;
-  Millis heartbeat{250}, lease{3000}, sweep{250};
+  Millis heartbeat{250}, lease{3000}, sweep{250}, shutdown_timeout{1000};
   std::vector<std::optional<warden::testing::Host>>
       hosts;  // per slot (partition mode)
+  std::vector<std::string> nodes;  // per slot: its `--node`; empty: none
 };
+
+// The node of each worker slot (slots [0, command_workers) run `warden
+// worker`, the rest in-process workers) when `nodes` nodes, node-1 ..
+// node-N, share them: the slots taken in turn by kind (cmd-1, inproc-1,
+// cmd-2, ...) and cut into N runs as even as can be, so that a node of two
+// workers or more has both kinds. Empty when `nodes` is 0.
+std::vector<std::string> NodesOfSlots(int command_workers, int inproc_workers, int nodes);
 
 class Fleet {
  public:
@@ -67,6 +76,8 @@ class Fleet {
   const std::vector<pid_t>& FrozenExecd(int slot) const;
   pid_t Pid(int slot) const;
   const std::string& Name(int slot) const;
+  // Its `--node` ("" for none).
+  std::string Node(int slot) const;
 
   // SIGKILL and reap; returns the kill time (wall ms), -1 if it was not up.
   int64_t Kill(int slot);

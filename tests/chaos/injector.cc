@@ -25,6 +25,11 @@ Injector::Injector(const Options& o, Fleet& fleet, StoreTarget store,
 
 bool Injector::StoreFaultActive() const { return helper_ != nullptr; }
 
+void Injector::SetNodes(NodeAdmin* admin, std::vector<warden::NodeSpec> inventory) {
+  admin_ = admin;
+  inventory_ = std::move(inventory);
+}
+
 int Injector::DownCount() const {
   int down = 0;
   for (int s = 0; s < fleet_.slots(); ++s) {
@@ -91,6 +96,11 @@ void Injector::Tick(int64_t window_start) {
     deferred_.pop_front();
     Start(f);
   }
+  if (!deferred_nodes_.empty() && !node_fault_) {
+    PlannedFault f = deferred_nodes_.front();
+    deferred_nodes_.pop_front();
+    Start(f);
+  }
   for (auto it = thaws_.begin(); it != thaws_.end();) {
     if (it->at > WallMs()) {
       ++it;
@@ -113,6 +123,13 @@ void Injector::Tick(int64_t window_start) {
     it = respawns_.erase(it);
   }
   if (heal_ && heal_->at <= WallMs()) EndPartition(heal_->record);
+  if (admin_ != nullptr) {
+    for (const NodeAdmin::Done& d : admin_->TakeDone()) NodeChangeDone(d);
+  }
+  if (node_fault_ && node_fault_->phase == NodeFault::kClosed &&
+      node_fault_->open_at <= WallMs()) {
+    OpenNode();
+  }
 }
 
 void Injector::Start(const PlannedFault& f) {
@@ -174,6 +191,18 @@ void Injector::Start(const PlannedFault& f) {
     }
     case FaultKind::kPartition:
       StartPartition(f, rec);
+      break;
+    case FaultKind::kNodeDisable:
+    case FaultKind::kNodeRemove:
+    case FaultKind::kNodeForceRemove:
+      if (node_fault_) {
+        // One at a time: a change slowed by a store fault can make one
+        // outlast its plan. It waits for the one under way to end.
+        records_.pop_back();
+        deferred_nodes_.push_back(f);
+        return;
+      }
+      StartNodeFault(f, rec);
       break;
   }
 }
@@ -285,15 +314,211 @@ void Injector::EndPartition(size_t record) {
   say_("partition healed");
 }
 
+namespace {
+
+// The inventory less `node`.
+std::vector<warden::NodeSpec> Without(const std::vector<warden::NodeSpec>& inventory,
+                                      const std::string& node) {
+  std::vector<warden::NodeSpec> out;
+  for (const warden::NodeSpec& n : inventory) {
+    if (n.name != node) out.push_back(n);
+  }
+  return out;
+}
+
+}  // namespace
+
+void Injector::StartNodeFault(const PlannedFault& f, FaultRecord& r) {
+  if (admin_ == nullptr || inventory_.empty()) {
+    r.skipped = true;
+    r.detail = "no nodes";
+    return;
+  }
+  const warden::NodeSpec spec =
+      inventory_.at(static_cast<size_t>(f.node) % inventory_.size());
+  r.node = spec.name;
+  r.target = spec.name;
+  NodeFault nf;
+  nf.plan = f;
+  nf.record = records_.size() - 1;
+  nf.node = spec.name;
+  // By a sync only when another node stays: an empty inventory is refused.
+  const bool by_sync = f.by_sync && inventory_.size() > 1;
+  const std::vector<warden::NodeSpec> rest = Without(inventory_, spec.name);
+  NodeAdmin::Op close;
+  int64_t give_up = 3000;
+  if (f.kind == FaultKind::kNodeDisable) {
+    close = [name = spec.name](warden::Client& c, NodeAdmin::Outcome* out) -> warden::Status {
+      auto changed = c.SetNodeEnabled(name, false);
+      if (!changed.has_value()) return changed.error();
+      out->detail = *changed ? "disabled" : "was disabled already";
+      return warden::Status::Ok();
+    };
+  } else {
+    const bool force = f.kind == FaultKind::kNodeForceRemove;
+    if (force) {
+      // The operator's word that the machine is gone: true here, its
+      // workers are killed first (a live one's jobs would run twice).
+      std::vector<int> mine;
+      bool all_up = true;
+      for (int s = 0; s < fleet_.slots(); ++s) {
+        if (fleet_.Node(s) != spec.name) continue;
+        mine.push_back(s);
+        // Not frozen either: its thaw is due, and a freeze's record must
+        // end with its thaw.
+        all_up = all_up && fleet_.Up(s) && !fleet_.Frozen(s);
+        for (const Timed& t : respawns_) all_up = all_up && t.slot != s;
+      }
+      int newly_down = 0;
+      for (int s : mine) {
+        const bool cut = std::find(cut_slots_.begin(), cut_slots_.end(), s) != cut_slots_.end();
+        newly_down += !fleet_.Frozen(s) && !cut;
+      }
+      if (mine.empty() || !all_up ||
+          DownCount() + newly_down > std::max(1, fleet_.slots() / 2)) {
+        r.skipped = true;
+        r.detail = mine.empty() ? "no worker on it"
+                   : !all_up    ? "one of its workers is down or frozen already"
+                                : "too many workers down";
+        return;
+      }
+      for (int s : mine) {
+        r.pids.push_back(fleet_.Pid(s));
+        r.target += s == mine.front() ? " (" : ",";
+        r.target += fleet_.Name(s);
+        const int64_t at = fleet_.Kill(s);
+        if (r.start_ms < 0) r.start_ms = at;
+      }
+      r.target += ")";
+      r.end_ms = r.start_ms;
+      nf.killed = mine;
+      say_(fmt::format("SIGKILL every worker of {}: {}", spec.name, r.target));
+      give_up = 0;  // its workers must come back: they do once this is done
+    }
+    if (by_sync) {
+      close = [rest, force](warden::Client& c, NodeAdmin::Outcome* out) -> warden::Status {
+        auto sync = c.SyncNodes(rest, /*dry_run=*/false, force, /*allow_empty=*/false);
+        if (!sync.has_value()) return sync.error();
+        out->detail = fmt::format("removed by a sync without it ({} removed{})",
+                                  sync->report.removed.size(), force ? ", --force" : "");
+        out->workers_released = sync->workers_released;
+        out->jobs_recovered = sync->jobs_recovered;
+        return warden::Status::Ok();
+      };
+    } else {
+      close = [name = spec.name, force](warden::Client& c, NodeAdmin::Outcome* out) -> warden::Status {
+        auto removal = c.RemoveNode(name, force);
+        if (!removal.has_value()) return removal.error();
+        out->detail = fmt::format("{}{}", removal->changed ? "removed" : "was removed already",
+                                  force ? " (--force)" : "");
+        out->workers_released = removal->workers_released;
+        out->jobs_recovered = removal->jobs_recovered;
+        return warden::Status::Ok();
+      };
+    }
+  }
+  r.close_sent = WallMs();
+  nf.ticket = admin_->Post(close, give_up);
+  node_fault_ = nf;
+}
+
+void Injector::NodeChangeDone(const NodeAdmin::Done& d) {
+  if (!node_fault_ || d.ticket != node_fault_->ticket) return;
+  NodeFault& nf = *node_fault_;
+  FaultRecord& r = records_[nf.record];
+  const auto took = [&] {
+    return d.tries > 1 ? fmt::format(" ({} tries, {} ms)", d.tries, d.done_ms - d.sent_ms)
+                       : std::string();
+  };
+  if (nf.phase == NodeFault::kClosing) {
+    const bool force = nf.plan.kind == FaultKind::kNodeForceRemove;
+    if (d.ok) {
+      r.closed_from = d.done_ms;
+      if (!force) r.start_ms = d.done_ms;
+      r.detail = d.detail + took();
+      if (force) {
+        r.workers_released = d.outcome.workers_released;
+        r.jobs_recovered = d.outcome.jobs_recovered;
+        r.detail += r.workers_released == 0
+                        ? std::string(": no live worker to release (their deaths proven first)")
+                        : fmt::format(": {} live workers released, {} jobs recovered at once",
+                                      r.workers_released, r.jobs_recovered);
+      }
+    } else {
+      // Its outcome may still be unknown (a lost commit): it is undone
+      // all the same.
+      r.skipped = !force;
+      r.detail = "the change failed: " + d.detail + took();
+    }
+    say_(fmt::format("{} {}: {}", FaultName(nf.plan.kind), nf.node, r.detail));
+    nf.phase = NodeFault::kClosed;
+    nf.open_at = d.ok ? d.done_ms + nf.plan.duration_ms : WallMs();
+    for (int s : nf.killed) {
+      // Only now: a worker registered before a forced removal committed
+      // would be released alive.
+      respawns_.push_back({std::max(r.start_ms + nf.plan.respawn_after_ms, d.done_ms), s, 0,
+                           nf.plan.new_name});
+    }
+    return;
+  }
+  if (d.ok) {
+    r.end_ms = d.done_ms;
+    r.detail += "; back: " + d.detail + took();
+    say_(fmt::format("{} {}: back ({})", FaultName(nf.plan.kind), nf.node, d.detail));
+  } else {
+    r.end_ms = d.done_ms;
+    r.detail += "; NOT BACK: " + d.detail;
+    say_(fmt::format("{} {}: could not bring it back: {}", FaultName(nf.plan.kind), nf.node,
+                     d.detail));
+  }
+  node_fault_.reset();
+}
+
+void Injector::OpenNode() {
+  NodeFault& nf = *node_fault_;
+  FaultRecord& r = records_[nf.record];
+  const warden::NodeSpec spec =
+      inventory_.at(static_cast<size_t>(nf.plan.node) % inventory_.size());
+  NodeAdmin::Op open;
+  if (nf.plan.kind == FaultKind::kNodeDisable) {
+    open = [name = spec.name](warden::Client& c, NodeAdmin::Outcome* out) -> warden::Status {
+      auto changed = c.SetNodeEnabled(name, true);
+      if (!changed.has_value()) return changed.error();
+      out->detail = *changed ? "enabled" : "was enabled already";
+      return warden::Status::Ok();
+    };
+  } else if ((nf.plan.pick & 1) != 0 && inventory_.size() > 1) {
+    open = [inventory = inventory_](warden::Client& c, NodeAdmin::Outcome* out) -> warden::Status {
+      auto sync = c.SyncNodes(inventory, /*dry_run=*/false, /*force=*/false,
+                              /*allow_empty=*/false);
+      if (!sync.has_value()) return sync.error();
+      out->detail = fmt::format("a sync listing it ({} revived)", sync->report.revived.size());
+      return warden::Status::Ok();
+    };
+  } else {
+    open = [spec](warden::Client& c, NodeAdmin::Outcome* out) -> warden::Status {
+      auto added = c.AddNode(spec, /*set_capacity=*/true);
+      if (!added.has_value()) return added.error();
+      out->detail = *added ? "added" : "was present already";
+      return warden::Status::Ok();
+    };
+  }
+  // Not committed before this: the node took no work until now.
+  if (r.closed_from >= 0) r.closed_until = WallMs();
+  nf.phase = NodeFault::kOpening;
+  nf.ticket = admin_->Post(open, 0);
+}
+
 void Injector::CloseWindow() {
   // Faults under way run their planned course (a freeze cut short would
   // not outlast the lease); none starts any more.
   next_ = plan_.size();
   deferred_.clear();
+  deferred_nodes_.clear();
   PollUntil(
       [&] {
         Tick(0);
-        return !helper_ && thaws_.empty() && respawns_.empty() && !heal_;
+        return !helper_ && thaws_.empty() && respawns_.empty() && !heal_ && !node_fault_;
       },
       Millis(180'000), Millis(10));
 }

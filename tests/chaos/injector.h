@@ -17,7 +17,9 @@
 
 #include "fault_plan.h"
 #include "fleet.h"
+#include "node_admin.h"
 #include "store_faults.h"
+#include "warden/nodes.h"
 
 namespace chaos {
 
@@ -33,6 +35,17 @@ struct FaultRecord {
   int64_t job = 0;                     // kill-job
   std::string detail;
   bool skipped = false;
+  // Node faults: the node, and when it certainly took no work: from the
+  // return of the call that closed it (disabled or removed: committed by
+  // then) to the first try of the call that opened it again (not
+  // committed before). -1: never closed (skipped). For node-disable and
+  // node-remove, start is that return and end the reopening's return; a
+  // node-force-remove starts with the kill of its workers (pids).
+  std::string node;
+  int64_t close_sent = -1;  // the closing call was posted (before it committed)
+  int64_t closed_from = -1, closed_until = -1;
+  int workers_released = 0;  // node-force-remove: by the removal itself
+  int64_t jobs_recovered = 0;
 };
 
 // What store faults act on.
@@ -59,6 +72,10 @@ class Injector {
   const std::vector<FaultRecord>& records() const { return records_; }
   // Whether a store fault is under way (its helper still runs).
   bool StoreFaultActive() const;
+  // Node faults: who makes the registry's changes, and the registry as
+  // the run set it up (every node present and enabled, node-1's capacity):
+  // what a sync brings back. Without them node faults are skipped.
+  void SetNodes(NodeAdmin* admin, std::vector<warden::NodeSpec> inventory);
 
  private:
   struct Timed {
@@ -79,6 +96,10 @@ class Injector {
   void KillJob(const PlannedFault& f, FaultRecord& r);
   void StartPartition(const PlannedFault& f, FaultRecord& r);
   void EndPartition(size_t record);
+  void StartNodeFault(const PlannedFault& f, FaultRecord& r);
+  // A registry change of the node fault under way finished.
+  void NodeChangeDone(const NodeAdmin::Done& d);
+  void OpenNode();
   int DownCount() const;
   // SQLite: whether a write transaction can begin within a short wait.
   bool SqliteWritable() const;
@@ -95,8 +116,23 @@ class Injector {
   std::optional<Timed> heal_;
   std::vector<int> cut_slots_;
   std::deque<PlannedFault> deferred_;     // freezes waiting for a lock to end
+  std::deque<PlannedFault> deferred_nodes_;  // node faults waiting for one to end
   std::unique_ptr<AsyncCommand> helper_;  // lock holder or restart
   size_t helper_record_ = 0;
+  NodeAdmin* admin_ = nullptr;
+  std::vector<warden::NodeSpec> inventory_;
+  // The node fault under way (one at a time): closing (its change posted),
+  // closed (until open_at), opening (its reopening posted).
+  struct NodeFault {
+    PlannedFault plan;
+    size_t record = 0;
+    std::string node;
+    enum { kClosing, kClosed, kOpening } phase = kClosing;
+    int ticket = 0;
+    int64_t open_at = 0;
+    std::vector<int> killed;  // node-force-remove: the slots it killed
+  };
+  std::optional<NodeFault> node_fault_;
   int seq_ = 0;
 };
 

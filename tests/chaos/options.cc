@@ -32,6 +32,12 @@ const char* FaultName(FaultKind k) {
       return "pg-kill-backends";
     case FaultKind::kPartition:
       return "partition";
+    case FaultKind::kNodeDisable:
+      return "node-disable";
+    case FaultKind::kNodeRemove:
+      return "node-remove";
+    case FaultKind::kNodeForceRemove:
+      return "node-force-remove";
   }
   return "?";
 }
@@ -41,13 +47,20 @@ const std::vector<FaultKind>& AllFaultKinds() {
       FaultKind::kKillWorker,     FaultKind::kFreezeWorker,
       FaultKind::kFreezeHost,     FaultKind::kKillJob,
       FaultKind::kSqliteLock,     FaultKind::kPgRestart,
-      FaultKind::kPgKillBackends, FaultKind::kPartition};
+      FaultKind::kPgKillBackends, FaultKind::kPartition,
+      FaultKind::kNodeDisable,    FaultKind::kNodeRemove,
+      FaultKind::kNodeForceRemove};
   return all;
 }
 
 bool IsStoreFault(FaultKind k) {
   return k == FaultKind::kSqliteLock || k == FaultKind::kPgRestart ||
          k == FaultKind::kPgKillBackends;
+}
+
+bool IsNodeFault(FaultKind k) {
+  return k == FaultKind::kNodeDisable || k == FaultKind::kNodeRemove ||
+         k == FaultKind::kNodeForceRemove;
 }
 
 namespace {
@@ -155,6 +168,19 @@ bool ParseOptions(int argc, char** argv, Options* o, int* exit_code) {
                  "(0: one queue, no limit)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1000));
+  app.add_option("--nodes", o->nodes,
+                 "the workers spread over this many nodes (`--node node-K`), registered "
+                 "before they start (0: no nodes, no node faults, no invariant 8)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 64));
+  app.add_option("--node-capacity", o->node_capacity,
+                 "capacity of node-1, below its workers' slots so that it is reached "
+                 "(invariant 8; 0: no capacity)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100000));
+  AddDuration(app, "--shutdown-timeout", &o->shutdown_timeout,
+              "workers' --shutdown-timeout: how long the running jobs of a worker whose "
+              "node takes no work may finish before they are released");
   AddDuration(app, "--heartbeat", &o->heartbeat, "workers' heartbeat");
   AddDuration(app, "--lease", &o->lease,
               "workers' lease (and keepalive threshold)");
@@ -181,7 +207,7 @@ bool ParseOptions(int argc, char** argv, Options* o, int* exit_code) {
       "comma-separated fault kinds (default: all the backend supports): "
       "kill-worker, "
       "freeze-worker, freeze-host, kill-job, sqlite-lock, pg-restart, "
-      "pg-kill-backends, partition");
+      "pg-kill-backends, partition, node-disable, node-remove, node-force-remove");
   app.add_option(
       "--pg-cluster", o->pg_cluster,
       "scripts/pg-cluster.sh DIR of the server --db names: enables pg-restart "
@@ -240,6 +266,7 @@ bool ParseOptions(int argc, char** argv, Options* o, int* exit_code) {
           !(o->pg_private || !o->pg_cluster.empty()))
         continue;
       if (k == FaultKind::kPartition && !o->partition) continue;
+      if (IsNodeFault(k) && o->nodes == 0) continue;
       o->faults.insert(k);
     }
   } else {
@@ -266,6 +293,14 @@ bool ParseOptions(int argc, char** argv, Options* o, int* exit_code) {
     if (o->faults.count(FaultKind::kPartition) && !o->partition) {
       return fail("the partition fault needs --partition");
     }
+    for (FaultKind k : o->faults) {
+      if (IsNodeFault(k) && o->nodes == 0) {
+        return fail(std::string(FaultName(k)) + " needs --nodes 1 or more");
+      }
+    }
+  }
+  if (o->nodes > o->workers) {
+    return fail(fmt::format("--nodes {}: more nodes than --workers {}", o->nodes, o->workers));
   }
   if (o->drain_timeout.count() == 0) {
     o->drain_timeout =

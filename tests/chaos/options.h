@@ -22,11 +22,16 @@ enum class FaultKind {
   kPgRestart,       // scripts/pg-cluster.sh restart
   kPgKillBackends,  // pg_terminate_backend on every session of our database
   kPartition,       // a worker host's network cut off past the lease
+  kNodeDisable,     // a node disabled (its workers drain), enabled again later
+  kNodeRemove,      // a node removed (sync without it, or remove), brought back later
+  kNodeForceRemove,  // a node's workers killed, the node removed with --force, brought back
 };
 const char* FaultName(FaultKind k);
 const std::vector<FaultKind>& AllFaultKinds();
 // Store faults make the store unavailable for a while (not a worker).
 bool IsStoreFault(FaultKind k);
+// Node faults change the node registry (docs/nodes.md): one at a time.
+bool IsNodeFault(FaultKind k);
 
 enum class Backend { kSqlite, kPostgres };
 
@@ -46,6 +51,15 @@ struct Options {
   // Flow control: a concurrency limit on a second queue that a share of
   // the jobs go to (workload.h); 0: one queue, no limit.
   int limited_concurrency = 3;
+  // Nodes (docs/nodes.md): the workers spread over this many named nodes
+  // (`--node node-K`), registered before they start; node-1 gets
+  // `node_capacity` (0: none). 0 nodes: no `--node`, no registry, no node
+  // faults, no invariant 8.
+  int nodes = 2;
+  int node_capacity = 8;
+  // The workers' --shutdown-timeout: also how long the running jobs of a
+  // worker whose node takes no work may finish before they are released.
+  Millis shutdown_timeout{1000};
   Millis heartbeat{250}, lease{3000}, sweep{250};
   // Margins over DESIGN.md's bounds, for a loaded 2-core machine.
   Millis kill_margin{1000};    // proven death: sweep + this

@@ -5,7 +5,9 @@
 // ended that attempt (recovered it, or the worker's own outcome landed)
 // minus the fault's time. Bounds (DESIGN.md, invariant 5):
 //   killed worker (death provable: same host, or PostgreSQL session gone):
-//     sweep interval + --kill-margin
+//     sweep interval + --kill-margin; so too the workers a forced node
+//     removal killed (the removal releases them at once, if the sweep has
+//     not proven them dead first)
 //   frozen worker or host, cut-off host (unprovable): lease + 2 sweep
 //     intervals (silence is judged by watching, core/silence.h)
 //     + --freeze-margin
@@ -59,7 +61,8 @@ void CheckRecoveryTimes(const CheckInput& in, const Timeline& tl,
         continue;
       }
       if (g.kind != FaultKind::kKillWorker && g.kind != FaultKind::kFreezeWorker &&
-          g.kind != FaultKind::kFreezeHost && g.kind != FaultKind::kPartition) {
+          g.kind != FaultKind::kFreezeHost && g.kind != FaultKind::kPartition &&
+          g.kind != FaultKind::kNodeForceRemove) {
         continue;
       }
       for (pid_t pid : g.pids) {
@@ -78,6 +81,8 @@ void CheckRecoveryTimes(const CheckInput& in, const Timeline& tl,
       {FaultKind::kFreezeWorker, "frozen worker processes", freeze_bound},
       {FaultKind::kFreezeHost, "frozen hosts (worker + jobs)", freeze_bound},
       {FaultKind::kPartition, "cut-off hosts (partition)", freeze_bound},
+      // Its workers killed, then released by the operator's --force.
+      {FaultKind::kNodeForceRemove, "force-removed nodes (workers killed)", kill_bound},
   };
   for (const Kind& k : kinds) {
     if (!o.faults.count(k.kind)) continue;

@@ -31,6 +31,12 @@ void PrintReport(const Options& o, const RunFacts& facts,
       "total {:.1f}s\n",
       d(o.heartbeat), d(o.lease), d(o.sweep), facts.window_s, facts.drain_s,
       facts.total_s);
+  if (o.nodes > 0) {
+    fmt::print("{} nodes{}; the workers' shutdown timeout (a drained node's jobs) {}\n", o.nodes,
+               o.node_capacity > 0 ? fmt::format(", node-1 of capacity {}", o.node_capacity)
+                                   : std::string(),
+               d(o.shutdown_timeout));
+  }
 
   fmt::print("\nJobs by final state\n ");
   for (const auto& [state, n] : r.by_state) fmt::print(" {} {}", state, n);

@@ -1,5 +1,6 @@
 #include "sampler.h"
 
+#include <algorithm>
 #include <memory>
 
 #include "ledger.h"
@@ -7,8 +8,8 @@
 
 namespace chaos {
 
-FlowSampler::FlowSampler(std::string db_url, std::string queue)
-    : db_url_(std::move(db_url)), queue_(std::move(queue)) {}
+FlowSampler::FlowSampler(std::string db_url, std::string queue, std::vector<std::string> nodes)
+    : db_url_(std::move(db_url)), queue_(std::move(queue)), nodes_(std::move(nodes)) {}
 
 FlowSampler::~FlowSampler() { Stop(); }
 
@@ -28,7 +29,23 @@ void FlowSampler::Loop() {
       auto c = warden::Client::Open(db_url_, std::chrono::milliseconds(1000));
       if (c.has_value()) client = std::move(c).value();
     }
-    if (client) {
+    if (client && !nodes_.empty()) {
+      auto nodes = client->ListNodes();
+      if (nodes.has_value()) {
+        const int64_t now = WallMs();
+        for (const warden::NodeInfo& n : *nodes) {
+          if (std::find(nodes_.begin(), nodes_.end(), n.name) == nodes_.end()) continue;
+          node_samples_.push_back({now, n.name, n.running});
+        }
+      } else {
+        ++node_failed_;
+      }
+    } else if (!nodes_.empty()) {
+      ++node_failed_;
+    }
+    if (queue_.empty()) {
+      // Nothing more to read.
+    } else if (client) {
       auto flow = client->GetQueueFlow(queue_);
       if (flow.has_value() && flow->has_value()) {
         FlowSample s;

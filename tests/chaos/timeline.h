@@ -114,7 +114,7 @@ std::string DescribeAttempt(const warden::AttemptInfo& a, const Timeline& tl);
 // from its first to its last sign of life) and from the store's attempts
 // (claimed .. finished), by the overlap counting of overlap.h. Flow
 // control's concurrency limit is one (key: the job's queue; invariant 7);
-// node capacity would be another (key: the node of the run's worker).
+// node capacity is another (key: the node of the run's worker; 8).
 struct CapacityCheck {
   std::string what;  // "queue", "node": names a key in evidence
   std::map<std::string, int64_t> limits;
@@ -144,5 +144,19 @@ CapacityLoads CheckCapacity(const CheckInput& in, const Timeline& tl,
                             const std::map<RunKey, Run>& runs,
                             const std::map<RunKey, int64_t>& stale_since,
                             const CapacityCheck& check, Invariant* inv);
+
+// Invariant 8 (node_checks.cc): node capacity, CheckCapacity keyed by the
+// node of the run's (the attempt's) worker, and the nodes' sampled running
+// jobs. Counts its stale overlaps in out->node_stale_overlaps.
+Invariant CheckNodeCapacity(const CheckInput& in, const Timeline& tl,
+                            const std::map<RunKey, Run>& runs,
+                            const std::map<RunKey, int64_t>& stale_since, CheckResult* out);
+// What node faults must leave true (node_checks.cc): no attempt claimed on
+// a node while a fault had it take no work (from the closing call's return
+// to the reopening's first try); no drain release sooner than
+// --shutdown-timeout after its node's closing was sent. Its note counts the
+// node faults, the jobs drains released and those forced removals
+// recovered.
+Invariant CheckNodeFaults(const CheckInput& in, const Timeline& tl);
 
 }  // namespace chaos

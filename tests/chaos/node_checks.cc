@@ -1,0 +1,187 @@
+// Nodes (docs/nodes.md): invariant 8, node capacity, and what the node
+// faults must leave true (timeline.h, CheckNodeCapacity / CheckNodeFaults).
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <set>
+
+#include "timeline.h"
+#include "warden/duration.h"
+
+namespace chaos {
+
+using warden::AttemptInfo;
+using warden::JobInfo;
+
+namespace {
+
+constexpr size_t kMaxEvidence = 12;
+
+void Flag(Invariant& inv, const std::string& line) {
+  inv.ok = false;
+  ++inv.violations;
+  if (inv.evidence.size() < kMaxEvidence) inv.evidence.push_back(line);
+}
+
+// The node each store worker id registered under.
+std::map<int64_t, std::string> NodeOfWorker(const CheckInput& in) {
+  std::map<int64_t, std::string> out;
+  for (const warden::WorkerInfo& w : in.workers) out[w.id] = w.node;
+  return out;
+}
+
+// An attempt a drain released: its node took no work for the worker's
+// --shutdown-timeout (runtime/executor.cc's message).
+bool DrainReleased(const AttemptInfo& a) {
+  return a.error && a.error->kind == warden::ErrorKind::kReleased &&
+         a.error->message.find("its node takes no more work") != std::string::npos;
+}
+
+std::string Seconds(int64_t ms) { return fmt::format("{:.1f} s", static_cast<double>(ms) / 1000.0); }
+
+}  // namespace
+
+Invariant CheckNodeCapacity(const CheckInput& in, const Timeline& tl,
+                            const std::map<RunKey, Run>& runs,
+                            const std::map<RunKey, int64_t>& stale_since, CheckResult* out) {
+  std::string limits;
+  for (const auto& [node, limit] : in.node_limits) {
+    if (!limits.empty()) limits += ", ";
+    limits += fmt::format("{} jobs on {}", limit, node);
+  }
+  Invariant inv{fmt::format(
+      "8. node capacity: at most {} running at once (ledger runs, store attempts, sampled "
+      "running jobs)",
+      limits)};
+  const std::map<int64_t, std::string> node_of = NodeOfWorker(in);
+  auto node = [&](int64_t worker) {
+    auto n = node_of.find(worker);
+    return n == node_of.end() ? std::string() : n->second;
+  };
+  CapacityCheck check;
+  check.what = "node";
+  check.limits = in.node_limits;
+  check.key_of_run = [&](const Run& r) { return node(r.worker); };
+  check.key_of_attempt = [&](const JobInfo&, const AttemptInfo& a) { return node(a.worker); };
+  const CapacityLoads loads = CheckCapacity(in, tl, runs, stale_since, check, &inv);
+  out->node_stale_overlaps = loads.stale_overlaps;
+
+  std::map<std::string, std::pair<size_t, int64_t>> sampled;  // node: samples, max
+  for (const NodeSample& s : in.node_samples) {
+    auto limit = in.node_limits.find(s.node);
+    if (limit == in.node_limits.end()) continue;
+    auto& [n, max] = sampled[s.node];
+    ++n;
+    max = std::max(max, s.running);
+    if (s.running > limit->second) {
+      Flag(inv, fmt::format("node {} (sampled): {} jobs running at {} (capacity {})", s.node,
+                            s.running, Clock(s.ms), limit->second));
+    }
+  }
+  std::string notes;
+  for (const auto& [name, limit] : in.node_limits) {
+    const KeyLoad& ledger = loads.ledger.at(name);
+    const KeyLoad& store = loads.store.at(name);
+    const auto& [n, max] = sampled[name];
+    if (!notes.empty()) notes += "; ";
+    notes += fmt::format(
+        "node {}: {} runs, at most {} live at once (at its capacity for {}); store: at most {} "
+        "attempts open (at its capacity for {}); {} samples, at most {} running",
+        name, ledger.spans, ledger.peak_live, Seconds(ledger.at_limit_ms), store.peak_live,
+        Seconds(store.at_limit_ms), n, max);
+  }
+  inv.note = notes + "; " +
+             (loads.stale_overlaps == 0
+                  ? std::string("no stale overlap")
+                  : fmt::format("{} stale overlaps excused under 6 (over the capacity only with "
+                                "runs the store had taken back; at most {} alive, the longest "
+                                "{} ms)",
+                                loads.stale_overlaps, loads.stale_overlap_peak,
+                                loads.stale_overlap_max_ms)) +
+             (in.node_sample_failures > 0
+                  ? fmt::format(" ({} reads failed: store outages)", in.node_sample_failures)
+                  : "");
+  return inv;
+}
+
+Invariant CheckNodeFaults(const CheckInput& in, const Timeline& tl) {
+  Invariant inv{
+      "+  a node that takes no work gets none (no claim while disabled or removed), and a drain "
+      "releases jobs only after --shutdown-timeout"};
+  const std::map<int64_t, std::string> node_of = NodeOfWorker(in);
+  std::map<std::string, int> ran;  // by kind
+  int closed = 0;
+  int64_t closed_ms = 0;
+  int workers_released = 0;
+  int64_t jobs_recovered = 0;
+  for (const FaultRecord& f : in.faults) {
+    if (!IsNodeFault(f.kind) || f.skipped) continue;
+    ++ran[FaultName(f.kind)];
+    workers_released += f.workers_released;
+    jobs_recovered += f.jobs_recovered;
+    if (f.closed_from >= 0 && f.closed_until > f.closed_from) {
+      ++closed;
+      closed_ms += f.closed_until - f.closed_from;
+    }
+  }
+  int claims_checked = 0, drained = 0;
+  std::set<int64_t> drained_jobs;
+  for (const JobInfo& j : in.jobs) {
+    for (const AttemptInfo& a : j.attempts) {
+      auto n = node_of.find(a.worker);
+      if (n == node_of.end()) continue;
+      for (const FaultRecord& f : in.faults) {
+        if (!IsNodeFault(f.kind) || f.skipped || f.node != n->second || f.closed_from < 0 ||
+            f.closed_until < 0) {
+          continue;
+        }
+        if (a.claimed_at > f.closed_from && a.claimed_at < f.closed_until) {
+          Flag(inv, fmt::format("job {} {}: claimed on node {} at {}, while its {} (closed "
+                                "{}..{}) had it take no work",
+                                j.id, DescribeAttempt(a, tl), f.node, Clock(a.claimed_at),
+                                FaultName(f.kind), Clock(f.closed_from), Clock(f.closed_until)));
+        }
+      }
+      ++claims_checked;
+      if (!DrainReleased(a) || !a.finished_at) continue;
+      ++drained;
+      drained_jobs.insert(j.id);
+      // The node's latest closing before the release: the drain gave the
+      // jobs the workers' --shutdown-timeout from no earlier than its send.
+      const FaultRecord* last = nullptr;
+      for (const FaultRecord& f : in.faults) {
+        if (IsNodeFault(f.kind) && f.node == n->second && f.close_sent >= 0 &&
+            f.close_sent <= *a.finished_at && (!last || f.close_sent > last->close_sent)) {
+          last = &f;
+        }
+      }
+      const int64_t timeout = in.options->shutdown_timeout.count();
+      if (last == nullptr) {
+        Flag(inv, fmt::format("job {} {}: released by a drain of node {} that no node fault "
+                              "closed",
+                              j.id, DescribeAttempt(a, tl), n->second));
+      } else if (*a.finished_at < last->close_sent + timeout) {
+        Flag(inv, fmt::format("job {} {}: released by a drain {} ms after its node {} was "
+                              "closed ({} sent {}), before --shutdown-timeout {}",
+                              j.id, DescribeAttempt(a, tl), *a.finished_at - last->close_sent,
+                              n->second, FaultName(last->kind), Clock(last->close_sent),
+                              warden::FormatDuration(in.options->shutdown_timeout)));
+      }
+    }
+  }
+  std::string kinds;
+  int total = 0;
+  for (const auto& [kind, n] : ran) {
+    kinds += fmt::format("{}{} {}", kinds.empty() ? "" : ", ", n, kind);
+    total += n;
+  }
+  inv.note = fmt::format(
+      "{} node faults ({}): nodes closed {} times, {} in all; {} attempts checked; drains "
+      "released {} running jobs ({} attempts); forced removals released {} live workers and "
+      "recovered {} jobs at once",
+      total, kinds.empty() ? "none" : kinds, closed, Seconds(closed_ms), claims_checked,
+      drained_jobs.size(), drained, workers_released, jobs_recovered);
+  return inv;
+}
+
+}  // namespace chaos
