@@ -187,7 +187,9 @@ int RunCheck(CLI::App& app, const Globals& g, const std::optional<std::string>& 
   AddWorkerFlags(worker, worker_flags);
   if (Status s = settings->Apply(*worker, "worker", env); !s.ok()) return Fail(s);
   auto worker_options = BuildWorkerOptions(worker_flags);
-  if (!worker_options.has_value()) return Fail(settings->Attribute(worker_options.error(), "worker"));
+  if (!worker_options.has_value()) {
+    return Fail(settings->Attribute(worker_options.error(), "worker"));
+  }
   ServeFlags serve_flags;
   CLI::App* serve = scratch.add_subcommand("serve");
   AddServeFlags(serve, serve_flags);

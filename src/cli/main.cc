@@ -61,12 +61,15 @@ Status ApplySettings(CLI::App& app, const Globals& g) {
   std::optional<std::string> named;
   if (app.get_option("--config")->count() > 0) named = g.config;
   const config::EnvFn env = config::ProcessEnv();
-  WARDEN_ASSIGN_OR_RETURN(
-      settings, config::Settings::Read(config::LocateConfig(named, env, config::kDefaultConfigPath)));
+  auto file = config::LocateConfig(named, env, config::kDefaultConfigPath);
+  WARDEN_ASSIGN_OR_RETURN(settings, config::Settings::Read(std::move(file)));
   WARDEN_RETURN_IF_ERROR(settings->Apply(app, "store", env));
   for (CLI::App* cmd : app.get_subcommands()) {
-    if (cmd->get_name() == "worker") WARDEN_RETURN_IF_ERROR(settings->Apply(*cmd, "worker", env));
-    if (cmd->get_name() == "serve") WARDEN_RETURN_IF_ERROR(settings->Apply(*cmd, "server", env));
+    if (cmd->get_name() == "worker") {
+      WARDEN_RETURN_IF_ERROR(settings->Apply(*cmd, "worker", env));
+    } else if (cmd->get_name() == "serve") {
+      WARDEN_RETURN_IF_ERROR(settings->Apply(*cmd, "server", env));
+    }
   }
   return Status::Ok();
 }

@@ -46,7 +46,11 @@ class ConfigFileTest : public BadInputTest {
   // `says` (after the file's path, when it starts with ':').
   void ExpectRefusedByEveryCommand(const std::string& file, int code, const std::string& says) {
     const std::vector<std::vector<std::string>> commands = {
-        {"init"}, {"add", "t"}, {"worker", "--allow-cmd"}, {"jobs"}, {"serve", "--listen", "127.0.0.1:0"},
+        {"init"},
+        {"add", "t"},
+        {"worker", "--allow-cmd"},
+        {"jobs"},
+        {"serve", "--listen", "127.0.0.1:0"},
         {"config", "check"}};
     const std::string whole = says.rfind(":", 0) == 0 ? file + says : says;
     for (const auto& command : commands) {
@@ -68,8 +72,9 @@ TEST_P(ConfigFileTest, FilesThatAreNotWardenTomlAreRefusedByEveryCommandTouching
   ExpectRefusedByEveryCommand(WriteConfig("[worker\nlease = \"10s\"\n"), 2, ":1:");
   ExpectRefusedByEveryCommand(WriteConfig("[worker]\nlease = \"1s\"\nlease = \"2s\"\n"), 2, ":3:");
   ExpectRefusedByEveryCommand(WriteConfig("[store]\ndb = \"caf\xe9.db\"\n"), 2, ":2:");
-  ExpectRefusedByEveryCommand(WriteConfig("[worker]\nconcurency = 8\n"), 2,
-                              ":2:1: unknown key 'worker.concurency' (did you mean 'concurrency'?)");
+  ExpectRefusedByEveryCommand(
+      WriteConfig("[worker]\nconcurency = 8\n"), 2,
+      ":2:1: unknown key 'worker.concurency' (did you mean 'concurrency'?)");
   ExpectRefusedByEveryCommand(WriteConfig("[workers]\nconcurrency = 8\n"), 2,
                               ":1:2: unknown section [workers] (did you mean [worker]?)");
   ExpectRefusedByEveryCommand(WriteConfig("db = \"jobs.db\"\n"), 2,
@@ -129,7 +134,8 @@ TEST_P(ConfigFileTest, ValuesTheFlagsRefuseAreRefusedWithTheirLine) {
   }
   ExpectUntouched();
   // A command that does not use [worker] runs with a bad value there.
-  CliResult add = Warden(db(), {"--config", WriteConfig("[worker]\nlease = \"soon\"\n"), "add", "t"});
+  const std::string bad_lease = WriteConfig("[worker]\nlease = \"soon\"\n");
+  CliResult add = Warden(db(), {"--config", bad_lease, "add", "t"});
   EXPECT_EQ(add.exit_code, 0) << add.err;
 }
 
@@ -143,7 +149,8 @@ TEST_P(ConfigFileTest, ValuesFromTheEnvironmentAreCheckedAsTheFlagsAndNamed) {
   };
   for (const auto& [var, says] : cases) {
     // A task to run, so that a worker would start if the value were taken.
-    CliResult r = WardenWithEnv({var}, Untouched(), {"--config", "/dev/null", "worker", "--task", "t=true"});
+    CliResult r = WardenWithEnv({var}, Untouched(),
+                                {"--config", "/dev/null", "worker", "--task", "t=true"});
     EXPECT_EQ(r.exit_code, 2) << var << ": " << r.err;
     EXPECT_TRUE(OneLineError(r, says)) << var;
   }
@@ -156,7 +163,8 @@ TEST_P(ConfigFileTest, AFileThatCannotBeReadIsExit1AndNamesWhoNamedIt) {
   EXPECT_EQ(flag.exit_code, 1);
   EXPECT_TRUE(OneLineError(flag, "cannot read the configuration file '" + missing +
                                      "' (--config): No such file or directory"));
-  CliResult env = WardenWithEnv({"WARDEN_CONFIG=" + missing}, Untouched(), {"worker", "--allow-cmd"});
+  CliResult env =
+      WardenWithEnv({"WARDEN_CONFIG=" + missing}, Untouched(), {"worker", "--allow-cmd"});
   EXPECT_EQ(env.exit_code, 1);
   EXPECT_TRUE(OneLineError(env, "(WARDEN_CONFIG): No such file or directory"));
   CliResult directory = Warden(Untouched(), {"--config", dir(), "jobs"});

@@ -127,7 +127,8 @@ TEST(ConfigFile, WrongTypesNameTheKeyAndWhatItMustBe) {
   ExpectRefused("[worker]\nqueues = [\"a\", 2]\n", "2:16", "must hold queue names (strings)");
   ExpectRefused("[worker]\nqueues = [\"a,b\"]\n", "2:11",
                 "worker.queues: queue must not contain ','");
-  ExpectRefused("[server]\nlisten = \"a\\u0000b\"\n", "2:10", "server.listen must not contain a NUL");
+  ExpectRefused("[server]\nlisten = \"a\\u0000b\"\n", "2:10",
+                "server.listen must not contain a NUL");
   ExpectRefused("[tasks]\nresize = 3\n", "2:10",
                 "tasks.resize must be a string (the command), not an integer (3)");
   ExpectRefused("[tasks]\na.b = \"x\"\n", "2:", "(a task name with a dot in it is quoted");

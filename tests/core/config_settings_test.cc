@@ -84,9 +84,9 @@ class SettingsTest : public ::testing::Test {
 };
 
 TEST_F(SettingsTest, FlagsBeatTheEnvironmentWhichBeatsTheFileWhichBeatsTheDefault) {
-  Write("[store]\ndb = \"file.db\"\n[worker]\nconcurrency = 3\n[server]\nlisten = \"10.0.0.1:1\"\n");
-  {  // the default alone
-    std::remove(path_.c_str());
+  const std::string file =
+      "[store]\ndb = \"file.db\"\n[worker]\nconcurrency = 3\n[server]\nlisten = \"10.0.0.1:1\"\n";
+  {  // the default alone: no file
     Commands c;
     c.Parse({"worker"});
     auto s = Settings::Read(std::nullopt);
@@ -96,8 +96,8 @@ TEST_F(SettingsTest, FlagsBeatTheEnvironmentWhichBeatsTheFileWhichBeatsTheDefaul
     EXPECT_EQ(c.db, "./warden.db");
     EXPECT_EQ(c.concurrency, 8);
     EXPECT_EQ(SourceOf(*s, "worker", "concurrency"), "default");
-    Write("[store]\ndb = \"file.db\"\n[worker]\nconcurrency = 3\n[server]\nlisten = \"10.0.0.1:1\"\n");
   }
+  Write(file);
   {  // the file over the default
     Commands c;
     c.Parse({"worker"});

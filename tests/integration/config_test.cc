@@ -29,7 +29,10 @@ class ConfigTest : public IntegrationTest {
   // A TOML basic string (paths and URLs of these tests: no control bytes).
   static std::string Quoted(const std::string& s) {
     std::string out = "\"";
-    for (const char c : s) out += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+    for (const char c : s) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
     return out + "\"";
   }
   // The fast settings of the test plan, as a [worker] section.
@@ -89,9 +92,10 @@ TEST_P(ConfigTest, TheEnvironmentBeatsTheFileAndAFlagBeatsBoth) {
                         {"--config", file, "worker", "--name", "by-env"});
   EXPECT_EQ(RowOf(a).value("concurrency", 0), 5);
   // ...and flags over the environment ([tasks]: over the file's task).
-  wt::Worker& b = Start("by-flag", {"WARDEN_DB=" + dir() + "/nor-this.db", "WARDEN_WORKER_CONCURRENCY=5"},
-                        {"--config", file, "--db", db(), "worker", "--name", "by-flag",
-                         "--concurrency", "7", "--task", "greet=cat > /dev/null"});
+  wt::Worker& b = Start(
+      "by-flag", {"WARDEN_DB=" + dir() + "/nor-this.db", "WARDEN_WORKER_CONCURRENCY=5"},
+      {"--config", file, "--db", db(), "worker", "--name", "by-flag", "--concurrency", "7",
+       "--task", "greet=cat > /dev/null"});
   EXPECT_EQ(RowOf(b).value("concurrency", 0), 7);
   a.proc->Signal(SIGTERM);
   ASSERT_TRUE(a.proc->WaitExit(kDeadline)) << a.Log();
@@ -143,7 +147,8 @@ TEST_P(ConfigTest, ConfigCheckSaysWhereEachValueCameFromAndShowsNoPassword) {
   const auto has_line = [&](const std::string& pattern) {
     return std::regex_search(text.out, std::regex(pattern, std::regex::multiline));
   };
-  EXPECT_TRUE(has_line("^db = \"postgresql://warden:\\*\\*\\*@db\\.invalid:5432/app\" +# .*warden\\.toml:3$"))
+  EXPECT_TRUE(has_line("^db = \"postgresql://warden:\\*\\*\\*@db\\.invalid:5432/app\" +"
+                       "# .*warden\\.toml:3$"))
       << text.out;
   EXPECT_TRUE(has_line("^concurrency = 5 +# env WARDEN_WORKER_CONCURRENCY$")) << text.out;
   EXPECT_TRUE(has_line("^lease = \"30s\" +# .*warden\\.toml:5$")) << text.out;
@@ -155,7 +160,8 @@ TEST_P(ConfigTest, ConfigCheckSaysWhereEachValueCameFromAndShowsNoPassword) {
             std::string::npos) << text.err;
 
   chmod(file.c_str(), 0600);
-  CliResult json = Run({"WARDEN_WORKER_CONCURRENCY=5"}, {"--config", file, "--json", "config", "check"});
+  CliResult json =
+      Run({"WARDEN_WORKER_CONCURRENCY=5"}, {"--config", file, "--json", "config", "check"});
   ASSERT_EQ(json.exit_code, 0) << json.err;
   EXPECT_EQ(json.err, "");
   EXPECT_EQ(json.out.find("s3cret-pw"), std::string::npos) << json.out;
@@ -184,8 +190,8 @@ TEST_P(ConfigTest, ConfigCheckSaysWhereEachValueCameFromAndShowsNoPassword) {
   CliResult flag = Run({}, {"--db", "postgresql://u:flag-pw@h/d", "config", "check", plain});
   ASSERT_EQ(flag.exit_code, 0) << flag.err;
   EXPECT_EQ(flag.out.find("flag-pw"), std::string::npos) << flag.out;
-  EXPECT_TRUE(std::regex_search(flag.out, std::regex("db = \"postgresql://u:\\*\\*\\*@h/d\" +# flag --db")))
-      << flag.out;
+  const std::regex from_the_flag("db = \"postgresql://u:\\*\\*\\*@h/d\" +# flag --db");
+  EXPECT_TRUE(std::regex_search(flag.out, from_the_flag)) << flag.out;
 }
 
 // Every flag of `warden worker` and `warden serve` is a key, or has a
