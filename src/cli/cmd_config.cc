@@ -224,7 +224,13 @@ int RunCheck(CLI::App& app, const Globals& g, const std::optional<std::string>& 
 void AddConfigCommand(CLI::App& app, Globals& g, Action* action) {
   CLI::App* config = app.add_subcommand(
       "config", "the configuration file, warden.toml (docs/configuration.md)");
-  config->require_subcommand(1);
+  // Not require_subcommand: a mistyped `config chek` then gets CLI11's
+  // "not expected" error, which main() completes with "did you mean".
+  config->callback([config, action] {
+    if (config->get_subcommands().empty()) {
+      *action = [] { return FailUsage("warden config needs a command: check [FILE]"); };
+    }
+  });
   auto file = std::make_shared<std::string>();
   CLI::App* check = config->add_subcommand(
       "check",

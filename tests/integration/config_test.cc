@@ -194,6 +194,16 @@ TEST_P(ConfigTest, ConfigCheckSaysWhereEachValueCameFromAndShowsNoPassword) {
   EXPECT_TRUE(std::regex_search(flag.out, from_the_flag)) << flag.out;
 }
 
+TEST_P(ConfigTest, ConfigAloneOrMistypedIsAUsageError) {
+  CliResult alone = Run({}, {"config"});
+  EXPECT_EQ(alone.exit_code, 2);
+  EXPECT_EQ(alone.err, "warden: usage: warden config needs a command: check [FILE] (see warden "
+                       "--help)\n");
+  CliResult typo = Run({}, {"config", "chek"});
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_NE(typo.err.find("chek; did you mean 'check'?"), std::string::npos) << typo.err;
+}
+
 // Every flag of `warden worker` and `warden serve` is a key, or has a
 // reason not to be (docs/configuration.md): a new flag must choose.
 TEST_P(ConfigTest, EveryFlagOfWorkerAndServeIsAKeyOrSaysWhyNot) {
