@@ -19,7 +19,7 @@ seconds=${FUZZ_SECONDS:-20}
 parallel=${FUZZ_PARALLEL:-$(nproc)}
 known_bugs=OFF
 [ "${FUZZ_KNOWN_BUGS:-0}" = 1 ] && known_bugs=ON
-all=(duration time payload_json add_args stored_json names db_url text_width batch_line request_target job_filter log_line rate inventory)
+all=(duration time payload_json add_args stored_json names db_url text_width batch_line request_target job_filter log_line rate inventory config)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all[@]}")
 for t in "${targets[@]}"; do

@@ -15,6 +15,7 @@ PACKAGES=(
   nlohmann-json3-dev                 # payloads, results, --json output
   libfmt-dev                         # formatting (g++ 12 has no <format>)
   libcli11-dev                       # command-line parsing
+  libtomlplusplus-dev                # toml++: reads warden.toml (docs/configuration.md)
   libboost-dev                       # Boost.Beast/Asio: warden serve's HTTP (header-only)
   libssl-dev                         # OpenSSL: TLS for warden serve, SHA-256 of API tokens
   libsystemd-dev                     # sd_notify: READY/STOPPING/WATCHDOG under a Type=notify unit

@@ -114,6 +114,12 @@ struct WorkerOptions {
   std::function<void(WorkerPhase phase, const std::string& detail)> on_phase;
 };
 
+// The checks Worker::Create makes of `options` before it opens anything
+// (ranges, and durations that must agree: a lease of at least three
+// heartbeats); for tools that check a configuration without starting a
+// worker (`warden config check`).
+Status ValidateWorkerOptions(const WorkerOptions& options);
+
 struct WorkerCounters {
   std::atomic<int64_t> succeeded{0};
   std::atomic<int64_t> failed{0};

@@ -60,7 +60,7 @@ _warden() {
 
   if _warden_in "$prev" "${_warden_valued[@]}" "${global_valued[@]}"; then
     case $prev in
-      --db | --tls-cert | --tls-key)
+      --db | --config | --tls-cert | --tls-key)
         compopt -o filenames 2>/dev/null  # directories get their slash
         mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
       --state) mapfile -t COMPREPLY < <(compgen -W "scheduled available running succeeded retryable dead
@@ -69,6 +69,12 @@ _warden() {
       --log-level) mapfile -t COMPREPLY < <(compgen -W "error warn info debug" -- "$cur") ;;
       --scope) mapfile -t COMPREPLY < <(compgen -W "read enqueue operate admin" -- "$cur") ;;
     esac
+    return 0
+  fi
+  # `config check FILE`: a file name.
+  if [[ $cur != -* && ${path[*]} == "config check" ]]; then
+    compopt -o filenames 2>/dev/null
+    mapfile -t COMPREPLY < <(compgen -f -- "$cur")
     return 0
   fi
   if [[ $cur == -* ]]; then

@@ -21,6 +21,7 @@ namespace warden::cli {
 
 struct Globals {
   std::string db = "./warden.db";
+  std::string config;  // --config FILE (docs/configuration.md)
   bool json = false;
 };
 
@@ -41,6 +42,7 @@ void AddNodesCommand(CLI::App& app, Globals& g, Action* action);
 void AddTokensCommand(CLI::App& app, Globals& g, Action* action);
 void AddAuditCommand(CLI::App& app, Globals& g, Action* action);
 void AddServeCommand(CLI::App& app, Globals& g, Action* action);
+void AddConfigCommand(CLI::App& app, Globals& g, Action* action);  // config check
 
 // Prints "warden: <status>" on stderr (and, with --json, the error document
 // on stdout); returns the exit status for it.

@@ -17,14 +17,15 @@ void AddDemoCommand(CLI::App& app, Globals& g, Action* action) {
   cmd->add_option("--jobs", f->jobs, "how many jobs (default 300)")->check(CLI::Range(20, 100000));
   cmd->add_flag("--keep", f->keep, "keep the temporary directory");
   cmd->callback([f, &g, action] {
-    // Only a PostgreSQL URL is used: a SQLite --db (or the default
-    // ./warden.db) is never touched; the demo makes a fresh file.
-    const bool pg = g.db.rfind("postgres://", 0) == 0 || g.db.rfind("postgresql://", 0) == 0;
-    const std::string url = pg ? g.db : "";
-    *action = [f, url, &g] {
+    *action = [f, &g] {
+      // Only a PostgreSQL URL is used: a SQLite --db (or the default
+      // ./warden.db) is never touched; the demo makes a fresh file. Read
+      // when the command runs, once WARDEN_DB and warden.toml applied.
+      const bool pg =
+          g.db.rfind("postgres://", 0) == 0 || g.db.rfind("postgresql://", 0) == 0;
       demo::Options options = *f;
       options.json = g.json;
-      options.pg_url = url;
+      options.pg_url = pg ? g.db : "";
       return demo::Run(options, demo::Host{Fail, PrintJson});
     };
   });

@@ -10,24 +10,15 @@
 #include "cli/cli.h"
 #include "cli/log_out.h"
 #include "cli/service_notify.h"
+#include "cli/worker_flags.h"
+#include "server/serve.h"
 #include "server/worker_endpoint.h"
 #include "warden/text.h"
 #include "warden/lists.h"
 
 namespace warden::cli {
-namespace {
 
-struct WorkerFlags {
-  std::string queues = "default", name, node;
-  int concurrency = 8;
-  bool allow_cmd = false, exit_when_idle = false;
-  std::vector<std::string> tasks;
-  std::string heartbeat, lease, keepalive, sweep, shutdown, kill_grace, poll, start;
-  std::string log_level = "info", log_format = "text";
-  std::string metrics_listen, health_listen;
-};
-
-Result<WorkerOptions> BuildOptions(const WorkerFlags& f) {
+Result<WorkerOptions> BuildWorkerOptions(const WorkerFlags& f) {
   WorkerOptions o;
   o.name = f.name;
   if (!f.node.empty()) {
@@ -73,8 +64,18 @@ Result<WorkerOptions> BuildOptions(const WorkerFlags& f) {
     if (d.text.empty()) continue;
     WARDEN_ASSIGN_OR_RETURN(*d.out, Duration(d.flag, d.text));
   }
+  // The endpoints' addresses now, before the worker opens its database.
+  for (const auto& [flag, listen] : {std::pair{"--metrics-listen", &f.metrics_listen},
+                                     std::pair{"--health-listen", &f.health_listen}}) {
+    std::string host;
+    int port = 0;
+    if (!listen->empty()) WARDEN_RETURN_IF_ERROR(server::ParseListen(*listen, &host, &port, flag));
+  }
+  WARDEN_RETURN_IF_ERROR(ValidateWorkerOptions(o));
   return o;
 }
+
+namespace {
 
 // What `systemctl status` shows while it runs.
 std::string StatusOf(const Worker& w) {
@@ -88,7 +89,7 @@ std::string StatusOf(const Worker& w) {
 }
 
 int RunWorker(const Globals& g, const WorkerFlags& f) {
-  auto options = BuildOptions(f);
+  auto options = BuildWorkerOptions(f);
   if (options.has_value() && options->log_format == LogFormat::kJson) {
     SetLogFormat(LogFormat::kJson, {{"worker", f.name}});
   }
@@ -162,44 +163,48 @@ int RunWorker(const Globals& g, const WorkerFlags& f) {
 
 }  // namespace
 
+void AddWorkerFlags(CLI::App* cmd, WorkerFlags& f) {
+  cmd->add_option("--queues", f.queues, "comma-separated queues (default: default)");
+  cmd->add_option("--concurrency", f.concurrency, "jobs at once (default 8)")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--name", f.name, "stable name; a restart recovers its jobs at once");
+  cmd->add_option("--node", f.node,
+                  "the node it runs on, as the registry names it (default the host name; "
+                  "`warden nodes`)");
+  cmd->add_flag("--allow-cmd", f.allow_cmd, "run jobs added with --cmd");
+  cmd->add_option("--task", f.tasks, "NAME=COMMAND: run task NAME as this command")
+      ->allow_extra_args(false);
+  cmd->add_option("--heartbeat", f.heartbeat, "heartbeat interval (default 1s)");
+  cmd->add_option("--lease", f.lease, "job lease (default 10s)");
+  cmd->add_option("--keepalive-threshold", f.keepalive,
+                  "silence after which a worker is presumed dead (default 10s)");
+  cmd->add_option("--sweep-interval", f.sweep, "maintenance interval (default 1s)");
+  cmd->add_option("--shutdown-timeout", f.shutdown,
+                  "on SIGTERM, wait this long for jobs (default 30s)");
+  cmd->add_option("--start-timeout", f.start,
+                  "PostgreSQL: at start, wait this long for a server that cannot be reached "
+                  "(default 30s; 0s: fail at once)");
+  cmd->add_option("--kill-grace", f.kill_grace, "SIGTERM -> SIGKILL for jobs (default 5s)");
+  cmd->add_option("--poll-interval", f.poll, "fallback poll interval (default 1s)");
+  cmd->add_option("--log-level", f.log_level,
+                  "error | warn | info (default: one line per finished attempt) | debug "
+                  "(and per start)");
+  cmd->add_option("--log-format", f.log_format,
+                  "text (default) | json: one JSON object a line on stderr (time, level, "
+                  "worker, job, message)");
+  cmd->add_option("--metrics-listen", f.metrics_listen,
+                  "ADDR:PORT: serve this worker's /metrics (docs/metrics.md)");
+  cmd->add_option("--health-listen", f.health_listen,
+                  "ADDR:PORT: serve /healthz and /readyz (503 while draining)");
+  cmd->add_flag("--exit-when-idle", f.exit_when_idle,
+                "exit once no job it can run is available, due, retryable or running (jobs "
+                "for other queues or tasks, or scheduled for later, do not keep it)");
+}
+
 void AddWorkerCommand(CLI::App& app, Globals& g, Action* action) {
   auto f = std::make_shared<WorkerFlags>();
   CLI::App* cmd = app.add_subcommand("worker", "run a worker until SIGTERM or SIGINT");
-  cmd->add_option("--queues", f->queues, "comma-separated queues (default: default)");
-  cmd->add_option("--concurrency", f->concurrency, "jobs at once (default 8)")
-      ->check(CLI::Range(1, 4096));
-  cmd->add_option("--name", f->name, "stable name; a restart recovers its jobs at once");
-  cmd->add_option("--node", f->node,
-                  "the node it runs on, as the registry names it (default the host name; "
-                  "`warden nodes`)");
-  cmd->add_flag("--allow-cmd", f->allow_cmd, "run jobs added with --cmd");
-  cmd->add_option("--task", f->tasks, "NAME=COMMAND: run task NAME as this command")
-      ->allow_extra_args(false);
-  cmd->add_option("--heartbeat", f->heartbeat, "heartbeat interval (default 1s)");
-  cmd->add_option("--lease", f->lease, "job lease (default 10s)");
-  cmd->add_option("--keepalive-threshold", f->keepalive,
-                  "silence after which a worker is presumed dead (default 10s)");
-  cmd->add_option("--sweep-interval", f->sweep, "maintenance interval (default 1s)");
-  cmd->add_option("--shutdown-timeout", f->shutdown,
-                  "on SIGTERM, wait this long for jobs (default 30s)");
-  cmd->add_option("--start-timeout", f->start,
-                  "PostgreSQL: at start, wait this long for a server that cannot be reached "
-                  "(default 30s; 0s: fail at once)");
-  cmd->add_option("--kill-grace", f->kill_grace, "SIGTERM -> SIGKILL for jobs (default 5s)");
-  cmd->add_option("--poll-interval", f->poll, "fallback poll interval (default 1s)");
-  cmd->add_option("--log-level", f->log_level,
-                  "error | warn | info (default: one line per finished attempt) | debug "
-                  "(and per start)");
-  cmd->add_option("--log-format", f->log_format,
-                  "text (default) | json: one JSON object a line on stderr (time, level, "
-                  "worker, job, message)");
-  cmd->add_option("--metrics-listen", f->metrics_listen,
-                  "ADDR:PORT: serve this worker's /metrics (docs/metrics.md)");
-  cmd->add_option("--health-listen", f->health_listen,
-                  "ADDR:PORT: serve /healthz and /readyz (503 while draining)");
-  cmd->add_flag("--exit-when-idle", f->exit_when_idle,
-                "exit once no job it can run is available, due, retryable or running (jobs "
-                "for other queues or tasks, or scheduled for later, do not keep it)");
+  AddWorkerFlags(cmd, *f);
   cmd->callback([f, &g, action] { *action = [f, &g] { return RunWorker(g, *f); }; });
 }
 

@@ -30,7 +30,7 @@ bool WantsJsonLogs(int argc, char** argv) {
     if (arg == "--log-format" && i + 1 < argc && std::string_view(argv[i + 1]) == "json") {
       return true;
     }
-    if (arg == "--db") ++i;  // its value
+    if (arg == "--db" || arg == "--config") ++i;  // its value
   }
   return false;
 }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/config/settings.h"
 #include "cli/did_you_mean.h"
 #include "cli/log_out.h"
 #include "warden/text.h"
@@ -25,6 +26,9 @@ extern const char kBuildType[];
 namespace {
 
 bool json_errors = false;
+// Tells an error about a setting by where its value came from (warden.toml,
+// WARDEN_*): the settings of the command being run, once applied.
+std::optional<config::Settings> settings;
 
 // {"error": {"code": "not_found", "message": "..."}}: the code is the
 // Status code's name in snake case, which tells a script how to react
@@ -38,14 +42,36 @@ void PrintErrorDocument(StatusCode code, const std::string& message, const Json&
 }
 
 // Whether the raw arguments ask for --json: an argument that is exactly
-// `--json`, anywhere but as the value of --db.
+// `--json`, anywhere but as the value of --db or --config.
 bool WantsJson(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg == "--json") return true;
-    if (arg == "--db") ++i;  // its value
+    if (arg == "--db" || arg == "--config") ++i;  // its value
   }
   return false;
+}
+
+// The environment, then warden.toml, for every flag of the command being
+// run that the command line did not give: [store] for every command,
+// [worker] and [tasks] for `worker`, [server] for `serve`. `config check`
+// reads the file itself (it may be given another).
+Status ApplySettings(CLI::App& app, const Globals& g) {
+  if (app.got_subcommand("config")) return Status::Ok();
+  std::optional<std::string> named;
+  if (app.get_option("--config")->count() > 0) named = g.config;
+  const config::EnvFn env = config::ProcessEnv();
+  auto file = config::LocateConfig(named, env, config::kDefaultConfigPath);
+  WARDEN_ASSIGN_OR_RETURN(settings, config::Settings::Read(std::move(file)));
+  WARDEN_RETURN_IF_ERROR(settings->Apply(app, "store", env));
+  for (CLI::App* cmd : app.get_subcommands()) {
+    if (cmd->get_name() == "worker") {
+      WARDEN_RETURN_IF_ERROR(settings->Apply(*cmd, "worker", env));
+    } else if (cmd->get_name() == "serve") {
+      WARDEN_RETURN_IF_ERROR(settings->Apply(*cmd, "server", env));
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -54,7 +80,8 @@ void SetJsonErrors(bool on) { json_errors = on; }
 
 int Fail(const Status& s) { return FailWith(s, Json()); }
 
-int FailWith(const Status& s, const Json& more) {
+int FailWith(const Status& given, const Json& more) {
+  const Status s = settings ? settings->Attribute(given) : given;
   // For a person, the message alone: the code's name ("data loss:" for a
   // file that is not a database) is for scripts, which read it from the
   // exit status and from --json's "code".
@@ -112,11 +139,14 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough();  // --db and --json may follow the subcommand
   Globals g;
-  if (const char* env = std::getenv("WARDEN_DB"); env && *env) g.db = env;
+  // WARDEN_DB, and warden.toml's [store] db, apply after parsing
+  // (ApplySettings), when the command line has not given --db.
   app.add_option("--db", g.db,
-                 "database: a path, sqlite:PATH, or postgresql://USER@HOST:PORT/DB (env WARDEN_DB; "
-                 "default ./warden.db)")
-      ->envname("WARDEN_DB");
+                 "database: a path, sqlite:PATH, or postgresql://USER@HOST:PORT/DB (env WARDEN_DB, "
+                 "or [store] db in the configuration file; default ./warden.db)");
+  app.add_option("--config", g.config,
+                 "configuration file (env WARDEN_CONFIG; default /etc/warden/warden.toml when it "
+                 "exists; /dev/null for none): docs/configuration.md");
   app.add_flag("--json", g.json, "print one machine-readable JSON document on stdout");
 
   Action action;
@@ -133,13 +163,14 @@ int main(int argc, char** argv) {
   AddTokensCommand(app, g, &action);
   AddAuditCommand(app, g, &action);
   AddServeCommand(app, g, &action);
+  AddConfigCommand(app, g, &action);
 
   SetJsonErrors(WantsJson(argc, argv));
   if (WantsJsonLogs(argc, argv)) SetLogFormat(warden::LogFormat::kJson);
   // Name an unknown command plainly (CLI11 would only say one is required).
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--db") {
+    if (arg == "--db" || arg == "--config") {
       ++i;
       continue;
     }
@@ -171,5 +202,6 @@ int main(int argc, char** argv) {
   }
   SetJsonErrors(g.json);
   if (!action) return FailUsage("no command given");
+  if (const warden::Status s = ApplySettings(app, g); !s.ok()) return Fail(s);
   return action();
 }

@@ -48,8 +48,9 @@ TimeMs Now() {
 // PostgreSQL URL may hold a password.
 pid_t SpawnWorker(const std::string& db, const std::string& queue, const std::string& name,
                   const std::string& log) {
+  // Its own settings alone: no configuration file (docs/configuration.md).
   const std::vector<std::string> args = {
-      "warden",        "worker",         "--allow-cmd",
+      "warden",        "--config",       "/dev/null",     "worker",         "--allow-cmd",
       "--queues",      queue,            "--name",
       name,            "--concurrency",  "4",
       "--heartbeat",   FormatDuration(kHeartbeat),
@@ -62,8 +63,15 @@ pid_t SpawnWorker(const std::string& db, const std::string& queue, const std::st
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   // The demo runs no thread of its own, so its environment may change here;
-  // the child inherits it.
+  // the child inherits it. Nor do the operator's WARDEN_WORKER_* settings
+  // reach its workers.
   setenv("WARDEN_DB", db.c_str(), 1);
+  std::vector<std::string> settings;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view var = *e;
+    if (var.rfind("WARDEN_WORKER_", 0) == 0) settings.emplace_back(var.substr(0, var.find('=')));
+  }
+  for (const std::string& name : settings) unsetenv(name.c_str());
   const pid_t pid = fork();
   if (pid == 0) {
     const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);

@@ -26,14 +26,7 @@ struct WorkerFactory {
   }
 };
 
-Result<std::unique_ptr<Worker>> Worker::Create(const std::string& db_url,
-                                               WorkerOptions options) {
-  return CreateWorker(db_url, std::move(options), WorkerSeams{});
-}
-
-Result<std::unique_ptr<Worker>> CreateWorker(const std::string& db_url, WorkerOptions options,
-                                             WorkerSeams seams) {
-  Env& env = seams.env ? *seams.env : DefaultEnv();
+Status ValidateWorkerOptions(const WorkerOptions& options) {
   if (options.concurrency < 1) return InvalidArgument("concurrency must be at least 1");
   if (options.queues.empty()) return InvalidArgument("a worker needs at least one queue");
   // Self-fencing stops a job at SelfFenceAfter(lease): with fewer than three
@@ -58,6 +51,18 @@ Result<std::unique_ptr<Worker>> CreateWorker(const std::string& db_url, WorkerOp
     return InvalidArgument("poll interval must be at least 10ms (it is the fallback when no "
                            "wake-up arrives; below that the worker busy-polls)");
   }
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<Worker>> Worker::Create(const std::string& db_url,
+                                               WorkerOptions options) {
+  return CreateWorker(db_url, std::move(options), WorkerSeams{});
+}
+
+Result<std::unique_ptr<Worker>> CreateWorker(const std::string& db_url, WorkerOptions options,
+                                             WorkerSeams seams) {
+  Env& env = seams.env ? *seams.env : DefaultEnv();
+  WARDEN_RETURN_IF_ERROR(ValidateWorkerOptions(options));
   if (options.name.empty()) {
     options.name = env.Host().node + "-" + std::to_string(env.Host().pid);
   }

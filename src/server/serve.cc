@@ -137,19 +137,27 @@ class LiveCheck {
 
 }  // namespace
 
+Status CheckServeOptions(const ServeOptions& options) {
+  std::string host;
+  int port = 0;
+  WARDEN_RETURN_IF_ERROR(ParseListen(options.listen, &host, &port));
+  if (options.no_auth && !IsLoopback(host)) {
+    return InvalidArgument("--no-auth is refused on " + host +
+                           ": without tokens, anyone who can reach the address could run "
+                           "operator actions; listen on 127.0.0.1 or use tokens");
+  }
+  return Status::Ok();
+}
+
 Status Serve(const ServeOptions& options, const ServeHooks& hooks) {
   const BulkRunner::Log log = [&hooks](LogLevel level, const std::string& line) {
     if (hooks.log) hooks.log(level, line);
   };
   // What the listener and the live updates report is what went wrong.
   const auto warn = [log](const std::string& line) { log(LogLevel::kWarn, line); };
+  WARDEN_RETURN_IF_ERROR(CheckServeOptions(options));
   ListenerOptions lo;
   WARDEN_RETURN_IF_ERROR(ParseListen(options.listen, &lo.host, &lo.port));
-  if (options.no_auth && !IsLoopback(lo.host)) {
-    return InvalidArgument("--no-auth is refused on " + lo.host +
-                           ": without tokens, anyone who can reach the address could run "
-                           "operator actions; listen on 127.0.0.1 or use tokens");
-  }
   lo.tls_cert = options.tls_cert;
   lo.tls_key = options.tls_key;
   lo.max_body_bytes = options.max_body_bytes;

@@ -40,6 +40,9 @@ struct ServeOptions {
 Status ParseListen(const std::string& listen, std::string* host, int* port,
                    const char* flag = "--listen");
 bool IsLoopback(const std::string& host);
+// What Serve checks of `options` before it opens anything: the address,
+// and --no-auth only on loopback.
+Status CheckServeOptions(const ServeOptions& options);
 
 // What Serve tells its caller (each may be empty).
 struct ServeHooks {

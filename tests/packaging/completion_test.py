@@ -8,9 +8,9 @@ Sources the script in `bash --norc`, checks that it registered itself
 lists (help_tree.py), completes the first letters of each subcommand and
 `--` after the command, and checks that every subcommand and every flag of
 that command is offered; also the values of a few flags, a flag's value
-skipped on the way to a subcommand, and `--db`'s file names. The function
-runs as bash runs it for a Tab: COMP_WORDS and COMP_CWORD set, COMPREPLY
-read back.
+skipped on the way to a subcommand, and the file names of `--db`,
+`--config` and `config check`. The function runs as bash runs it for a
+Tab: COMP_WORDS and COMP_CWORD set, COMPREPLY read back.
 """
 import os
 import shlex
@@ -25,11 +25,13 @@ def main():
     warden, script = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     tree = commands(warden)
     cases = []  # (words, expected in COMPREPLY, exactly?)
+    takes_a_file = {("config", "check")}  # offers file names (a case below)
     for c in tree:
         base = ["warden", *c.path]
         for sub in c.subcommands:
             cases.append((base + [sub[:2]], {sub}, False))
-        cases.append((base + [""], set(c.subcommands), True))
+        if c.path not in takes_a_file:
+            cases.append((base + [""], set(c.subcommands), True))
         cases.append((base + ["--"], set(c.flags) | {"--help"}, False))
     cases += [
         (["warden", "jobs", "--state", "de"], {"dead"}, True),
@@ -43,6 +45,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         open(os.path.join(tmp, "queue.db"), "w").close()
         cases.append((["warden", "--db", "que"], {"queue.db"}, True))
+        cases.append((["warden", "--config", "que"], {"queue.db"}, True))
+        cases.append((["warden", "config", "check", "que"], {"queue.db"}, True))
         lines = [f"source {shlex.quote(script)}",
                  "complete -p warden || exit 3",
                  "run() { COMP_WORDS=(\"$@\"); COMP_CWORD=$(($# - 1)); COMPREPLY=(); _warden; "

@@ -24,7 +24,7 @@ dev=$(ls "$work"/out/warden-dev_*.deb)
 
 depends=$(dpkg-deb -f "$deb" Depends)
 echo "warden Depends: $depends"
-for lib in libc6 libsqlite3-0 libssl3; do  # from dpkg-shlibdeps, not a list of ours
+for lib in libc6 libsqlite3-0 libssl3 libtomlplusplus3; do  # from dpkg-shlibdeps, not a list of ours
   grep -q "$lib" <<<"$depends" || fail "Depends lacks $lib"
 done
 if grep -q 'WARDEN_POSTGRES:BOOL=ON' "$build/CMakeCache.txt"; then
