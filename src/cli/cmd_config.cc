@@ -3,6 +3,7 @@
 // and prints the settings in effect, each with where its value came from
 // (docs/configuration.md). It opens no database and no port.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <iostream>
@@ -24,10 +25,18 @@ using config::Applied;
 using config::ConfigKey;
 using config::Source;
 
+// The node a worker without --node registers under: its host's name.
+std::string HostName() {
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  return host;
+}
+
 // A worker's and a server's settings by key name, from the options their
 // command would run with (so a default is the real one).
 Json WorkerValues(const WorkerOptions& o, const WorkerFlags& f) {
   return {{"queues", o.queues},
+          {"node", o.node.empty() ? HostName() : o.node},
           {"concurrency", o.concurrency},
           {"allow_cmd", o.allow_commands},
           {"heartbeat", FormatDuration(o.heartbeat)},

@@ -102,7 +102,7 @@ TEST(ConfigFile, UnknownSectionsAndKeysAreRefusedWithTheClosestName) {
   ExpectRefused("[worker]\nconcurency = 8\n", "2:1",
                 "unknown key 'worker.concurency' (did you mean 'concurrency'?)");
   ExpectRefused("[worker]\ncolour = \"red\"\n", "2:1",
-                "unknown key 'worker.colour' (the keys of [worker]: queues, concurrency, ");
+                "unknown key 'worker.colour' (the keys of [worker]: queues, node, concurrency, ");
   // A flag that is not a key (docs/configuration.md says why).
   ExpectRefused("[worker]\nname = \"box-1\"\n", "2:1", "unknown key 'worker.name'");
   ExpectRefused("[workers]\nconcurrency = 8\n", "1:2",

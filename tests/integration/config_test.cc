@@ -63,13 +63,15 @@ class ConfigTest : public IntegrationTest {
 };
 
 TEST_P(ConfigTest, AWorkerSetUpByTheFileAloneRunsAJob) {
-  const std::string file = WriteConfig("[store]\ndb = " + Quoted(db()) + "\n" +
-                                       FastWorker("queues = [\"cfg\"]\nconcurrency = 3\n") +
-                                       "[tasks]\ngreet = \"cat > /dev/null; echo hello\"\n");
+  const std::string file =
+      WriteConfig("[store]\ndb = " + Quoted(db()) + "\n" +
+                  FastWorker("queues = [\"cfg\"]\nconcurrency = 3\nnode = \"rack-7\"\n") +
+                  "[tasks]\ngreet = \"cat > /dev/null; echo hello\"\n");
   wt::Worker& w = Start("from-file", {}, {"--config", file, "worker", "--name", "from-file"});
   const Json row = RowOf(w);
   EXPECT_EQ(row.value("concurrency", 0), 3) << row.dump();
   EXPECT_EQ(row.value("queues", Json()), Json::array({"cfg"})) << row.dump();
+  EXPECT_EQ(row.value("node", ""), "rack-7") << row.dump();
   // Through WARDEN_CONFIG too, with no --db anywhere: `add` finds the store in the file.
   CliResult add = Run({"WARDEN_CONFIG=" + file}, {"--json", "add", "greet", "--queue", "cfg"});
   ASSERT_EQ(add.exit_code, 0) << add.err;
