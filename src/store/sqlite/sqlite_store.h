@@ -196,8 +196,15 @@ class SqliteStore final : public Store {
                           ClaimFlow* flow) REQUIRES(mu_);
   // The registered nodes (NodeList's first part).
   Result<std::vector<NodeInfo>> RegistryLocked() REQUIRES(mu_);
-  // The claiming worker's node into `flow` (ApplyNode, store/claim_flow.h).
-  Status NodeOfClaimLocked(WorkerId worker, ClaimFlow* flow) REQUIRES(mu_);
+  // The claiming worker's registry row, as FlowLocked reads it.
+  struct NodeRow {
+    std::string name;
+    bool takes_work = true;  // present and enabled
+    std::optional<int64_t> capacity;
+  };
+  // `node` into `flow` (ApplyNode, store/claim_flow.h), with the jobs
+  // running on its workers when it has a capacity.
+  Status ApplyNodeLocked(const NodeRow& node, ClaimFlow* flow) REQUIRES(mu_);
   // Records the claims of rate-limited queues among `picked`, at `now`.
   Status RecordStartsLocked(const ClaimFlow& flow, std::span<const Picked> picked, TimeMs now)
       REQUIRES(mu_);

@@ -239,35 +239,46 @@ Result<int> SqliteStore::PromoteDueLocked(TimeMs now) {
   return promote.Bind(1, now).Exec();
 }
 
-// One statement, as the pauses alone were read before limits existed: the
-// paused queues, and the limits of the claim's queues (of every queue for
-// a claim of every queue). A queue without a limit has no row, so a claim
-// of unlimited queues reads what it read before, plus an empty probe.
+// One statement, as the pauses alone were read before limits and nodes
+// existed: the paused queues, the limits of the claim's queues (of every
+// queue for a claim of every queue), and the claiming worker's node if the
+// registry names it. A queue without a limit and an unregistered node have
+// no row, so a claim of unlimited queues by a worker outside the registry
+// reads what it read before, plus two empty probes.
 const char* const kFlowSql =
     "SELECT queue, 0, NULL, NULL, NULL FROM queue_pauses UNION ALL "
     "SELECT queue, 1, concurrency, rate_count, rate_ms FROM queue_limits WHERE ?1 = '[]' OR "
-    "queue IN (SELECT value FROM json_each(?1))";
+    "queue IN (SELECT value FROM json_each(?1)) UNION ALL "
+    "SELECT n.name, 2, n.present AND n.enabled, n.capacity, NULL FROM nodes n JOIN workers w "
+    "ON w.node = n.name WHERE w.id = ?2";
 
 Result<bool> SqliteStore::FlowLocked(const ClaimParams& p, TimeMs now, bool prune,
                                      ClaimParams* narrowed, ClaimFlow* flow) {
   Json names = Json::array();
   for (const std::string& q : p.queues) names.push_back(q);
   WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(kFlowSql));
-  q.Bind(1, names.dump());
+  q.Bind(1, names.dump()).Bind(2, p.worker);
   std::set<std::string> paused;
   std::vector<FlowRow> limited;
+  std::optional<NodeRow> node;
   while (true) {
     WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
     if (!row) break;
-    if (q.Int(1) == 0) {
-      paused.insert(q.Text(0));
-      continue;
+    switch (q.Int(1)) {
+      case 0:
+        paused.insert(q.Text(0));
+        break;
+      case 1: {
+        FlowRow r;
+        r.queue = q.Text(0);
+        if (!q.IsNull(2)) r.limits.concurrency = q.Int(2);
+        if (!q.IsNull(3) && !q.IsNull(4)) r.limits.rate = RateLimit{q.Int(3), Millis(q.Int(4))};
+        limited.push_back(std::move(r));
+        break;
+      }
+      default:
+        node = NodeRow{q.Text(0), q.Bool(2), q.OptInt(3)};
     }
-    FlowRow r;
-    r.queue = q.Text(0);
-    if (!q.IsNull(2)) r.limits.concurrency = q.Int(2);
-    if (!q.IsNull(3) && !q.IsNull(4)) r.limits.rate = RateLimit{q.Int(3), Millis(q.Int(4))};
-    limited.push_back(std::move(r));
   }
   q.Reset();
   std::erase_if(limited, [&](const FlowRow& r) { return paused.count(r.queue) > 0; });
@@ -297,7 +308,7 @@ Result<bool> SqliteStore::FlowLocked(const ClaimParams& p, TimeMs now, bool prun
     }
   }
   *flow = FlowOf(limited);
-  WARDEN_RETURN_IF_ERROR(NodeOfClaimLocked(p.worker, flow));
+  if (node) WARDEN_RETURN_IF_ERROR(ApplyNodeLocked(*node, flow));
   return Narrow(p, paused, *flow, narrowed);
 }
 

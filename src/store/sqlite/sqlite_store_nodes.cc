@@ -1,5 +1,5 @@
 // SqliteStore: the node registry (warden/nodes.h). The claim's side is
-// NodeOfClaimLocked, called from FlowLocked (sqlite_store_claim.cc).
+// ApplyNodeLocked, called from FlowLocked (sqlite_store_claim.cc).
 #include <string>
 #include <vector>
 
@@ -64,29 +64,17 @@ Result<std::vector<NodeInfo>> SqliteStore::NodeList() {
   return nodes.Take();
 }
 
-Status SqliteStore::NodeOfClaimLocked(WorkerId worker, ClaimFlow* flow) {
-  WARDEN_ASSIGN_OR_RETURN(
-      Stmt q, db_->Prepare("SELECT n.name, n.present AND n.enabled, n.capacity FROM nodes n JOIN "
-                           "workers w ON w.node = n.name WHERE w.id = ?"));
-  WARDEN_ASSIGN_OR_RETURN(bool row, q.Bind(1, worker).Step());
-  if (!row) {
-    q.Reset();
-    return Status::Ok();
-  }
-  const std::string name = q.Text(0);
-  const bool takes_work = q.Bool(1);
-  const std::optional<int64_t> capacity = q.OptInt(2);
-  q.Reset();
+Status SqliteStore::ApplyNodeLocked(const NodeRow& node, ClaimFlow* flow) {
   int64_t running = 0;
-  if (takes_work && capacity) {
+  if (node.takes_work && node.capacity) {
     WARDEN_ASSIGN_OR_RETURN(
         Stmt c, db_->Prepare("SELECT count(*) FROM workers w JOIN jobs j ON j.worker_id = w.id "
                              "AND j.state = 'running' WHERE w.node = ?"));
-    WARDEN_ASSIGN_OR_RETURN(bool counted, c.Bind(1, name).Step());
+    WARDEN_ASSIGN_OR_RETURN(bool counted, c.Bind(1, node.name).Step());
     running = counted ? c.Int(0) : 0;
     c.Reset();
   }
-  ApplyNode(true, takes_work, capacity, running, flow);
+  ApplyNode(true, node.takes_work, node.capacity, running, flow);
   return Status::Ok();
 }
 

@@ -47,14 +47,20 @@ Result<HeartbeatReply> SqliteStore::WorkerHeartbeat(WorkerId id) {
   WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
   const TimeMs now = clock_->NowMs();
   HeartbeatReply reply;
+  // Whether its node takes work comes back with the beat: a node the
+  // registry does not name does.
   WARDEN_ASSIGN_OR_RETURN(
       Stmt w, db_->Prepare("UPDATE workers SET last_heartbeat = ? WHERE id = ? AND state IN "
-                           "('active', 'draining')"));
-  WARDEN_ASSIGN_OR_RETURN(int n, w.Bind(1, now).Bind(2, id).Exec());
-  if (n == 0) {
+                           "('active', 'draining') RETURNING coalesce((SELECT present AND "
+                           "enabled FROM nodes WHERE name = workers.node), 1)"));
+  WARDEN_ASSIGN_OR_RETURN(bool beat, w.Bind(1, now).Bind(2, id).Step());
+  if (!beat) {
+    w.Reset();
     reply.alive = false;
     return reply;  // rolled back: a dead worker extends nothing
   }
+  reply.node_takes_work = w.Bool(0);
+  w.Reset();
   WARDEN_ASSIGN_OR_RETURN(
       Stmt j, db_->Prepare("UPDATE jobs SET lease_expires_at = ? + active_lease_ms "
                            "WHERE worker_id = ? AND state = 'running' "
@@ -66,12 +72,6 @@ Result<HeartbeatReply> SqliteStore::WorkerHeartbeat(WorkerId id) {
     reply.held.push_back(JobRef{j.Int(0), j.Int(1)});
     if (j.Int(2) != 0) reply.cancel.push_back(j.Int(0));
   }
-  WARDEN_ASSIGN_OR_RETURN(
-      Stmt node, db_->Prepare("SELECT n.present AND n.enabled FROM nodes n JOIN workers w ON "
-                              "w.node = n.name WHERE w.id = ?"));
-  WARDEN_ASSIGN_OR_RETURN(bool registered, node.Bind(1, id).Step());
-  reply.node_takes_work = !registered || node.Bool(0);
-  node.Reset();
   WARDEN_RETURN_IF_ERROR(tx->Commit());
   return reply;
 }
