@@ -95,6 +95,13 @@ struct WorkerOptions {
   // available, retryable, due or running. Jobs scheduled for later, and
   // jobs it could never run, are named in its last log line.
   bool exit_when_idle = false;
+  // The maintenance leader runs this command (/bin/sh -c) and syncs the
+  // node registry to the inventory it prints, as `warden nodes sync --from
+  // -` would (docs/nodes.md): on becoming the leader, every
+  // inventory_interval, and at once after workers are declared dead or when
+  // work starts waiting that no worker can run. Empty: never.
+  std::string inventory_command;
+  Millis inventory_interval{5 * 60 * 1000};
   // Log lines go here (default: stderr with a timestamp), those at
   // `log_level` or more important: the message alone.
   std::function<void(const std::string&)> log;

@@ -50,7 +50,9 @@ Json WorkerValues(const WorkerOptions& o, const WorkerFlags& f) {
           {"log_level", LogLevelName(o.log_level)},
           {"log_format", LogFormatName(o.log_format)},
           {"metrics_listen", f.metrics_listen},
-          {"health_listen", f.health_listen}};
+          {"health_listen", f.health_listen},
+          {"inventory_command", o.inventory_command},
+          {"inventory_interval", FormatDuration(o.inventory_interval)}};
 }
 
 Json ServerValues(const ServeSetup& s) {

@@ -29,6 +29,7 @@ Result<WorkerOptions> BuildWorkerOptions(const WorkerFlags& f) {
   o.concurrency = f.concurrency;
   o.allow_commands = f.allow_cmd;
   o.exit_when_idle = f.exit_when_idle;
+  o.inventory_command = f.inventory_command;
   const auto level = ParseLogLevel(f.log_level);
   if (!level) {
     return InvalidArgument("--log-level must be error, warn, info or debug, not '" +
@@ -59,7 +60,8 @@ Result<WorkerOptions> BuildWorkerOptions(const WorkerFlags& f) {
                    {f.shutdown, "--shutdown-timeout", &o.shutdown_timeout},
                    {f.kill_grace, "--kill-grace", &o.kill_grace},
                    {f.poll, "--poll-interval", &o.poll_interval},
-                   {f.start, "--start-timeout", &o.start_timeout}};
+                   {f.start, "--start-timeout", &o.start_timeout},
+                   {f.inventory_interval, "--inventory-interval", &o.inventory_interval}};
   for (auto& d : durations) {
     if (d.text.empty()) continue;
     WARDEN_ASSIGN_OR_RETURN(*d.out, Duration(d.flag, d.text));
@@ -196,6 +198,13 @@ void AddWorkerFlags(CLI::App* cmd, WorkerFlags& f) {
                   "ADDR:PORT: serve this worker's /metrics (docs/metrics.md)");
   cmd->add_option("--health-listen", f.health_listen,
                   "ADDR:PORT: serve /healthz and /readyz (503 while draining)");
+  cmd->add_option("--inventory-command", f.inventory_command,
+                  "as the maintenance leader, sync the node registry to what this command "
+                  "prints (as `warden nodes sync --from -`): when it becomes the leader, every "
+                  "--inventory-interval, after workers die, when work waits with no worker "
+                  "(docs/nodes.md)");
+  cmd->add_option("--inventory-interval", f.inventory_interval,
+                  "how often the leader runs --inventory-command (default 5m)");
   cmd->add_flag("--exit-when-idle", f.exit_when_idle,
                 "exit once no job it can run is available, due, retryable or running (jobs "
                 "for other queues or tasks, or scheduled for later, do not keep it)");

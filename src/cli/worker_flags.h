@@ -18,6 +18,7 @@ struct WorkerFlags {
   bool allow_cmd = false, exit_when_idle = false;
   std::vector<std::string> tasks;
   std::string heartbeat, lease, keepalive, sweep, shutdown, kill_grace, poll, start;
+  std::string inventory_command, inventory_interval;
   std::string log_level = "info", log_format = "text";
   std::string metrics_listen, health_listen;
 };

@@ -10,6 +10,7 @@
 #include "warden/duration.h"
 #include "warden/text.h"
 #include "env/env.h"
+#include "maintenance/inventory_sync.h"
 #include "maintenance/recovery_metrics.h"
 #include "maintenance/sweeper.h"
 #include "store/store.h"
@@ -231,26 +232,6 @@ Result<int> Client::ReleaseWorker(const std::string& name_or_id, bool force) {
 }
 
 Result<Stats> Client::GetStats() { return store_->GetStats(); }
-
-namespace {
-
-// Workers that claim: active ones (a draining worker claims nothing more)
-// on a node that takes work (warden/nodes.h).
-Result<std::vector<Serving>> ClaimingWorkers(Store& store) {
-  WARDEN_ASSIGN_OR_RETURN(auto live, store.WorkerList(/*live_only=*/true));
-  WARDEN_ASSIGN_OR_RETURN(auto nodes, store.NodeList());
-  std::set<std::string> closed;
-  for (const NodeInfo& n : nodes) {
-    if (!n.TakesWork()) closed.insert(n.name);
-  }
-  std::vector<Serving> out;
-  for (const WorkerInfo& w : live) {
-    if (w.state == WorkerState::kActive && !closed.count(w.node)) out.push_back(ServingOf(w));
-  }
-  return out;
-}
-
-}  // namespace
 
 Result<std::vector<BacklogGroup>> Client::Unserved() {
   WARDEN_ASSIGN_OR_RETURN(auto claiming, ClaimingWorkers(*store_));

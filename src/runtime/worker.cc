@@ -47,6 +47,9 @@ Status ValidateWorkerOptions(const WorkerOptions& options) {
                            ") must be at least three heartbeat intervals (" +
                            FormatDuration(options.heartbeat) + ")");
   }
+  if (!options.inventory_command.empty() && options.inventory_interval < Millis(1000)) {
+    return InvalidArgument("the inventory interval must be at least 1s (it runs a command)");
+  }
   if (options.poll_interval < Millis(10)) {
     return InvalidArgument("poll interval must be at least 10ms (it is the fallback when no "
                            "wake-up arrives; below that the worker busy-polls)");
@@ -286,6 +289,9 @@ Status Worker::Impl::Run() {
   threads_.push_back(env_.StartThread([this] { WatchdogLoop(); }));
   threads_.push_back(env_.StartThread([this] { SweeperLoop(); }));
   threads_.push_back(env_.StartThread([this] { SessionLoop(); }));
+  if (!opt_.inventory_command.empty()) {
+    threads_.push_back(env_.StartThread([this] { InventoryLoop(); }));
+  }
 
   // Registered, its threads running, and the claim loop about to claim:
   // from here on it runs what is enqueued.
@@ -632,6 +638,7 @@ void Worker::Impl::Shutdown() {
   sleep_cv_.NotifyAll();
   heartbeat_cv_.NotifyAll();
   env_.SignalWakeFd(stop_fd_);
+  inventory_stop_.Request(StopReason::kShutdown);
   for (auto& t : threads_) t->Join();
   threads_.clear();
   FlushMetrics();  // what the last jobs and the drain counted

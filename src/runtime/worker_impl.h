@@ -100,6 +100,9 @@ class Worker::Impl {
   void WatchdogLoop();
   void SweeperLoop();
   void SessionLoop();
+  // While this worker leads maintenance, runs opt_.inventory_command when
+  // core/inventory_trigger.h says (only started when there is one).
+  void InventoryLoop();
   void Shutdown();
   // Until `start` + the heartbeat interval, which shrinks when a job with a
   // shorter lease is claimed meanwhile.
@@ -148,6 +151,10 @@ class Worker::Impl {
   uint64_t flushed_version_ = 0;  // heartbeat thread
   MetricSnapshot flush_base_;     // heartbeat thread
   std::atomic<bool> leader_{false};
+  // Workers the maintenance passes declared dead, for InventoryLoop (which
+  // takes them); and the stop of the inventory command it runs.
+  std::atomic<int> deaths_unseen_by_inventory_{0};
+  StopSignal inventory_stop_;
   // When the watchdog loop last turned (0: not running): what Live() judges.
   std::atomic<int64_t> watchdog_turned_mono_{0};
   std::atomic<int64_t> last_heartbeat_ok_mono_{0};

@@ -5,7 +5,9 @@
 #include "warden/duration.h"
 #include "core/lease.h"
 #include "warden/plural.h"
+#include "core/inventory_trigger.h"
 #include "maintenance/death_watch.h"
+#include "maintenance/inventory_sync.h"
 #include "maintenance/maintainer.h"
 #include "maintenance/sweeper.h"
 #include "runtime/worker_impl.h"
@@ -200,6 +202,7 @@ void Worker::Impl::SweeperLoop() {
     if (pass.swept) CountRecoveries(pass.swept->recoveries);
     if (pass.proven.proven_dead > 0) {
       counters_.rescued += pass.proven.rescued;
+      deaths_unseen_by_inventory_ += pass.proven.proven_dead;
       Log(LogLevel::kInfo, "proved " + Plural(pass.proven.proven_dead, "worker") +
                                " dead; recovered " + Plural(pass.proven.rescued, "job"));
       freed = true;
@@ -212,6 +215,7 @@ void Worker::Impl::SweeperLoop() {
     if (pass.swept) {
       const SweepSummary& r = *pass.swept;
       counters_.rescued += r.rescued;
+      deaths_unseen_by_inventory_ += static_cast<int>(r.presumed_dead + r.proven_dead);
       if (r.presumed_dead || r.rescued || r.expired) {
         Log(LogLevel::kInfo, "sweep: " + Plural(r.presumed_dead, "worker") + " presumed dead, " +
                                  Plural(r.rescued, "job") + " recovered, " +
@@ -236,6 +240,51 @@ void Worker::Impl::SweeperLoop() {
     if (watch.Wait(opt_.sweep_interval, stop_fd_)) {
       SleepFor(Millis(5));  // let a dying process finish closing its files
     }
+  }
+}
+
+void Worker::Impl::InventoryLoop() {
+  // A connection of its own: a command and its sync never hold up the
+  // maintenance passes, which recover jobs.
+  std::unique_ptr<Store> store;
+  InventoryTrigger trigger(opt_.inventory_interval);
+  const InventoryCommand command{opt_.inventory_command, kInventoryTimeout,
+                                 "worker:" + opt_.name};
+  bool reported_error = false;
+  while (!threads_done_) {
+    SleepFor(opt_.sweep_interval);
+    if (threads_done_) break;
+    Status s = [&]() -> Status {
+      if (!store) {
+        WARDEN_ASSIGN_OR_RETURN(store, open_store_());
+      }
+      std::set<std::string> unserved;
+      const bool leading = leader_;
+      if (leading) {
+        WARDEN_ASSIGN_OR_RETURN(unserved, UnservedWork(*store));
+      }
+      const int deaths = deaths_unseen_by_inventory_.exchange(0);
+      const int64_t now = clock_.MonotonicMs();
+      const std::optional<std::string> why = trigger.Due(now, leading, deaths, unserved);
+      if (!why) return Status::Ok();
+      trigger.Ran(now);
+      auto synced = RunInventoryCommand(*store, env_, command, inventory_stop_);
+      if (!synced.has_value()) {
+        if (threads_done_) return Status::Ok();
+        Log(LogLevel::kWarn, "inventory (" + *why + "): " + synced.error().message());
+        return Status::Ok();
+      }
+      Log(synced->Changed() ? LogLevel::kInfo : LogLevel::kDebug,
+          "inventory (" + *why + "): " + DescribeSync(*synced));
+      return Status::Ok();
+    }();
+    if (!s.ok()) {
+      if (!reported_error) Log(LogLevel::kWarn, "inventory: " + s.ToString() + "; retrying");
+      reported_error = true;
+      if (!s.transient()) store.reset();
+      continue;
+    }
+    reported_error = false;
   }
 }
 

@@ -3,8 +3,10 @@
 // --shutdown-timeout, then are released) and claims again once enabled; a
 // node's capacity holds across its workers, judged from what the jobs
 // themselves log; a node removed by a sync gets no more work while its
-// live worker keeps its job, until `nodes remove --force` releases it.
+// live worker keeps its job, until `nodes remove --force` releases it. The
+// maintenance leader's --inventory-command syncs the registry.
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <map>
 
@@ -24,9 +26,11 @@ class NodesTest : public IntegrationTest {
                        slots);
   }
   bool HeldBy(int64_t id, const Worker& w) { return HolderPid(id) == w.pid(); }
+  // Written whole (a rename), as an --inventory-command may read it at any time.
   std::string Inventory(const std::string& text) {
     const std::string path = dir() + "/inventory";
-    std::ofstream(path) << text;
+    std::ofstream(path + ".new") << text;
+    std::rename((path + ".new").c_str(), path.c_str());
     return path;
   }
 };
@@ -146,6 +150,91 @@ TEST_P(NodesTest, ASyncedAwayNodeKeepsItsJobUntilForced) {
   }, Millis(20'000)));
   const Json lost = Show(id)["attempts"][0];
   EXPECT_EQ(lost.value("lost_by", ""), "operator") << lost.dump();
+}
+
+// The registry as `nodes ls` shows it: name -> "present" or "removed",
+// with the capacity ("n1:4").
+std::map<std::string, std::string> Registry(CliResult ls) {
+  std::map<std::string, std::string> out;
+  for (const Json& n : ls.json) {
+    if (!n.value("registered", false)) continue;
+    std::string state = n.value("present", false) ? "present" : "removed";
+    if (n["capacity"].is_number()) {
+      state += ':';
+      state += std::to_string(n["capacity"].get<int64_t>());
+    }
+    out[n.value("name", "")] = state;
+  }
+  return out;
+}
+
+// The maintenance leader's --inventory-command: its first run as the
+// leader, then every --inventory-interval; a failing command, one that
+// prints no inventory or an empty one, changes nothing and says why.
+TEST_P(NodesTest, TheLeaderSyncsTheRegistryToItsInventoryCommand) {
+  const std::string inv = Inventory("n1 4\nn2\n");
+  Worker& a = StartWorker("a", FastFlags({{"--node", "n1"},
+                                          {"--inventory-command", "cat " + inv},
+                                          {"--inventory-interval", "1s"}}));
+  using Nodes = std::map<std::string, std::string>;
+  auto registry = [&] { return Registry(Cli({"nodes", "ls"})); };
+  ASSERT_TRUE(WaitFor([&] { return registry() == Nodes{{"n1", "present:4"}, {"n2", "present"}}; },
+                      Millis(20'000)))
+      << a.Log();
+  EXPECT_TRUE(a.LogHas("inventory (now the maintenance leader): added n1, n2")) << a.Log();
+  CliResult audit = Cli({"audit"});
+  ASSERT_EQ(audit.exit_code, 0) << audit.err;
+  ASSERT_FALSE(audit.json.empty()) << audit.out;
+  EXPECT_EQ(audit.json[0].value("actor", ""), "worker:a") << audit.out;
+  EXPECT_EQ(audit.json[0].value("action", ""), "node.sync") << audit.out;
+
+  Inventory("n1 4\n");
+  ASSERT_TRUE(WaitFor([&] { return registry() == Nodes{{"n1", "present:4"}, {"n2", "removed"}}; },
+                      Millis(20'000)))
+      << a.Log();
+  EXPECT_TRUE(a.LogHas("inventory (every 1s): removed n2")) << a.Log();
+
+  // Each of these leaves the registry as it is.
+  const struct {
+    const char* text;  // nullptr: no file, so `cat` fails
+    const char* says;
+  } bad[] = {{"n1 4\nn3 lots\n", "printed no inventory"},
+             {"# nothing\n", "listed no node"},
+             {nullptr, "exited with status 1: cat: "}};
+  for (const auto& b : bad) {
+    if (b.text) {
+      Inventory(b.text);
+    } else {
+      ASSERT_EQ(std::remove(inv.c_str()), 0);
+    }
+    ASSERT_TRUE(WaitFor([&] { return a.LogHas(b.says); }, Millis(20'000))) << a.Log();
+    EXPECT_EQ(registry(), (Nodes{{"n1", "present:4"}, {"n2", "removed"}})) << b.says;
+  }
+}
+
+// Work that no worker can run, and a worker's death, each ask for the
+// inventory at once: the interval (an hour) never comes round here.
+TEST_P(NodesTest, UnservedWorkAndADeathAskForTheInventoryAtOnce) {
+  const std::string inv = Inventory("n1\n");
+  Worker& a = StartWorker("a", FastFlags({{"--node", "n1"},
+                                          {"--inventory-command", "cat " + inv},
+                                          {"--inventory-interval", "1h"}}));
+  auto present = [&](const std::string& node) {
+    return Registry(Cli({"nodes", "ls"})).count(node) > 0;
+  };
+  ASSERT_TRUE(WaitFor([&] { return present("n1"); }, Millis(20'000))) << a.Log();
+
+  Inventory("n1\nn2\n");
+  ASSERT_GT(Add(Job("true"), {"--queue", "elsewhere"}), 0);
+  ASSERT_TRUE(WaitFor([&] { return present("n2"); }, Millis(20'000))) << a.Log();
+  EXPECT_TRUE(a.LogHas("work waits that no worker can run (queue elsewhere, command jobs)"))
+      << a.Log();
+
+  Inventory("n1\nn2\nn3\n");
+  Worker& b = StartWorker("b", FastFlags({{"--node", "n2"}, {"--queues", "other"}}));
+  b.proc->Kill();
+  ASSERT_TRUE(WaitFor([&] { return present("n3"); }, Millis(20'000))) << a.Log();
+  EXPECT_TRUE(a.LogHas("worker declared dead): added n3")) << a.Log();
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, NodesTest, ::testing::ValuesIn(AllBackends()), BackendName);

@@ -43,6 +43,8 @@ const std::vector<ConfigKey>& ConfigKeys() {
       {"worker", "--log-format", K::kString},
       {"worker", "--metrics-listen", K::kString},
       {"worker", "--health-listen", K::kString},
+      {"worker", "--inventory-command", K::kString},
+      {"worker", "--inventory-interval", K::kDuration},
       {"server", "--listen", K::kString},
       {"server", "--no-auth", K::kBool},
       {"server", "--allow-cmd-jobs", K::kBool},
