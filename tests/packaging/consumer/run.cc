@@ -1,20 +1,16 @@
-// A program outside warden's tree, built against an installed warden by
-// tests/packaging (once with find_package, once with pkg-config): it
-// enqueues one job on an SQLite file, runs it with an in-process handler,
-// and prints its result.
-//
-//   consumer DB_FILE
+// The consumer's work, built against an installed warden by
+// tests/packaging (once with find_package, once with pkg-config), into the
+// program (main.cc) and into a shared library that it loads: it enqueues
+// one job on an SQLite file, runs it with an in-process handler, and
+// prints its result. The shared library holds what it uses of
+// libwarden.a, which links only because that code is position-independent.
 #include <cstdio>
 #include <string>
 
 #include <warden/warden.h>
 
-int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: consumer DB_FILE\n");
-    return 2;
-  }
-  const std::string db = argv[1];
+extern "C" int warden_consumer_run(const char* db_file) {
+  const std::string db = db_file;
   auto client = warden::Client::Open(db);
   if (!client) {
     std::fprintf(stderr, "open: %s\n", client.error().ToString().c_str());
