@@ -10,11 +10,39 @@ install(FILES ${PROJECT_BINARY_DIR}/warden.1 DESTINATION ${CMAKE_INSTALL_MANDIR}
 # Where bash-completion looks for a command's completion, loaded on first use.
 install(FILES scripts/completion/warden.bash RENAME warden
   DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions COMPONENT runtime)
-# Whatever units deploy/systemd/ holds (the worker template and the server).
-file(GLOB WARDEN_SYSTEMD_UNITS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/deploy/systemd/*.service)
+# Whatever units deploy/systemd/ holds (the worker template and the
+# server), with ExecStart naming the binary installed beside them. The
+# prefix is known only at install time (`cmake --install --prefix DIR`,
+# and cpack's /usr): the units are written then, from their .in, into the
+# build tree, and installed from there. (configure_file at configure time
+# would name CMAKE_INSTALL_PREFIX as configured, /usr/local, whatever
+# --prefix said.) In lib/, not the libdir: systemd reads
+# /usr/lib/systemd/system and /usr/local/lib/systemd/system.
+file(GLOB WARDEN_SYSTEMD_UNITS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/deploy/systemd/*.service.in)
 if(WARDEN_SYSTEMD_UNITS)
-  install(FILES ${WARDEN_SYSTEMD_UNITS} DESTINATION lib/systemd/system COMPONENT runtime)
+  set(WARDEN_UNITS_OUT ${PROJECT_BINARY_DIR}/installed-units)
+  set(WARDEN_UNITS_INSTALLED "")
+  foreach(unit ${WARDEN_SYSTEMD_UNITS})
+    get_filename_component(name ${unit} NAME)
+    string(REGEX REPLACE "\\.in$" "" name ${name})
+    list(APPEND WARDEN_UNITS_INSTALLED ${WARDEN_UNITS_OUT}/${name})
+  endforeach()
+  install(CODE "
+    set(CMAKE_INSTALL_FULL_BINDIR \"${CMAKE_INSTALL_BINDIR}\")
+    if(NOT IS_ABSOLUTE \"\${CMAKE_INSTALL_FULL_BINDIR}\")
+      set(CMAKE_INSTALL_FULL_BINDIR \"\${CMAKE_INSTALL_PREFIX}/\${CMAKE_INSTALL_FULL_BINDIR}\")
+    endif()
+    foreach(unit ${WARDEN_SYSTEMD_UNITS})
+      get_filename_component(name \"\${unit}\" NAME)
+      string(REGEX REPLACE \"[.]in$\" \"\" name \"\${name}\")
+      configure_file(\"\${unit}\" \"${WARDEN_UNITS_OUT}/\${name}\" @ONLY)
+    endforeach()
+  " COMPONENT runtime)
+  install(FILES ${WARDEN_UNITS_INSTALLED} DESTINATION lib/systemd/system COMPONENT runtime)
 endif()
+# The units' user (User=warden): sysusers.d(5), which systemd-sysusers
+# applies at boot, and the .deb's postinst at once (cmake/package.cmake).
+install(FILES deploy/sysusers/warden.conf DESTINATION lib/sysusers.d COMPONENT runtime)
 
 # The library, its public headers (include/warden: they include only each
 # other, the standard library, nlohmann/json and, in warden/sqlite.h,

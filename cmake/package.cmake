@@ -15,6 +15,12 @@ set(CPACK_PACKAGE_CONTACT "warden maintainers <warden@localhost>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
   "durable job queue that recovers the work of dead workers in under a second")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+# Staged with DESTDIR, so that CMAKE_INSTALL_PREFIX is /usr while it
+# installs (CPACK_INSTALL_PREFIX: with DESTDIR, cpack installs there): the
+# units' ExecStart (cmake/install.cmake) is written then, and must name
+# /usr/bin/warden, not the staging directory.
+set(CPACK_SET_DESTDIR ON)
+set(CPACK_INSTALL_PREFIX ${CPACK_PACKAGING_INSTALL_PREFIX})
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_COMPONENTS_ALL runtime dev)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
@@ -22,6 +28,13 @@ set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME warden)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SHLIBDEPS ON)
+# Maintainer scripts (deploy/debian/): postinst makes user warden (from
+# lib/sysusers.d/warden.conf) and reloads a running systemd; postrm
+# reloads it again, and keeps /var/lib/warden, the jobs, on purge. No unit
+# is enabled or started: the operator chooses (docs/install.md).
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_CONTROL_EXTRA
+  ${PROJECT_SOURCE_DIR}/deploy/debian/postinst ${PROJECT_SOURCE_DIR}/deploy/debian/postrm)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 set(CPACK_COMPONENT_RUNTIME_DESCRIPTION
   "warden stores jobs (SQLite or PostgreSQL), runs workers (in-process handlers or supervised\n\
 shell commands) and administers them; a killed or frozen worker's jobs run again, never twice.")

@@ -18,8 +18,8 @@ PACKAGES=(
   libtomlplusplus-dev                # toml++: reads warden.toml (docs/configuration.md)
   libboost-dev                       # Boost.Beast/Asio: warden serve's HTTP (header-only)
   libssl-dev                         # OpenSSL: TLS for warden serve, SHA-256 of API tokens
-  libsystemd-dev                     # sd_notify: READY/STOPPING/WATCHDOG under a Type=notify unit
-  systemd                            # tests: systemd-analyze verify checks deploy/systemd/*.service
+  libsystemd-dev                     # sd_notify under a Type=notify unit (optional: WARDEN_SYSTEMD)
+  systemd                            # tests: systemd-analyze verify checks deploy/systemd/*.service.in
   curl openssl                       # tests: an HTTP client that is not the server's; test certificates
   wrk                                # bench/http.sh: HTTP load (keep-alive, a Lua script, latency percentiles)
   libgtest-dev libgmock-dev          # tests

@@ -67,6 +67,7 @@ _warden() {
                                          cancelled expired" -- "$cur") ;;
       --retry) mapfile -t COMPREPLY < <(compgen -W "none default forever" -- "$cur") ;;
       --log-level) mapfile -t COMPREPLY < <(compgen -W "error warn info debug" -- "$cur") ;;
+      --log-format) mapfile -t COMPREPLY < <(compgen -W "text json" -- "$cur") ;;
       --scope) mapfile -t COMPREPLY < <(compgen -W "read enqueue operate admin" -- "$cur") ;;
     esac
     return 0

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cli/cli.h"
+#include "cli/log_out.h"
 #include "demo/demo.h"
 
 namespace warden::cli {
@@ -16,8 +17,16 @@ void AddDemoCommand(CLI::App& app, Globals& g, Action* action) {
       "--db postgresql://... on a queue of its own in that database");
   cmd->add_option("--jobs", f->jobs, "how many jobs (default 300)")->check(CLI::Range(20, 100000));
   cmd->add_flag("--keep", f->keep, "keep the temporary directory");
-  cmd->callback([f, &g, action] {
-    *action = [f, &g] {
+  // It runs for tens of seconds in CI jobs and smoke tests whose logs a
+  // pipeline reads, as the worker's and serve's do.
+  auto log_format = std::make_shared<std::string>("text");
+  cmd->add_option("--log-format", *log_format,
+                  "text | json: the story as JSON objects on stderr, one a line (time, level, "
+                  "message)")
+      ->capture_default_str();
+  cmd->callback([f, log_format, &g, action] {
+    *action = [f, log_format, &g] {
+      if (Status s = UseLogFormat(*log_format, {{"component", "demo"}}); !s.ok()) return Fail(s);
       // Only a PostgreSQL URL is used: a SQLite --db (or the default
       // ./warden.db) is never touched; the demo makes a fresh file. Read
       // when the command runs, once WARDEN_DB and warden.toml applied.
@@ -26,7 +35,11 @@ void AddDemoCommand(CLI::App& app, Globals& g, Action* action) {
       demo::Options options = *f;
       options.json = g.json;
       options.pg_url = pg ? g.db : "";
-      return demo::Run(options, demo::Host{Fail, PrintJson});
+      demo::Host host{Fail, PrintJson, nullptr};
+      if (CurrentLogFormat() == LogFormat::kJson) {
+        host.log = [](LogLevel level, const std::string& line) { LogOut(level, line); };
+      }
+      return demo::Run(options, host);
     };
   });
 }

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "cli/cli.h"
+#include "cli/log_out.h"
 #include "cli/render.h"
 #include "cli/wait_job.h"
 #include "cli/with_client.h"
@@ -74,7 +75,7 @@ int WaitForJob(Client& client, const Globals& g, JobId id, Millis limit,
           const std::string error = LastError(*job);
           if (!ok && !error.empty()) std::cout << "last error: " << error << "\n";
         }
-        if (!ok) std::cerr << "warden: job " << id << " ended " << last_state << "\n";
+        if (!ok) LogOut(LogLevel::kError, "job " + std::to_string(id) + " ended " + last_state, id);
         return ok ? 0 : 1;
       }
     }
@@ -90,14 +91,22 @@ int WaitForJob(Client& client, const Globals& g, JobId id, Millis limit,
 void AddWaitCommand(CLI::App& app, Globals& g, Action* action) {
   auto timeout = std::make_shared<std::string>();
   auto id = std::make_shared<std::string>();
+  auto log_format = std::make_shared<std::string>("text");
   CLI::App* wait = app.add_subcommand(
       "wait",
       "block until no job is scheduled, available, retryable or running; with an ID, until "
       "that job finishes (exit 0 if it succeeded)");
   wait->add_option("id", *id, "wait for this job only, and print its result");
   wait->add_option("--timeout", *timeout, "give up after this long (exit 1)");
+  // A long wait runs in scripts and CI jobs whose logs a pipeline reads,
+  // as the worker's and serve's do.
+  wait->add_option("--log-format", *log_format,
+                   "text | json: one JSON object a line on stderr (time, level, message, job)")
+      ->capture_default_str();
   wait->callback([=, &g] {
     *action = [=, &g] {
+      // The log's format first: an error about another flag is a line of it.
+      if (Status s = UseLogFormat(*log_format, {{"component", "wait"}}); !s.ok()) return Fail(s);
       Millis limit = Millis::max();
       if (!timeout->empty()) {
         auto d = Duration("--timeout", *timeout);

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <string_view>
 
+#include "warden/text.h"
+
 namespace warden::cli {
 namespace {
 
@@ -22,6 +24,16 @@ void SetLogFormat(LogFormat f, Json context) {
 }
 
 LogFormat CurrentLogFormat() { return format; }
+
+Status UseLogFormat(const std::string& flag_value, Json context) {
+  const auto parsed = ParseLogFormat(flag_value);
+  if (!parsed) {
+    return InvalidArgument("--log-format must be text or json, not '" + OneLine(flag_value, 40) +
+                           "'");
+  }
+  SetLogFormat(*parsed, std::move(context));
+  return Status::Ok();
+}
 
 bool WantsJsonLogs(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {

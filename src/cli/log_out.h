@@ -1,5 +1,5 @@
 // The stderr lines of the CLI's long-running commands (`warden worker`,
-// `warden serve`): text ("warden: <message>"), or with `--log-format json`
+// `warden serve`, `warden wait`, `warden demo`): text ("warden: <message>"), or with `--log-format json`
 // one JSON object a line (warden/log.h), the command's last error included,
 // so that a log pipeline reads every line the same way.
 //
@@ -17,6 +17,10 @@ namespace warden::cli {
 // {"component": "serve"}.
 void SetLogFormat(LogFormat format, Json context = Json::object());
 LogFormat CurrentLogFormat();
+// `--log-format`'s value ("text" or "json") made the format, with
+// `context`; InvalidArgument (exit 2) for another value, the format left
+// as it was.
+Status UseLogFormat(const std::string& flag_value, Json context);
 // Whether the raw arguments ask for `--log-format json` (or
 // `--log-format=json`): set before parsing, so that a usage error of such
 // a command is a JSON line too.

@@ -1,11 +1,10 @@
 #include "cli/service_notify.h"
 
-#include <systemd/sd-daemon.h>
-
 #include <algorithm>
 #include <cstdlib>
 
 #include "cli/log_out.h"
+#include "cli/notify_send.h"
 #include "warden/text.h"
 
 namespace warden::cli {
@@ -19,12 +18,13 @@ std::string StatusLine(const std::string& text) { return "STATUS=" + OneLine(tex
 ServiceNotifier::ServiceNotifier() {
   const char* socket = std::getenv("NOTIFY_SOCKET");
   active_ = socket != nullptr && *socket != '\0';
-  uint64_t usec = 0;
   // > 0: WATCHDOG_USEC is set, and WATCHDOG_PID, if set, is this process.
-  // The environment is kept (sd_notify reads NOTIFY_SOCKET at each call);
+  // The environment is kept (NotifySend reads NOTIFY_SOCKET at each call);
   // jobs do not inherit it (env/subprocess.cc leaves it out).
-  if (active_ && sd_watchdog_enabled(/*unset_environment=*/0, &usec) > 0 && usec > 0) {
-    watchdog_ = std::chrono::microseconds(usec);
+  if (active_) {
+    if (const uint64_t usec = NotifyWatchdogUsec(); usec > 0) {
+      watchdog_ = std::chrono::microseconds(usec);
+    }
   }
 }
 
@@ -32,8 +32,8 @@ ServiceNotifier::~ServiceNotifier() { Stop(); }
 
 void ServiceNotifier::Send(const std::string& message) {
   if (!active_) return;
-  // < 0: not sent (no such socket, the manager gone); nothing to do about it.
-  (void)sd_notify(/*unset_environment=*/0, message.c_str());
+  // Not sent (no such socket, the manager gone): nothing to do about it.
+  (void)NotifySend(message);
 }
 
 void ServiceNotifier::Ready(const std::string& status) {

@@ -1,13 +1,13 @@
-// systemd's notify protocol (sd_notify(3), from libsystemd) for `warden
-// worker` and `warden serve` run by a `Type=notify` unit
-// (deploy/systemd/): READY=1 once the command does its work, STOPPING=1
-// when it begins to drain, STATUS= lines for `systemctl status`, and, when
-// the unit sets WatchdogSec=, WATCHDOG=1 every half of WATCHDOG_USEC while
-// the process is live (what "live" means is the command's: Worker::Live,
-// the listener's I/O threads for serve). Without NOTIFY_SOCKET in the
-// environment nothing is sent and no thread runs. A message that cannot be
-// sent is dropped (the manager is gone or the socket wrong): the notices
-// never stop the command.
+// systemd's notify protocol (sd_notify(3); through libsystemd or warden's
+// own sender, cli/notify_send.h) for `warden worker` and `warden serve`
+// run by a `Type=notify` unit (deploy/systemd/): READY=1 once the command
+// does its work, STOPPING=1 when it begins to drain, STATUS= lines for
+// `systemctl status`, and, when the unit sets WatchdogSec=, WATCHDOG=1
+// every half of WATCHDOG_USEC while the process is live (what "live"
+// means is the command's: Worker::Live, the listener's I/O threads for
+// serve). Without NOTIFY_SOCKET in the environment nothing is sent and no
+// thread runs. A message that cannot be sent is dropped (the manager is
+// gone or the socket wrong): the notices never stop the command.
 //
 // Thread safety: every method from any thread; Start once.
 #pragma once

@@ -10,9 +10,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -36,6 +38,49 @@ constexpr Millis kSweep{250};
 struct Proc {
   std::string name;
   pid_t pid = 0;
+};
+
+// A stdio stream (fopencookie(3)) whose every line goes to Host::log: the
+// story is written with fmt::print whether it is text or a log. Unbuffered,
+// so that its lines keep their order among the host's other log lines.
+class LineSink {
+ public:
+  explicit LineSink(std::function<void(LogLevel, const std::string&)> log)
+      : log_(std::move(log)) {
+    cookie_io_functions_t io{};
+    io.write = &LineSink::Write;
+    file_ = fopencookie(this, "w", io);
+    if (file_ != nullptr) std::setvbuf(file_, nullptr, _IONBF, 0);
+  }
+  ~LineSink() {
+    if (file_ != nullptr) std::fclose(file_);
+    Emit(pending_);
+  }
+  LineSink(const LineSink&) = delete;
+  LineSink& operator=(const LineSink&) = delete;
+
+  std::FILE* file() const { return file_; }  // null if it could not be made
+
+ private:
+  static ssize_t Write(void* cookie, const char* buf, size_t size) {
+    auto* self = static_cast<LineSink*>(cookie);
+    self->pending_.append(buf, size);
+    for (size_t nl; (nl = self->pending_.find('\n')) != std::string::npos;) {
+      self->Emit(self->pending_.substr(0, nl));
+      self->pending_.erase(0, nl + 1);
+    }
+    return static_cast<ssize_t>(size);
+  }
+  void Emit(const std::string& line) {
+    const size_t start = line.find_first_not_of(' ');
+    if (start == std::string::npos) return;
+    const std::string text = line.substr(start);
+    log_(text.find("FAIL") != std::string::npos ? LogLevel::kError : LogLevel::kInfo, text);
+  }
+
+  std::function<void(LogLevel, const std::string&)> log_;
+  std::FILE* file_ = nullptr;
+  std::string pending_;
 };
 
 TimeMs Now() {
@@ -90,7 +135,10 @@ class Demo {
   Demo(const Options& options, const Host& host)
       : options_(options),
         host_(host),
-        text_(options.json ? stderr : stdout) {}
+        sink_(host.log ? std::make_unique<LineSink>(host.log) : nullptr),
+        text_(sink_ != nullptr && sink_->file() != nullptr ? sink_->file()
+              : options.json                               ? stderr
+                                                           : stdout) {}
   int Run();
 
  private:
@@ -108,7 +156,8 @@ class Demo {
 
   const Options options_;
   const Host& host_;
-  std::FILE* text_;  // the story: stdout, or stderr with --json
+  std::unique_ptr<LineSink> sink_;  // with Host::log
+  std::FILE* text_;  // the story: sink_, stdout, or stderr with --json
   Json report_ = Json::object();  // --json: printed last
   std::string dir_, db_, ledger_, queue_ = "default";
   int64_t fenced_before_ = 0, rescued_before_ = 0;

@@ -34,10 +34,14 @@ struct Options {
 
 // How the host program reports. `fail` prints a failure and returns the
 // exit status for it; `print_json` prints the --json report, the last
-// thing Run prints.
+// thing Run prints. `log`, when set (`warden demo --log-format json`),
+// takes the story instead of stdout (stderr with --json): each of its
+// lines, leading blanks trimmed, empty ones left out, at level error for a
+// failed invariant and info for the rest.
 struct Host {
   std::function<int(const Status&)> fail;
   std::function<void(const Json&)> print_json;
+  std::function<void(LogLevel, const std::string&)> log;
 };
 
 // Runs the demo to its end; returns the exit status: 0 when every

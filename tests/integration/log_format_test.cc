@@ -1,9 +1,11 @@
-// `--log-format json` (issue 22): every line a worker or `warden serve`
-// writes on stderr is one JSON object with "time", "level", "pid" and
+// `--log-format json` (issue 22): every line a worker, `warden serve`,
+// `warden wait` or `warden demo` writes on stderr is one JSON object with "time", "level", "pid" and
 // "message" (and a worker's "worker"), and a line about a job carries its
 // id in "job". Real workers: a job that succeeds, one that fails (its
 // stderr, bytes that are not UTF-8 among them, quoted in the line), and a
-// SIGKILLed worker whose job a second worker recovers and runs.
+// SIGKILLed worker whose job a second worker recovers and runs; `wait` on
+// a job that fails, and on a queue that does not drain in time; the whole
+// demo.
 #include <signal.h>
 
 #include <regex>
@@ -167,6 +169,59 @@ TEST_P(LogFormatOneBackendTest, ServeLinesAreJson) {
   ExpectCommonKeys(lines, "");
   ASSERT_GE(lines.size(), 2u) << serve->Stderr();  // serving on ..., received SIGTERM
   for (const Json& j : lines) EXPECT_EQ(j.value("component", ""), "serve") << j.dump();
+}
+
+// `warden wait`: the failed job's line carries it, and its errors (a
+// timeout) are JSON lines too.
+TEST_P(LogFormatOneBackendTest, WaitLinesAreJson) {
+  const int64_t bad = Add(Job("exit 3"), {"--retry", "none"});
+  StartWorker("json-wait", FastFlags());
+  CliResult r = Cli({"wait", std::to_string(bad), "--log-format", "json", "--timeout", "60s"},
+                    /*json=*/false);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  std::vector<Json> lines = JsonLines(r.err);
+  ExpectCommonKeys(lines, "");
+  ASSERT_EQ(lines.size(), 1u) << r.err;  // job N ended dead
+  EXPECT_EQ(lines[0]["level"], "error");
+  EXPECT_EQ(lines[0].value("job", int64_t{0}), bad) << r.err;
+  EXPECT_EQ(lines[0].value("component", ""), "wait") << r.err;
+  EXPECT_NE(r.out.find("job " + std::to_string(bad) + " dead"), std::string::npos) << r.out;
+
+  // A queue that does not drain: the timeout is one error line.
+  Add("true", {"--delay", "1h"});
+  r = Cli({"wait", "--log-format", "json", "--timeout", "200ms"}, /*json=*/false);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  lines = JsonLines(r.err);
+  ExpectCommonKeys(lines, "");
+  ASSERT_EQ(lines.size(), 1u) << r.err;
+  EXPECT_EQ(lines[0]["level"], "error");
+  EXPECT_NE(lines[0].value("message", "").find("still unfinished after 200ms"), std::string::npos)
+      << r.err;
+  // A value it does not know: a usage error, before it waits.
+  r = Cli({"wait", "--log-format", "yaml"}, /*json=*/false);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--log-format must be text or json"), std::string::npos) << r.err;
+}
+
+// `warden demo`: its whole story on stderr as JSON lines, the --json
+// report alone on stdout.
+TEST_P(LogFormatOneBackendTest, DemoLinesAreJson) {
+  CliResult r = Cli({"demo", "--jobs", "40", "--log-format", "json"}, /*json=*/true,
+                    Millis(180'000));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.json.value("ok", false), true) << r.out;
+  const std::vector<Json> lines = JsonLines(r.err);
+  ExpectCommonKeys(lines, "");
+  bool enqueued = false, held = false;
+  for (const Json& j : lines) {
+    EXPECT_EQ(j.value("component", ""), "demo") << j.dump();
+    EXPECT_EQ(j.value("level", ""), "info") << j.dump();
+    const std::string message = j.value("message", "");
+    enqueued = enqueued || message.find("enqueued 40 command jobs") != std::string::npos;
+    held = held || message == "all invariants hold";
+  }
+  EXPECT_TRUE(enqueued) << r.err;
+  EXPECT_TRUE(held) << r.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, LogFormatTest, ::testing::ValuesIn(AllBackends()),

@@ -36,6 +36,8 @@ def main():
     cases += [
         (["warden", "jobs", "--state", "de"], {"dead"}, True),
         (["warden", "worker", "--log-level", ""], {"error", "warn", "info", "debug"}, True),
+        (["warden", "wait", "--log-format", ""], {"text", "json"}, True),
+        (["warden", "demo", "--log-format", "j"], {"json"}, True),
         (["warden", "tokens", "create", "--scope", "op"], {"operate"}, True),
         (["warden", "add", "--retry", "f"], {"forever"}, True),
         # --db's value is skipped, not taken for a command; --queue's too.

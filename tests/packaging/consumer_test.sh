@@ -6,7 +6,10 @@
 #   consumer_test.sh cmake|pkg-config SOURCE_DIR WORK_DIR
 # cmake: find_package(warden) with CMAKE_PREFIX_PATH = the installed tree
 # (and nothing of the source or build tree); pkg-config: `pkg-config
-# --cflags --libs warden` from the installed warden.pc, on one c++ line.
+# --cflags --libs warden` from the installed warden.pc, on c++ lines.
+# Each way builds the program and a shared library holding libwarden.a's
+# code (which needs it position-independent), and runs both: the program
+# alone, then the program calling the library it loads.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 how=$1 src=$2 work=$3
@@ -33,13 +36,24 @@ case $how in
     flags=$(pkg-config --cflags --libs warden) || fail "pkg-config warden"
     [ "$(realpath "$(pkg-config --variable=prefix warden)")" = "$(realpath "$prefix")" ] ||
       fail "warden.pc's prefix is not where it was installed"
-    echo "c++ -std=c++20 main.cc $flags"
+    echo "c++ -std=c++20 -fPIC run.cc main.cc / -shared run.o, with $flags"
     # shellcheck disable=SC2086  # the flags are words
-    c++ -std=c++20 "$consumer/main.cc" $flags -o "$out/consumer" || fail "c++"
+    {
+      c++ -std=c++20 -fPIC -c "$consumer/run.cc" $flags -o "$out/run.o" &&
+        c++ -std=c++20 "$consumer/main.cc" "$out/run.o" $flags -ldl -o "$out/consumer" &&
+        c++ -shared "$out/run.o" $flags -o "$out/libconsumer_plugin.so"
+    } || fail "c++"
     ;;
   *) fail "cmake or pkg-config, not $how" ;;
 esac
 
+want='job 1 succeeded: {"greeting":"hello, installed tree"}'
 result=$("$out/consumer" "$out/jobs.db") || fail "the consumer failed: $result"
 echo "$result"
-[ "$result" = 'job 1 succeeded: {"greeting":"hello, installed tree"}' ] || fail "unexpected output"
+[ "$result" = "$want" ] || fail "unexpected output"
+plugin=$out/libconsumer_plugin.so
+[ -f "$plugin" ] || fail "no $plugin"
+result=$("$out/consumer" "$out/plugin-jobs.db" "$plugin") ||
+  fail "the consumer's shared library failed: $result"
+echo "from $(basename "$plugin"): $result"
+[ "$result" = "$want" ] || fail "unexpected output from the shared library"

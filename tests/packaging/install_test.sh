@@ -29,15 +29,28 @@ for h in "$src"/include/warden/*.h; do
 done
 extra=$(cd "$prefix/include" && find . -type f ! -path './warden/*.h')
 [ -z "$extra" ] || fail "installed beside the public headers: $extra"
-# Whatever systemd units deploy/systemd holds.
+# Whatever systemd units deploy/systemd holds, written at install time:
+# ExecStart runs the warden installed beside them (here, not /usr/bin).
 units=0
-for u in "$src"/deploy/systemd/*.service; do
+for u in "$src"/deploy/systemd/*.service.in; do
   [ -e "$u" ] || continue
-  [ -f "$prefix/lib/systemd/system/$(basename "$u")" ] || fail "$(basename "$u") not installed"
+  name=$(basename "$u" .in)
+  unit=$prefix/lib/systemd/system/$name
+  [ -f "$unit" ] || fail "$name not installed"
+  exec_start=$(sed -n 's/^ExecStart=//p' "$unit")
+  case $exec_start in
+    "$prefix/bin/warden "*) ;;
+    *) fail "$name: ExecStart=$exec_start does not run $prefix/bin/warden" ;;
+  esac
+  if grep -n '@[A-Za-z_]*@' "$unit"; then fail "$name: a placeholder above is left"; fi
   units=$((units + 1))
 done
+[ "$units" -gt 0 ] || fail "no unit in $src/deploy/systemd"
+# The units' user.
+grep -qx 'u warden - "warden job queue" /var/lib/warden' "$prefix/lib/sysusers.d/warden.conf" ||
+  fail "lib/sysusers.d/warden.conf was not installed, or does not make user warden"
 
 "$prefix/bin/warden" --version | grep -q '^warden ' || fail "the installed warden does not run"
 if ldd "$prefix/bin/warden" | grep 'not found'; then fail "the installed warden lacks a library"; fi
 echo "installed in $prefix: binary, library, headers, CMake package, warden.pc, man page," \
-     "bash completion, $units systemd units"
+     "bash completion, $units systemd units (ExecStart in $prefix/bin), sysusers.d file"

@@ -1,5 +1,7 @@
 #!/bin/sh
-# The systemd units (deploy/systemd/, docs/operations.md):
+# The systemd units (deploy/systemd/*.service.in, docs/operations.md;
+# cmake --install writes ExecStart's @CMAKE_INSTALL_FULL_BINDIR@ as the
+# installed bin directory, tests/packaging checks that):
 #  - `systemd-analyze verify` finds nothing to say about them (an unknown
 #    key or a bad value is only a warning to systemd: any output fails);
 #  - the flags their ExecStart gives are flags this warden takes;
@@ -32,10 +34,15 @@ fail=0
 
 # verify wants an executable at ExecStart's path: the warden built here.
 # A template is verified as an instance of it.
-for unit in "$units"/*.service; do
-  name=$(basename "$unit" | sed 's/@\.service$/@ci-test.service/')
-  sed "s#/usr/bin/warden#$warden#g" "$unit" >"$tmp/$name"
+bin='@CMAKE_INSTALL_FULL_BINDIR@/warden'
+for unit in "$units"/*.service.in; do
+  name=$(basename "$unit" .in | sed 's/@\.service$/@ci-test.service/')
+  sed "s#$bin#$warden#g" "$unit" >"$tmp/$name"
 done
+if grep -l '@[A-Z_]*@' "$tmp"/*.service; then
+  echo "systemd_units: a placeholder above is left that install does not fill"
+  fail=1
+fi
 for unit in "$tmp"/*.service; do
   if ! out=$(systemd-analyze verify --man=no "$unit" 2>&1) || [ -n "$out" ]; then
     echo "systemd_units: systemd-analyze verify $(basename "$unit"):"
@@ -50,7 +57,7 @@ done
 # worker given nothing to run refuses to start (exit 2, saying so), which
 # it says only once every flag before it was read; serve is stopped the
 # same way by a port that cannot be.
-flags() { sed -n 's#^ExecStart=/usr/bin/warden ##p' "$1" | sed 's/\$[A-Z_]*//g; s/%i/ci-test/g'; }
+flags() { sed -n "s#^ExecStart=$bin ##p" "$1" | sed 's/\$[A-Z_]*//g; s/%i/ci-test/g'; }
 expect_refusal() {  # UNIT EXTRA_ARGS SAYS
   # shellcheck disable=SC2046
   if out=$(WARDEN_DB="$tmp/warden.db" "$warden" $(flags "$1") $2 2>&1); then rc=0; else rc=$?; fi
@@ -61,12 +68,12 @@ expect_refusal() {  # UNIT EXTRA_ARGS SAYS
        fail=1 ;;
   esac
 }
-expect_refusal "$units/warden-worker@.service" "" "this worker can run nothing"
-expect_refusal "$units/warden-serve.service" "--listen 127.0.0.1:99999" "is not a port"
+expect_refusal "$units/warden-worker@.service.in" "" "this worker can run nothing"
+expect_refusal "$units/warden-serve.service.in" "--listen 127.0.0.1:99999" "is not a port"
 
 # The worker's drain fits in its stop timeout.
 seconds() { sed -n "s/^$1=\([0-9]*\)s\$/\1/p" "$2"; }
-worker="$units/warden-worker@.service"
+worker="$units/warden-worker@.service.in"
 stop=$(seconds TimeoutStopSec "$worker")
 if [ -z "$stop" ] || [ "$stop" -lt $((30 + 5 + 10)) ]; then
   echo "systemd_units: the worker's TimeoutStopSec ($stop s) is shorter than its drain"
@@ -75,6 +82,6 @@ fi
 for want in Type=notify NotifyAccess=main KillMode=mixed OOMPolicy=continue; do
   grep -qx "$want" "$worker" || { echo "systemd_units: $worker lacks $want"; fail=1; }
 done
-grep -qx "Type=notify" "$units/warden-serve.service" ||
+grep -qx "Type=notify" "$units/warden-serve.service.in" ||
   { echo "systemd_units: warden-serve.service lacks Type=notify"; fail=1; }
 exit $fail

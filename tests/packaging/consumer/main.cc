@@ -1,57 +1,30 @@
-// A program outside warden's tree, built against an installed warden by
-// tests/packaging (once with find_package, once with pkg-config): it
-// enqueues one job on an SQLite file, runs it with an in-process handler,
-// and prints its result.
+// A program outside warden's tree (tests/packaging/consumer_test.sh): runs
+// run.cc's job, linked in, or from a shared library it loads.
 //
-//   consumer DB_FILE
-#include <cstdio>
-#include <string>
+//   consumer DB_FILE              run.cc, linked with libwarden.a
+//   consumer DB_FILE LIBRARY.so   dlopen() the library and call its copy
+#include <dlfcn.h>
 
-#include <warden/warden.h>
+#include <cstdio>
+
+extern "C" int warden_consumer_run(const char* db_file);
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: consumer DB_FILE\n");
+  if (argc == 2) return warden_consumer_run(argv[1]);
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: consumer DB_FILE [LIBRARY.so]\n");
     return 2;
   }
-  const std::string db = argv[1];
-  auto client = warden::Client::Open(db);
-  if (!client) {
-    std::fprintf(stderr, "open: %s\n", client.error().ToString().c_str());
+  void* library = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) {
+    std::fprintf(stderr, "dlopen: %s\n", dlerror());
     return 1;
   }
-  warden::JobSpec spec;
-  spec.task = "greet";
-  spec.payload = {{"name", "installed tree"}};
-  auto added = (*client)->Enqueue(spec);
-  if (!added) {
-    std::fprintf(stderr, "enqueue: %s\n", added.error().ToString().c_str());
+  using Run = int (*)(const char*);
+  auto run = reinterpret_cast<Run>(dlsym(library, "warden_consumer_run"));
+  if (run == nullptr) {
+    std::fprintf(stderr, "dlsym: %s\n", dlerror());
     return 1;
   }
-
-  warden::WorkerOptions options;
-  options.name = "consumer";
-  options.exit_when_idle = true;
-  auto worker = warden::Worker::Create(db, options);
-  if (!worker) {
-    std::fprintf(stderr, "worker: %s\n", worker.error().ToString().c_str());
-    return 1;
-  }
-  (*worker)->Handle("greet", [](warden::JobContext& ctx) {
-    ctx.SetResult({{"greeting", "hello, " + ctx.payload()["name"].get<std::string>()}});
-    return warden::Status::Ok();
-  });
-  if (auto s = (*worker)->Run(); !s.ok()) {
-    std::fprintf(stderr, "run: %s\n", s.ToString().c_str());
-    return 1;
-  }
-
-  auto job = (*client)->GetJob(added->id);
-  if (!job) {
-    std::fprintf(stderr, "get: %s\n", job.error().ToString().c_str());
-    return 1;
-  }
-  std::printf("job %lld %s: %s\n", static_cast<long long>(job->id),
-              warden::JobStateName(job->state), job->result.dump().c_str());
-  return job->state == warden::JobState::kSucceeded ? 0 : 1;
+  return run(argv[1]);
 }
