@@ -502,6 +502,8 @@ Response Api::Route(const Request& req, Client& c, const Caller& caller) {
     if (n == 2) {
       if (m != "GET") return MethodNotAllowed("GET");
       if (!needs(Scope::kRead)) return Forbidden(caller, Scope::kRead);
+      Params p(req, {});
+      if (!p.error().empty()) return ErrorResponse(400, "invalid_argument", p.error());
       return ListNodesRoute(c);
     }
     if (n == 3 && seg[2] == "sync" && m == "POST") {
