@@ -5,12 +5,17 @@
 // from its own lines and its own JSON. Planned against a registry made of
 // the same nodes, some removed or disabled and some extra ones, the sync
 // leaves present exactly the inventory's nodes with its capacities, keeps
-// every enabled flag, and reports each node once.
+// every enabled flag, and reports each node once. The same text as the
+// body of POST /v1/nodes/sync and PUT /v1/nodes/{name}
+// (server/node_bodies.h): a refusal is one InvalidArgument line, an
+// accepted body holds only valid nodes and capacities, and an accepted
+// inventory as a sync body's "nodes" reads back the same.
 #include <map>
 #include <set>
 
 #include "core/node_sync.h"
 #include "fuzz_check.h"
+#include "server/node_bodies.h"
 #include "warden/nodes.h"
 
 namespace warden::fuzz {
@@ -86,6 +91,26 @@ void CheckPlan(const std::vector<NodeSpec>& inventory, size_t seed) {
              "every node reported once");
 }
 
+void CheckBodies(const std::string& text) {
+  const auto sync = server::NodeSyncBodyIn(text);
+  if (!sync.has_value()) {
+    CheckRefusal(sync.error(), 400);
+  } else {
+    FUZZ_CHECK(!sync->nodes.empty() || sync->allow_empty, "an empty sync without allow_empty");
+    for (const NodeSpec& n : sync->nodes) {
+      FUZZ_CHECK(CheckNodeName(n.name).ok(), n.name);
+      FUZZ_CHECK(!n.capacity || CheckNodeCapacity(*n.capacity).ok(), n.name);
+    }
+  }
+  const auto put = server::NodePutBodyIn(text);
+  if (!put.has_value()) {
+    CheckRefusal(put.error(), 400);
+  } else {
+    FUZZ_CHECK(!put->capacity || CheckNodeCapacity(*put->capacity).ok(), text);
+    FUZZ_CHECK(put->set_capacity || !put->capacity, text);
+  }
+}
+
 }  // namespace
 }  // namespace warden::fuzz
 
@@ -93,6 +118,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace warden;
   using namespace warden::fuzz;
   const std::string text(reinterpret_cast<const char*>(data), size);
+  CheckBodies(text);
   const auto parsed = ParseInventory(text);
   if (!parsed.has_value()) {
     CheckRefusal(parsed.error(), 300);
@@ -109,6 +135,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(back.has_value(), again + " -> " + back.error().ToString());
     FUZZ_CHECK(*back == *parsed, again);
   }
+  const std::string body = "{\"nodes\": " + AsJson(*parsed) + ", \"allow_empty\": true}";
+  auto sync = server::NodeSyncBodyIn(body);
+  FUZZ_CHECK(sync.has_value(), body + " -> " + sync.error().ToString());
+  FUZZ_CHECK(sync->nodes == *parsed, body);
   CheckPlan(*parsed, size);
   return 0;
 }

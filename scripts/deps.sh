@@ -21,6 +21,7 @@ PACKAGES=(
   libsystemd-dev                     # sd_notify under a Type=notify unit (optional: WARDEN_SYSTEMD)
   systemd                            # tests: systemd-analyze verify checks deploy/systemd/*.service.in
   curl openssl                       # tests: an HTTP client that is not the server's; test certificates
+  sqlite3                            # tests/web: writes a node name no command accepts, by hand
   wrk                                # bench/http.sh: HTTP load (keep-alive, a Lua script, latency percentiles)
   libgtest-dev libgmock-dev          # tests
   clang libclang-rt-14-dev llvm-14   # fuzzing (fuzz/run.sh): clang 14, its libFuzzer

@@ -11,6 +11,7 @@ import * as job from './job.js';
 import * as workers from './workers.js';
 import * as dead from './dead.js';
 import * as queues from './queues.js';
+import * as nodes from './nodes.js';
 import * as audit from './audit.js';
 
 const POLL_MS = 500;     // without the event stream
@@ -26,6 +27,7 @@ const ROUTES = [
   [/^\/workers$/, workers, 'Workers'],
   [/^\/dead$/, dead, 'Dead letters'],
   [/^\/queues$/, queues, 'Queues'],
+  [/^\/nodes$/, nodes, 'Nodes'],
   [/^\/audit$/, audit, 'Audit log'],
 ];
 

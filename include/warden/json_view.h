@@ -30,6 +30,10 @@ Json NodeToJson(const NodeInfo& n);
 // {"added", "revived", "removed", "resized", "disabled": [names],
 // "unchanged": N}
 Json NodeSyncToJson(const NodeSyncReport& r);
+// A sync's answer (`warden nodes sync --json`, POST /v1/nodes/sync):
+// NodeSyncToJson and "dry_run", "workers_released", "jobs_recovered".
+Json NodeSyncResultToJson(const NodeSyncReport& r, bool dry_run, int workers_released,
+                          int64_t jobs_recovered);
 Json AuditToJson(const AuditEntry& e);
 // {"id", "state", "reasons": [{"code", "message", "evidence"}, ...]}
 Json WhyToJson(const JobInfo& job, const std::vector<WhyReason>& reasons);

@@ -221,11 +221,8 @@ void AddSyncCommand(CLI::App* nodes, Globals& g, Action* action) {
       WARDEN_ASSIGN_OR_RETURN(Client::NodeSync s,
                               c.SyncNodes(nodes, f->dry_run, f->force, f->allow_empty));
       if (g.json) {
-        Json out = NodeSyncToJson(s.report);
-        out["dry_run"] = f->dry_run;
-        out["workers_released"] = s.workers_released;
-        out["jobs_recovered"] = s.jobs_recovered;
-        PrintJson(out);
+        PrintJson(NodeSyncResultToJson(s.report, f->dry_run, s.workers_released,
+                                       s.jobs_recovered));
       } else {
         PrintSync(s, f->dry_run);
       }

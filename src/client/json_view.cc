@@ -183,6 +183,15 @@ Json NodeSyncToJson(const NodeSyncReport& r) {
           {"resized", r.resized}, {"disabled", r.disabled}, {"unchanged", r.unchanged}};
 }
 
+Json NodeSyncResultToJson(const NodeSyncReport& r, bool dry_run, int workers_released,
+                          int64_t jobs_recovered) {
+  Json out = NodeSyncToJson(r);
+  out["dry_run"] = dry_run;
+  out["workers_released"] = workers_released;
+  out["jobs_recovered"] = jobs_recovered;
+  return out;
+}
+
 Json AuditToJson(const AuditEntry& e) {
   return {{"id", e.id},
           {"at", FormatTime(e.at)},

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "server/api.h"
+#include "server/api_nodes.h"
 #include "warden/bulk.h"
 #include "warden/duration.h"
 #include "warden/flow.h"
@@ -492,6 +493,45 @@ Response Api::Route(const Request& req, Client& c, const Caller& caller) {
       auto recovered = c.ReleaseWorker(seg[2], *force);
       if (!recovered.has_value()) return ErrorResponse(recovered.error());
       return JsonResponse({{"worker", seg[2]}, {"recovered", *recovered}});
+    }
+  }
+
+  // The node registry (server/api_nodes.h). POST /v1/nodes/sync is the
+  // sync; any other method on /v1/nodes/sync is the node named "sync".
+  if (what == "nodes") {
+    if (n == 2) {
+      if (m != "GET") return MethodNotAllowed("GET");
+      if (!needs(Scope::kRead)) return Forbidden(caller, Scope::kRead);
+      Params p(req, {});
+      if (!p.error().empty()) return ErrorResponse(400, "invalid_argument", p.error());
+      return ListNodesRoute(c);
+    }
+    if (n == 3 && seg[2] == "sync" && m == "POST") {
+      if (!needs(Scope::kOperate)) return Forbidden(caller, Scope::kOperate);
+      return SyncNodesRoute(req, c);
+    }
+    if (n == 3) {
+      if (m != "PUT" && m != "DELETE") {
+        return MethodNotAllowed(seg[2] == "sync" ? "POST, PUT, DELETE" : "PUT, DELETE");
+      }
+      if (!needs(Scope::kOperate)) return Forbidden(caller, Scope::kOperate);
+      if (m == "PUT") {
+        Params p(req, {});
+        if (!p.error().empty()) return ErrorResponse(400, "invalid_argument", p.error());
+        return PutNodeRoute(req, c, seg[2]);
+      }
+      Params p(req, {"force"});
+      if (!p.error().empty()) return ErrorResponse(400, "invalid_argument", p.error());
+      auto force = p.Bool("force");
+      if (!force.has_value()) return ErrorResponse(force.error());
+      return RemoveNodeRoute(c, seg[2], *force);
+    }
+    if (n == 4 && (seg[3] == "disable" || seg[3] == "enable")) {
+      if (m != "POST") return MethodNotAllowed("POST");
+      if (!needs(Scope::kOperate)) return Forbidden(caller, Scope::kOperate);
+      Params p(req, {});
+      if (!p.error().empty()) return ErrorResponse(400, "invalid_argument", p.error());
+      return SetNodeEnabledRoute(c, seg[2], seg[3] == "enable");
     }
   }
 

@@ -263,6 +263,30 @@ async function onBackend(name, db) {
   await call('GET', '/v1/workers?all=maybe', { expect: 400 });
   await call('POST', '/v1/workers/no-such-worker/release', { expect: 404 });
   await call('POST', '/v1/workers/w1/release', { expect: 409 });  // its process runs here
+
+  // Nodes: w1's host is listed unregistered; the registry over HTTP.
+  const before = await call('GET', '/v1/nodes', { token: reader, expect: 200 });
+  assert.ok(before.nodes.some((n) => !n.registered && n.live_workers === 1), JSON.stringify(before));
+  await call('PUT', '/v1/nodes/web-1', { body: { capacity: 4 }, expect: 200 });
+  await call('PUT', '/v1/nodes/web-1', { expect: 200 });
+  await call('PUT', '/v1/nodes/web-1', { body: { capacity: 0 }, expect: 400 });
+  await call('PUT', '/v1/nodes/web-1', { body: '{"capacity":', expect: 400 });
+  await call('PUT', '/v1/nodes/web-1', { body: { capacity: 4 }, token: reader, expect: 403 });
+  await call('GET', '/v1/nodes/web-1', { expect: 405 });
+  await call('POST', '/v1/nodes/web-1/disable', { expect: 200 });
+  await call('POST', '/v1/nodes/no-such-node/disable', { expect: 404 });
+  await call('POST', '/v1/nodes/web-1/enable', { expect: 200 });
+  await call('POST', '/v1/nodes/web-1/enable', { token: reader, expect: 403 });
+  const dryNodes = await call('POST', '/v1/nodes/sync', { body: { nodes: ['web-1', { name: 'web-2', capacity: 2 }], dry_run: true }, expect: 200 });
+  assert.deepEqual(dryNodes.added, ['web-2']);
+  await call('POST', '/v1/nodes/sync', { body: { nodes: [] }, expect: 400 });
+  await call('POST', '/v1/nodes/sync', { body: { nodes: ['web-1'] }, token: reader, expect: 403 });
+  await call('POST', '/v1/nodes/sync', { body: { nodes: ['web-1', { name: 'web-2', capacity: 2 }] }, expect: 200 });
+  const after = await call('GET', '/v1/nodes', { expect: 200 });
+  assert.deepEqual(after.nodes.filter((n) => n.registered).map((n) => [n.name, n.capacity]), [['web-1', null], ['web-2', 2]]);
+  await call('DELETE', '/v1/nodes/web-2?force=false', { expect: 200 });
+  await call('DELETE', '/v1/nodes/no-such-node', { expect: 404 });
+  await call('DELETE', '/v1/nodes/web-1?force=maybe', { expect: 400 });
   await call('GET', '/v1/stats', { expect: 200 });
   await events();
   await call('GET', '/v1/events', { token: null, expect: 401 });

@@ -986,6 +986,214 @@ TEST_P(HttpApiTest, TwoServersOnOneDatabaseRunAnOperationOnce) {
   EXPECT_EQ(client().BulkCount(warden::BulkAction::kCancel, warden::JobFilter{}).value(), 0);
 }
 
+// The node registry over HTTP: what `warden nodes` does, with its audit
+// entries by the token; a forced removal hands a live worker's job back.
+TEST_P(HttpApiTest, NodesAreListedAddedDisabledRemovedAndSynced) {
+  const std::string reader = Token("reader", "read");
+  const std::string ops = Token("ops", "operate");
+  StartServer();
+  // The node `name` as GET /v1/nodes lists it ({} if it does not).
+  auto node = [&](const std::string& name) {
+    const HttpResult r = Http("GET", "/v1/nodes", reader);
+    for (const Json& n : r.json["nodes"]) {
+      if (n.value("name", "") == name) return n;
+    }
+    return Json::object();
+  };
+  Worker& a = StartWorker("a",
+                          FastFlags({{"--node", "n1"},
+                                     {"--shutdown-timeout", "30s"},  // a drain keeps its job
+                                     {"--poll-interval", "50ms"}}),
+                          1);
+  const int64_t id = Add(Job("log start; sleep 60"));
+  ASSERT_TRUE(WaitFor([&] { return HolderPid(id) == a.pid(); }, Millis(20'000)));
+
+  // A live worker's node is listed before any is registered.
+  HttpResult listed = Http("GET", "/v1/nodes", reader);
+  ASSERT_EQ(listed.status, 200) << listed.body;
+  ASSERT_EQ(listed.json["nodes"].size(), 1u) << listed.body;
+  EXPECT_EQ(listed.json["nodes"][0].value("name", ""), "n1");
+  EXPECT_FALSE(listed.json["nodes"][0].value("registered", true));
+  EXPECT_EQ(listed.json["nodes"][0].value("live_workers", 0), 1);
+  EXPECT_EQ(listed.json["nodes"][0].value("running", 0), 1);
+
+  // The listing is `warden nodes --json`'s, element for element.
+  HttpResult added = Http("PUT", "/v1/nodes/n2", ops, R"({"capacity": 4})");
+  ASSERT_EQ(added.status, 200) << added.body;
+  EXPECT_TRUE(added.json.value("changed", false));
+  EXPECT_FALSE(Http("PUT", "/v1/nodes/n2", ops, R"({"capacity": 4})").json.value("changed", true));
+  listed = Http("GET", "/v1/nodes", reader);
+  CliResult cli = Cli({"nodes"});
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  Json http_nodes = listed.json["nodes"];
+  Json cli_nodes = cli.json;
+  for (Json* list : {&http_nodes, &cli_nodes}) {
+    for (Json& n : *list) n.erase("updated_at");  // written at the add, read twice
+  }
+  EXPECT_EQ(http_nodes, cli_nodes) << listed.body << "\n" << cli.out;
+  // By name, registered or not.
+  ASSERT_EQ(listed.json["nodes"].size(), 2u) << listed.body;
+  EXPECT_EQ(listed.json["nodes"][0].value("name", ""), "n1");
+  EXPECT_EQ(listed.json["nodes"][1].value("name", ""), "n2");
+  EXPECT_EQ(listed.json["nodes"][1]["capacity"], 4);
+  EXPECT_TRUE(listed.json["nodes"][1].value("registered", false));
+  // No body keeps the capacity; null removes it.
+  EXPECT_EQ(Http("PUT", "/v1/nodes/n2", ops).status, 200);
+  EXPECT_EQ(node("n2")["capacity"], 4);
+  EXPECT_EQ(Http("PUT", "/v1/nodes/n2", ops, R"({"capacity": null})").status, 200);
+  EXPECT_TRUE(node("n2")["capacity"].is_null());
+
+  HttpResult off = Http("POST", "/v1/nodes/n2/disable", ops);
+  ASSERT_EQ(off.status, 200) << off.body;
+  EXPECT_EQ(off.json, Json({{"node", "n2"}, {"enabled", false}, {"changed", true}}));
+  EXPECT_FALSE(node("n2").value("enabled", true));
+  EXPECT_FALSE(node("n2").value("takes_work", true));
+  EXPECT_FALSE(Http("POST", "/v1/nodes/n2/disable", ops).json.value("changed", true));
+  EXPECT_EQ(Http("POST", "/v1/nodes/n2/enable", ops).json.value("changed", false), true);
+  HttpResult typo = Http("POST", "/v1/nodes/n9/disable", ops);
+  EXPECT_EQ(typo.status, 404) << typo.body;
+  EXPECT_EQ(Http("DELETE", "/v1/nodes/n9", ops).status, 404);
+
+  // A sync: dry first (nothing changes), then for real: n2 goes.
+  HttpResult dry =
+      Http("POST", "/v1/nodes/sync", ops, R"({"nodes": ["n1", {"name": "n3"}], "dry_run": true})");
+  ASSERT_EQ(dry.status, 200) << dry.body;
+  EXPECT_EQ(dry.json["added"], Json({"n1", "n3"})) << dry.body;
+  EXPECT_EQ(dry.json["removed"], Json({"n2"})) << dry.body;
+  EXPECT_TRUE(dry.json.value("dry_run", false));
+  EXPECT_FALSE(node("n1").value("registered", true)) << "a dry run changes nothing";
+  EXPECT_TRUE(node("n3").empty()) << "a dry run changes nothing";
+  HttpResult empty = Http("POST", "/v1/nodes/sync", ops, R"({"nodes": []})");
+  EXPECT_EQ(empty.status, 400) << empty.body;
+  EXPECT_TRUE(Has(empty.json["error"].value("message", ""), "allow_empty")) << empty.body;
+  HttpResult sync = Http("POST", "/v1/nodes/sync", ops, R"({"nodes": ["n1", "n3"]})");
+  ASSERT_EQ(sync.status, 200) << sync.body;
+  EXPECT_EQ(sync.json["removed"], Json({"n2"})) << sync.body;
+  EXPECT_FALSE(sync.json.value("dry_run", true));
+  EXPECT_TRUE(node("n1").value("registered", false));
+  EXPECT_FALSE(node("n2").value("present", true));
+
+  // A plain removal: the live worker keeps its job (the machine may be up)...
+  HttpResult removed = Http("DELETE", "/v1/nodes/n1", ops);
+  ASSERT_EQ(removed.status, 200) << removed.body;
+  EXPECT_TRUE(removed.json.value("changed", false));
+  EXPECT_EQ(removed.json.value("workers_released", -1), 0);
+  EXPECT_EQ(HolderPid(id), a.pid());
+  EXPECT_FALSE(node("n1").value("takes_work", true));
+  // ...until forced: its worker is released and its job is available again.
+  HttpResult forced = Http("DELETE", "/v1/nodes/n1?force=true", ops);
+  ASSERT_EQ(forced.status, 200) << forced.body;
+  EXPECT_FALSE(forced.json.value("changed", true)) << "removed already";
+  EXPECT_EQ(forced.json.value("workers_released", 0), 1) << forced.body;
+  EXPECT_EQ(forced.json.value("jobs_recovered", 0), 1) << forced.body;
+  EXPECT_NE(HolderPid(id), a.pid());
+
+  // Every change is audited as the token's, with the CLI's actions.
+  HttpResult audit = Http("GET", "/v1/audit", reader);
+  ASSERT_EQ(audit.status, 200);
+  std::vector<std::string> actions;
+  for (const Json& e : audit.json["entries"]) {
+    if (e.value("action", "").rfind("node.", 0) != 0) continue;
+    EXPECT_EQ(e.value("actor", ""), "token:ops") << e.dump();
+    actions.push_back(e.value("action", ""));
+  }
+  const std::vector<std::string> want = {
+      "node.remove.force", "node.remove", "node.sync", "node.enable", "node.disable",
+      "node.disable", "node.add", "node.add", "node.add", "node.add"};  // a dry run: none
+  EXPECT_EQ(actions, want) << audit.body;
+}
+
+TEST_P(HttpApiTest, NodeRoutesRefuseBadInputAndReadTokens) {
+  const std::string reader = Token("reader", "read");
+  const std::string ops = Token("ops", "operate");
+  StartServer();
+  ASSERT_EQ(Http("PUT", "/v1/nodes/n1", ops).status, 200);
+
+  // A read token lists, and changes nothing.
+  EXPECT_EQ(Http("GET", "/v1/nodes", reader).status, 200);
+  for (const auto& [method, path] : std::vector<std::pair<std::string, std::string>>{
+           {"PUT", "/v1/nodes/n2"},
+           {"POST", "/v1/nodes/n1/disable"},
+           {"POST", "/v1/nodes/n1/enable"},
+           {"DELETE", "/v1/nodes/n1"},
+           {"POST", "/v1/nodes/sync"}}) {
+    HttpResult r = Http(method, path, reader, path == "/v1/nodes/sync" ? R"({"nodes":[]})" : "");
+    EXPECT_EQ(r.status, 403) << method << " " << path << ": " << r.body;
+    EXPECT_EQ(r.json["error"].value("code", ""), "forbidden") << r.body;
+  }
+
+  struct Bad {
+    std::string method, path, body;
+    int status;
+    std::string code, says;
+  };
+  const std::vector<Bad> bad = {
+      {"PUT", "/v1/nodes/n1", "{bad", 400, "invalid_json", "not valid JSON"},
+      {"PUT", "/v1/nodes/n1", "[4]", 400, "invalid_argument", "{\"capacity\": N or null}"},
+      {"PUT", "/v1/nodes/n1", R"({"capacity": "4"})", 400, "invalid_argument",
+       "\"capacity\" must be a whole number from 1 to 1000000, or null"},
+      {"PUT", "/v1/nodes/n1", R"({"capacity": 1.5})", 400, "invalid_argument", "whole number"},
+      {"PUT", "/v1/nodes/n1", R"({"capacity": 0})", 400, "invalid_argument",
+       "a node's capacity must be from 1 to 1000000"},
+      {"PUT", "/v1/nodes/n1", R"({"capacity": 18446744073709551615})", 400, "invalid_argument",
+       "a node's capacity must be from 1 to 1000000"},
+      {"PUT", "/v1/nodes/n1", R"({"cap": 4})", 400, "invalid_argument", "unknown member \"cap\""},
+      {"PUT", "/v1/nodes/web%201", "", 400, "invalid_argument",
+       "node name 'web 1' may hold only letters, digits and . - _ :"},
+      {"PUT", "/v1/nodes/n1?force=true", "", 400, "invalid_argument",
+       "unknown query parameter 'force'"},
+      {"DELETE", "/v1/nodes/n1?force=yes", "", 400, "invalid_argument",
+       "query parameter 'force' must be true or false"},
+      {"POST", "/v1/nodes/sync", "", 400, "invalid_argument", "the body must be {\"nodes\""},
+      {"POST", "/v1/nodes/sync", "{bad", 400, "invalid_json", "not valid JSON"},
+      {"POST", "/v1/nodes/sync", R"({"nodes": "n1"})", 400, "invalid_argument",
+       "\"nodes\" must be an array"},
+      {"POST", "/v1/nodes/sync", R"({"nodes": ["n1"], "dry_run": "yes"})", 400,
+       "invalid_argument", "\"dry_run\" must be true or false"},
+      {"POST", "/v1/nodes/sync", R"({"nodes": ["n1"], "dryrun": true})", 400, "invalid_argument",
+       "unknown member \"dryrun\""},
+      {"POST", "/v1/nodes/sync", R"({"nodes": [{"name": "n1", "cap": 2}]})", 400,
+       "invalid_argument", "nodes: inventory element 0: unknown key 'cap'"},
+      {"POST", "/v1/nodes/sync", R"({"nodes": ["a b"]})", 400, "invalid_argument",
+       "nodes: inventory element 0: node name 'a b' may hold only letters"},
+      {"POST", "/v1/nodes/sync", R"({"nodes": ["n1", "n1"]})", 400, "invalid_argument",
+       "the inventory names node 'n1' twice"},
+      {"POST", "/v1/nodes/sync", R"({"nodes": [{"name": "n1", "capacity": 0}]})", 400,
+       "invalid_argument", "a node's capacity must be from 1 to 1000000"},
+      {"POST", "/v1/nodes/sync", R"({"nodes": []})", 400, "invalid_argument",
+       "send \"allow_empty\": true if that is meant"},
+      {"POST", "/v1/nodes/n9/disable", "", 404, "not_found", "no node 'n9'"},
+      {"DELETE", "/v1/nodes/n9", "", 404, "not_found", "node 'n9' is not registered"},
+      {"GET", "/v1/nodes?bogus=1", "", 400, "invalid_argument",
+       "unknown query parameter 'bogus'"},
+      {"GET", "/v1/nodes/n1", "", 405, "method_not_allowed", "PUT, DELETE"},
+      {"GET", "/v1/nodes/n1/disable", "", 405, "method_not_allowed", "POST"},
+  };
+  for (const Bad& b : bad) {
+    HttpResult r = Http(b.method, b.path, ops, b.body);
+    EXPECT_EQ(r.status, b.status) << b.method << " " << b.path << " " << b.body << ": " << r.body;
+    EXPECT_EQ(r.json["error"].value("code", ""), b.code) << r.body;
+    EXPECT_TRUE(Has(r.json["error"].value("message", ""), b.says))
+        << b.method << " " << b.path << " " << b.body << ": " << r.body;
+  }
+  // Nothing of it changed the registry, nor was audited but the one add.
+  HttpResult listed = Http("GET", "/v1/nodes", reader);
+  ASSERT_EQ(listed.json["nodes"].size(), 1u) << listed.body;
+  EXPECT_TRUE(listed.json["nodes"][0]["capacity"].is_null());
+  EXPECT_TRUE(listed.json["nodes"][0].value("enabled", false));
+  int node_entries = 0;
+  const HttpResult audit = Http("GET", "/v1/audit", reader);
+  for (const Json& e : audit.json["entries"]) {
+    node_entries += e.value("action", "").rfind("node.", 0) == 0;
+  }
+  EXPECT_EQ(node_entries, 1);
+  // An empty sync with allow_empty removes the fleet, as the CLI's.
+  HttpResult emptied =
+      Http("POST", "/v1/nodes/sync", ops, R"({"nodes": [], "allow_empty": true})");
+  ASSERT_EQ(emptied.status, 200) << emptied.body;
+  EXPECT_EQ(emptied.json["removed"], Json({"n1"})) << emptied.body;
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, HttpApiTest, ::testing::ValuesIn(AllBackends()), BackendName);
 
 }  // namespace

@@ -2,7 +2,7 @@
 // serve` and worker processes on one SQLite file, jobs added with the CLI,
 // and a person's clicks. Login with a token, the overview and its charts,
 // filtering jobs, a job's attempts, retrying a dead job, a bulk cancel by
-// filter and deleting a job, pausing a queue,
+// filter and deleting a job, pausing a queue, disabling a node,
 // a worker SIGKILLed and its job rescued (seen within seconds, without a
 // reload), markup in every field shown as text and never run, the
 // Content-Security-Policy, --no-auth, and a revoked token.
@@ -30,6 +30,9 @@ const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 const MARKUP = '<img src=x onerror=alert(1)><script>alert(2)</script>';
 const XSS_QUEUE = '<img src=x onerror=alert(3)>';
 const XSS_TASK = '<script>alert(5)</script>';
+// No warden command takes this as a node name; written into the database
+// by hand, it must still show as text.
+const XSS_NODE = '<img src=x onerror=alert(6)>';
 const XSS_PAYLOAD = {html: '<img src=x onerror=alert(4)>', quote: '"\'><b>bold</b>'};
 // The workers' recovery settings of tests/support/harness.cc (FastFlags):
 // a killed worker's jobs are rescued about a second after its death.
@@ -391,6 +394,48 @@ test('the dashboard, end to end in Chromium', async (t) => {
     await shot(workers, 'workers');
     await workers.close();
     await stop(w2);
+  });
+
+  await t.test('nodes: listed, disabled and enabled from the page, names as text', async () => {
+    cli('nodes', 'add', 'web-1', '--capacity', '3');
+    execFileSync('sqlite3', ['-cmd', '.timeout 5000', DB,
+      `INSERT INTO nodes (name, present, enabled, capacity, updated_at) VALUES ('${XSS_NODE}', 1, 1, NULL, 0)`]);
+    await page.click('nav a[href="#/nodes"]');
+    const row = '#nodes tr[data-node="web-1"]';
+    await until('web-1 listed, enabled', () => count(page, `${row}[data-state=enabled]`));
+    const cells = await page.$$eval(`${row} td`, (tds) => tds.map((td) => td.textContent));
+    assert.deepEqual(cells.slice(0, 5), ['web-1', 'enabled', '3', '0', '0']);
+    // The hand-written name: text in its cell, no element made of it.
+    await until('the markup node listed', async () =>
+      (await page.$$eval('#nodes tbody td:first-child', (tds) => tds.map((td) => td.textContent)))
+        .includes(XSS_NODE));
+    assert.equal(await count(page, 'img'), 0);
+    assert.equal(await page.evaluate((n) =>
+      [...document.querySelectorAll('#nodes tbody tr')].filter((r) => r.dataset.node === n).length,
+    XSS_NODE), 1);
+    await shot(page, 'nodes');
+
+    await page.click(`${row} button[data-action=disable]`);
+    await until('web-1 shown disabled', () => count(page, `${row}[data-state=disabled]`));
+    assert.match(await textOf(page, '#flash'), /Node web-1 disabled\./);
+    const stored = JSON.parse(cli('--json', 'nodes')).find((n) => n.name === 'web-1');
+    assert.equal(stored.enabled, false, JSON.stringify(stored));
+    const audit = JSON.parse(cli('--json', 'audit'));
+    assert.ok(audit.some((e) => e.action === 'node.disable' && e.actor === 'token:ui' &&
+      e.target === 'web-1'), JSON.stringify(audit.slice(0, 3)));
+    await page.click(`${row} button[data-action=enable]`);
+    await until('web-1 shown enabled again', () => count(page, `${row}[data-state=enabled]`));
+    assert.equal(JSON.parse(cli('--json', 'nodes')).find((n) => n.name === 'web-1').enabled, true);
+
+    // The server refuses the markup name (400): said in the flash, as text.
+    await page.evaluate((n) => [...document.querySelectorAll('#nodes tbody tr')]
+      .find((r) => r.dataset.node === n).querySelector('button[data-action=disable]').click(),
+    XSS_NODE);
+    await until('the refusal shown', async () =>
+      /may hold only letters/.test(await textOf(page, '#flash.error') ?? ''));
+    assert.ok((await textOf(page, '#flash')).includes(XSS_NODE));
+    assert.equal(await count(page, 'img'), 0);
+    await shot(page, 'nodes-refused');
   });
 
   await t.test('markup in a job is shown as text and never runs', async () => {

@@ -29,6 +29,7 @@ missing() {
 command -v node >/dev/null 2>&1 || missing "no node"
 major=$(node -p 'process.versions.node.split(".")[0]')
 [ "$major" -ge 20 ] || missing "node $(node --version) is older than 20, which playwright-core needs"
+command -v sqlite3 >/dev/null 2>&1 || missing "no sqlite3 (the command-line shell)"
 [ -f "$here/node_modules/playwright-core/package.json" ] ||
   missing "no playwright-core in $here/node_modules"
 
