@@ -16,14 +16,6 @@ using warden::JobInfo;
 
 namespace {
 
-constexpr size_t kMaxEvidence = 12;
-
-void Flag(Invariant& inv, const std::string& line) {
-  inv.ok = false;
-  ++inv.violations;
-  if (inv.evidence.size() < kMaxEvidence) inv.evidence.push_back(line);
-}
-
 // 7. Flow control: at most in.limit of the limited queue's jobs running at
 // once, from the ledger, the store's attempts and the sampled running jobs.
 Invariant CheckLimit(const CheckInput& in, const Timeline& tl,
@@ -55,7 +47,7 @@ Invariant CheckLimit(const CheckInput& in, const Timeline& tl,
       if (!holders.empty()) holders += ", ";
       holders += std::to_string(id);
     }
-    Flag(inv, fmt::format("queue {} (sampled): {} jobs running at {} (limit {}): {}",
+    inv.Flag(fmt::format("queue {} (sampled): {} jobs running at {} (limit {}): {}",
                           in.limited_queue, s.running, Clock(s.ms), in.limit, holders));
   }
   const KeyLoad& ledger = loads.ledger.at(in.limited_queue);
@@ -151,9 +143,9 @@ CheckResult Check(const CheckInput& in) {
                                duplicates)
                  : "");
   if (acknowledged < static_cast<int>(workload.size())) {
-    Flag(lost,
-         fmt::format("{} jobs were never acknowledged (the feeder gave up)",
-                     workload.size() - static_cast<size_t>(acknowledged)));
+    lost.Flag(
+        fmt::format("{} jobs were never acknowledged (the feeder gave up)",
+                    workload.size() - static_cast<size_t>(acknowledged)));
   }
   out.invariants.push_back(lost);
 
@@ -199,11 +191,11 @@ CheckResult Check(const CheckInput& in) {
     // below is for runs that were already going when their worker froze.
     if (r.start > ended && tl.LateStartExcuse(r.worker, r.pid, r.start, ended).empty()) {
       ++out.late_starts;
-      Flag(stale,
-           fmt::format("job {}: run {} STARTED {} ms after the store ended its "
-                       "attempt ({})",
-                       r.job, DescribeRun(r, tl), r.start - ended,
-                       DescribeAttempt(*a, tl)));
+      stale.Flag(
+          fmt::format("job {}: run {} STARTED {} ms after the store ended its "
+                      "attempt ({})",
+                      r.job, DescribeRun(r, tl), r.start - ended,
+                      DescribeAttempt(*a, tl)));
       continue;
     }
     bool excused = false, flagged = false;
@@ -213,13 +205,13 @@ CheckResult Check(const CheckInput& in) {
       const std::string why = tl.StaleExcuse(r.worker, t, &late);
       if (why.empty()) {
         flagged = true;
-        Flag(stale,
-             fmt::format(
-                 "job {}: run {} was active at {}, {} ms after the store ended "
-                 "its attempt ({}), with no freeze or death of its worker to "
-                 "explain it",
-                 r.job, DescribeRun(r, tl), Clock(t), t - ended,
-                 DescribeAttempt(*a, tl)));
+        stale.Flag(
+            fmt::format(
+                "job {}: run {} was active at {}, {} ms after the store ended "
+                "its attempt ({}), with no freeze or death of its worker to "
+                "explain it",
+                r.job, DescribeRun(r, tl), Clock(t), t - ended,
+                DescribeAttempt(*a, tl)));
         break;
       }
       excused = true;
@@ -268,7 +260,7 @@ CheckResult Check(const CheckInput& in) {
           ++out.key_overlaps_excused;
           continue;
         }
-        Flag(keys, fmt::format(
+        keys.Flag(fmt::format(
                        "key {} (ledger): job {} run {} overlaps job {} run {}",
                        key, list[i]->job, DescribeRun(*list[i], tl),
                        list[k]->job, DescribeRun(*list[k], tl)));
@@ -324,7 +316,7 @@ CheckResult Check(const CheckInput& in) {
         for (int c : e.committed_ckpts) floor = std::max(floor, c);
       }
       if (!reached || r.start_step < floor) {
-        Flag(ckpt, fmt::format("job {}: {} resumed from step {} ({}; earlier "
+        ckpt.Flag(fmt::format("job {}: {} resumed from step {} ({}; earlier "
                                "attempts committed "
                                "or resumed from step {})",
                                id, DescribeRun(r, tl), r.start_step,
@@ -340,19 +332,19 @@ CheckResult Check(const CheckInput& in) {
   Invariant procs{
       "+  no worker process died on its own or ignored SIGTERM; no job "
       "outlived the workers"};
-  for (const std::string& e : in.unexpected_exits) Flag(procs, e);
+  for (const std::string& e : in.unexpected_exits) procs.Flag(e);
   for (const std::string& name : in.late_stoppers) {
-    Flag(procs, name + " did not stop within 15 s of SIGTERM");
+    procs.Flag(name + " did not stop within 15 s of SIGTERM");
   }
   for (const ProcRecord& p : in.procs) {
     if (p.stopped_by_us && p.exit_code != 0) {
-      Flag(procs, fmt::format(
+      procs.Flag(fmt::format(
                       "{} (pid {}) exited with status {} after SIGTERM; log {}",
                       p.name, p.pid, p.exit_code, p.log_path));
     }
   }
   for (const std::string& l : in.leftovers) {
-    Flag(procs, l + " still ran 2 s after every worker had stopped");
+    procs.Flag(l + " still ran 2 s after every worker had stopped");
   }
   procs.note = fmt::format("{} worker processes", in.procs.size());
   out.invariants.push_back(procs);

@@ -100,6 +100,13 @@ struct Invariant {
   std::vector<std::string> evidence;  // offending jobs, first ones
   std::vector<std::string> details;   // what was excused, first ones
   int violations = 0;
+  // A violation: not ok, counted, and `line` kept as evidence while there
+  // are fewer than a dozen.
+  void Flag(const std::string& line) {
+    ok = false;
+    ++violations;
+    if (evidence.size() < 12) evidence.push_back(line);
+  }
 };
 
 struct RecoveryRow {

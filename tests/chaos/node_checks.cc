@@ -15,14 +15,6 @@ using warden::JobInfo;
 
 namespace {
 
-constexpr size_t kMaxEvidence = 12;
-
-void Flag(Invariant& inv, const std::string& line) {
-  inv.ok = false;
-  ++inv.violations;
-  if (inv.evidence.size() < kMaxEvidence) inv.evidence.push_back(line);
-}
-
 // The node each store worker id registered under.
 std::map<int64_t, std::string> NodeOfWorker(const CheckInput& in) {
   std::map<int64_t, std::string> out;
@@ -74,7 +66,7 @@ Invariant CheckNodeCapacity(const CheckInput& in, const Timeline& tl,
     ++n;
     max = std::max(max, s.running);
     if (s.running > limit->second) {
-      Flag(inv, fmt::format("node {} (sampled): {} jobs running at {} (capacity {})", s.node,
+      inv.Flag(fmt::format("node {} (sampled): {} jobs running at {} (capacity {})", s.node,
                             s.running, Clock(s.ms), limit->second));
     }
   }
@@ -136,7 +128,7 @@ Invariant CheckNodeFaults(const CheckInput& in, const Timeline& tl) {
           continue;
         }
         if (a.claimed_at > f.closed_from && a.claimed_at < f.closed_until) {
-          Flag(inv, fmt::format("job {} {}: claimed on node {} at {}, while its {} (closed "
+          inv.Flag(fmt::format("job {} {}: claimed on node {} at {}, while its {} (closed "
                                 "{}..{}) had it take no work",
                                 j.id, DescribeAttempt(a, tl), f.node, Clock(a.claimed_at),
                                 FaultName(f.kind), Clock(f.closed_from), Clock(f.closed_until)));
@@ -157,11 +149,11 @@ Invariant CheckNodeFaults(const CheckInput& in, const Timeline& tl) {
       }
       const int64_t timeout = in.options->shutdown_timeout.count();
       if (last == nullptr) {
-        Flag(inv, fmt::format("job {} {}: released by a drain of node {} that no node fault "
+        inv.Flag(fmt::format("job {} {}: released by a drain of node {} that no node fault "
                               "closed",
                               j.id, DescribeAttempt(a, tl), n->second));
       } else if (*a.finished_at < last->close_sent + timeout) {
-        Flag(inv, fmt::format("job {} {}: released by a drain {} ms after its node {} was "
+        inv.Flag(fmt::format("job {} {}: released by a drain {} ms after its node {} was "
                               "closed ({} sent {}), before --shutdown-timeout {}",
                               j.id, DescribeAttempt(a, tl), *a.finished_at - last->close_sent,
                               n->second, FaultName(last->kind), Clock(last->close_sent),
