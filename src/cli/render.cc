@@ -84,7 +84,9 @@ void PrintLine(std::string line) {
 std::string HumanWhen(TimeMs t, TimeMs now) {
   const int64_t seconds = (t > now ? t - now : now - t) / 1000;
   if (seconds == 0) return "now";
-  const std::string d = HumanDuration(Millis(seconds * 1000));
+  // Whole seconds: HumanDuration's tenths would always read ".0" here.
+  const std::string d =
+      seconds < 60 ? std::to_string(seconds) + "s" : HumanDuration(Millis(seconds * 1000));
   return t > now ? "in " + d : d + " ago";
 }
 

@@ -5,6 +5,7 @@
 #include "cli/config/settings.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <algorithm>
@@ -56,7 +57,8 @@ struct Commands {
 class SettingsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = ::testing::TempDir() + "warden-settings-test.toml";
+    // One file per test process: ctest runs these tests at once.
+    path_ = ::testing::TempDir() + "warden-settings-test-" + std::to_string(getpid()) + ".toml";
     Write("");
   }
   void TearDown() override { std::remove(path_.c_str()); }
