@@ -3,11 +3,13 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace warden {
 
-std::string JoinList(const std::vector<std::string>& items);
+// `separator` between items: "," for a list to split again, ", " for a person.
+std::string JoinList(const std::vector<std::string>& items, std::string_view separator = ",");
 std::vector<std::string> SplitList(const std::string& text);
 
 }  // namespace warden

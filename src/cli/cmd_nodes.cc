@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/with_client.h"
+#include "warden/lists.h"
 #include "warden/plural.h"
 
 namespace warden::cli {
@@ -53,20 +54,16 @@ Result<std::string> ReadInventory(const std::string& from) {
   return text;
 }
 
-std::string Names(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
 void PrintSync(const Client::NodeSync& s, bool dry_run) {
   const NodeSyncReport& r = s.report;
   const char* verb = dry_run ? "would be " : "";
-  if (!r.added.empty()) fmt::print("{}added: {}\n", verb, Names(r.added));
-  if (!r.revived.empty()) fmt::print("{}back: {}\n", verb, Names(r.revived));
-  if (!r.resized.empty()) fmt::print("{}resized: {}\n", verb, Names(r.resized));
-  if (!r.removed.empty()) fmt::print("{}removed: {}\n", verb, Names(r.removed));
-  if (!r.disabled.empty()) fmt::print("still disabled (the operator's flag): {}\n", Names(r.disabled));
+  if (!r.added.empty()) fmt::print("{}added: {}\n", verb, JoinList(r.added, ", "));
+  if (!r.revived.empty()) fmt::print("{}back: {}\n", verb, JoinList(r.revived, ", "));
+  if (!r.resized.empty()) fmt::print("{}resized: {}\n", verb, JoinList(r.resized, ", "));
+  if (!r.removed.empty()) fmt::print("{}removed: {}\n", verb, JoinList(r.removed, ", "));
+  if (!r.disabled.empty()) {
+    fmt::print("still disabled (the operator's flag): {}\n", JoinList(r.disabled, ", "));
+  }
   fmt::print("{}{} unchanged\n", dry_run ? "dry run: nothing changed; " : "",
              Plural(r.unchanged, "node"));
   if (s.workers_released > 0) {

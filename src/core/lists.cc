@@ -2,10 +2,10 @@
 
 namespace warden {
 
-std::string JoinList(const std::vector<std::string>& items) {
+std::string JoinList(const std::vector<std::string>& items, std::string_view separator) {
   std::string out;
   for (const auto& i : items) {
-    if (!out.empty()) out += ',';
+    if (!out.empty()) out += separator;
     out += i;
   }
   return out;

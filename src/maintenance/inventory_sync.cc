@@ -1,16 +1,11 @@
 #include "maintenance/inventory_sync.h"
 
+#include "warden/lists.h"
 #include "warden/plural.h"
 #include "warden/text.h"
 
 namespace warden {
 namespace {
-
-std::string Names(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
 
 // "exited with status 2: <last line of stderr>" and the like.
 std::string Failure(const SubprocessResult& r) {
@@ -102,7 +97,8 @@ Result<std::set<std::string>> UnservedWork(Store& store) {
 std::string DescribeSync(const NodeSyncReport& r) {
   std::string out;
   auto part = [&](const char* verb, const std::vector<std::string>& names) {
-    if (!names.empty()) out += std::string(out.empty() ? "" : "; ") + verb + " " + Names(names);
+    if (names.empty()) return;
+    out += std::string(out.empty() ? "" : "; ") + verb + " " + JoinList(names, ", ");
   };
   part("added", r.added);
   part("back", r.revived);
