@@ -183,6 +183,11 @@ struct JobInfo {
   // The message of the failed attempt `last_error` is about (empty when
   // none says more than the kind: a job cancelled while it waited, say).
   std::string last_error_message;
+  // Its last attempt was lost or crashed on `avoid_node`, and another node
+  // could take it: that node's workers leave it until `avoid_node_until`
+  // (docs/nodes.md, "After a loss"). Unset: no node is avoided.
+  std::string avoid_node;
+  std::optional<TimeMs> avoid_node_until;
   std::vector<AttemptInfo> attempts;  // filled by Client::GetJob
 };
 

@@ -27,8 +27,8 @@ struct WhyFacts {
 struct WhyReason {
   // Stable codes: running, finished, scheduled, backing_off, queue_paused,
   // queue_concurrency_limit, queue_rate_limit,
-  // concurrency_key_held, start_deadline_passed, no_worker_serves,
-  // only_draining_workers, slots_busy, claimable.
+  // concurrency_key_held, start_deadline_passed, avoids_node,
+  // no_worker_serves, only_draining_workers, slots_busy, claimable.
   std::string code;
   std::string message;  // for a person, one line
   Json evidence;        // the facts behind it (times, ids, names, counts)

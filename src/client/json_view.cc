@@ -80,6 +80,11 @@ Json JobToJson(const JobInfo& j, bool with_attempts) {
               {"finished_at", OptTime(j.finished_at)},
               {"last_error", j.last_error ? Json(ErrorKindName(*j.last_error)) : Json()},
               {"last_error_message", OptText(j.last_error_message)},
+              // Kept from the node that lost it, until then (null: none).
+              {"avoid_node", j.avoid_node_until
+                                 ? Json{{"node", j.avoid_node},
+                                        {"until", FormatTime(*j.avoid_node_until)}}
+                                 : Json()},
               {"checkpoint", j.checkpoint},
               {"result", j.result}};
   if (with_attempts) {

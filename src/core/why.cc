@@ -122,6 +122,16 @@ std::vector<WhyReason> WhyNotRunning(const WhyFacts& f) {
                        std::to_string(*f.key_holder),
                    {{"concurrency_key", j.concurrency_key}, {"held_by", *f.key_holder}}});
   }
+  if (j.avoid_node_until && *j.avoid_node_until > f.now) {
+    // Not a hold on the job, only on one node's workers: `claimable` may
+    // still be said (core/node_preference.h).
+    out.push_back({"avoids_node",
+                   "its last attempt was lost or crashed on node " + j.avoid_node +
+                       ": workers there leave it to other nodes until " +
+                       FormatTime(*j.avoid_node_until) + " (" + In(*j.avoid_node_until, f.now) +
+                       ")",
+                   {{"node", j.avoid_node}, {"until", FormatTime(*j.avoid_node_until)}}});
+  }
   const bool command = !j.command.empty();
   int serving_active = 0, serving_draining = 0, free_slots = 0, slots = 0;
   Json serving = Json::array();
@@ -159,7 +169,8 @@ std::vector<WhyReason> WhyNotRunning(const WhyFacts& f) {
                        " that serve it is busy (" + std::to_string(slots) + " running)",
                    {{"workers", serving}, {"slots", slots}}});
   }
-  if (out.empty()) {
+  const bool only_avoids = out.size() == 1 && out[0].code == "avoids_node";
+  if (out.empty() || (only_avoids && free_slots > 0)) {
     out.push_back({"claimable",
                    "nothing holds it back: a serving worker with a free slot claims it next "
                    "(jobs of higher priority, or older, go first)",

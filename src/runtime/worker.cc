@@ -330,6 +330,7 @@ void Worker::Impl::ClaimLoop() {
   params.allow_commands = opt_.allow_commands;
   params.default_lease = opt_.lease;
   params.tasks = Tasks();
+  params.node = opt_.node.empty() ? env_.Host().node : opt_.node;  // as Register() writes it
 
   bool gathered = false;
   while (!stopping_) {

@@ -36,7 +36,7 @@ concept ColumnReader = requires(const R& r, int col) {
 };
 
 // How many columns kJobColumns has: a query's further columns start here.
-inline constexpr int kJobColumnCount = 30;
+inline constexpr int kJobColumnCount = 32;
 // The worker's name and the last error's message (JobExtraColumns).
 inline constexpr int kJobExtraColumnCount = 2;
 
@@ -74,6 +74,10 @@ JobInfo JobFromColumns(const R& r) {
   if (!r.IsNull(28)) j.last_error = ParseErrorKind(r.Text(28));
   // A running job's effective lease (per-job or the claiming worker's).
   if (auto l = r.OptInt(29)) j.lease = Millis(*l);
+  if (auto until = r.OptInt(31)) {
+    j.avoid_node = r.Text(30);
+    j.avoid_node_until = until;
+  }
   return j;
 }
 

@@ -50,6 +50,9 @@ struct ClaimParams {
   // free yet. The others are skipped, not replaced by later jobs.
   int ahead = 0;
   Millis default_lease{10'000};
+  // The claiming worker's node: a job kept from it after a loss there
+  // (JobInfo::avoid_node) is left to the other nodes until then.
+  std::string node;
 };
 
 // How an attempt ended, as reported by the worker that ran it.

@@ -135,6 +135,23 @@ TEST(WhyNotRunning, EveryReasonThatHoldsIsListed) {
   EXPECT_NE(r[1].message.find("warden queues resume mail"), std::string::npos);
 }
 
+TEST(WhyNotRunning, AJobKeptFromTheNodeThatLostItSaysSoBesideWhatElseHolds) {
+  WhyFacts f = Waiting();
+  f.job.avoid_node = "n1";
+  f.job.avoid_node_until = kNow + 1500;
+  auto reasons = WhyNotRunning(f);
+  ASSERT_EQ(reasons.size(), 2u);
+  EXPECT_EQ(reasons[0].code, "avoids_node");
+  EXPECT_EQ(reasons[0].evidence.value("node", ""), "n1");
+  EXPECT_NE(reasons[0].message.find("node n1"), std::string::npos) << reasons[0].message;
+  EXPECT_EQ(reasons[1].code, "claimable") << "w1 has free slots: it only keeps n1 back";
+
+  f.live_workers[0].running = 4;
+  EXPECT_EQ(Codes(f), (std::vector<std::string>{"avoids_node", "slots_busy"}));
+  f.job.avoid_node_until = kNow;  // over
+  EXPECT_EQ(Codes(f), std::vector<std::string>{"slots_busy"});
+}
+
 TEST(WhyNotRunning, WorkersThatCannotRunItDoNotCount) {
   WhyFacts f = Waiting();
   f.live_workers = {Worker("other-queue", {"reports"}, {"send"}, 8, 0),

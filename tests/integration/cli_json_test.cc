@@ -141,7 +141,7 @@ TEST_P(CliJsonTest, JobsShowHasEveryFieldAndNamesTheStartMark) {
       "unique_key", "concurrency_key", "worker",        "worker_name",
       "lease_token", "lease_expires_at", "run_at",      "start_deadline_at",
       "created_at", "started_at",      "finished_at",   "last_error",
-      "last_error_message", "checkpoint", "result",     "attempts"};
+      "last_error_message", "avoid_node", "checkpoint", "result", "attempts"};
   const std::set<std::string> attempt_keys = {"attempt",    "worker",          "worker_name",
                                               "lease_token", "claimed_at",     "start_marked_at",
                                               "finished_at", "outcome",        "note",

@@ -237,6 +237,53 @@ TEST_P(NodesTest, UnservedWorkAndADeathAskForTheInventoryAtOnce) {
   EXPECT_TRUE(a.LogHas("worker declared dead): added n3")) << a.Log();
 }
 
+// A job lost on n1 while a worker on n2 has a free slot runs next on n2,
+// though n1's other worker, with two free slots, is woken as soon (without
+// the preference, each would win about half the time).
+TEST_P(NodesTest, AJobLostOnANodeRunsNextOnAnother) {
+  Worker& a1 = OnNode("a1", "n1", 1);
+  // The first attempt waits for `go`, then kills its worker (the job's
+  // parent is the supervisor shim; the shim's parent is the worker).
+  const std::string go = dir() + "/go";
+  const int64_t id = Add(Job("if [ \"$WARDEN_ATTEMPT\" = 1 ]; then while [ ! -e " + go +
+                             " ]; do sleep 0.05; done; W=$(cut -d' ' -f4 /proc/$PPID/stat); "
+                             "kill -9 $W; sleep 30; fi; log ran"));
+  ASSERT_TRUE(WaitFor([&] { return HeldBy(id, a1); }, Millis(20'000)));
+  Worker& a2 = OnNode("a2", "n1", 2);
+  Worker& b = OnNode("b", "n2", 1);
+  std::ofstream(go) << "go";
+  ASSERT_TRUE(WaitFor([&] { return JobInState(id, warden::JobState::kSucceeded); },
+                      Millis(30'000)))
+      << a2.Log() << b.Log();
+  const Json job = Show(id);
+  ASSERT_EQ(job["attempts"].size(), 2u) << job.dump(2);
+  EXPECT_EQ(job["attempts"][0].value("outcome", ""), "lost") << job.dump(2);
+  EXPECT_EQ(job["attempts"][1].value("worker_name", ""), "b") << job.dump(2);
+  ASSERT_TRUE(job["avoid_node"].is_object()) << job.dump(2);
+  EXPECT_EQ(job["avoid_node"].value("node", ""), "n1");
+}
+
+// The same loss with no other node serving the queue: n1's other worker
+// takes the job at once, kept from nobody.
+TEST_P(NodesTest, AJobLostOnTheOnlyNodeThatServesItRunsThereAtOnce) {
+  Worker& a1 = OnNode("a1", "n1", 1);
+  const std::string go = dir() + "/go";
+  const int64_t id = Add(Job("if [ \"$WARDEN_ATTEMPT\" = 1 ]; then while [ ! -e " + go +
+                             " ]; do sleep 0.05; done; W=$(cut -d' ' -f4 /proc/$PPID/stat); "
+                             "kill -9 $W; sleep 30; fi; log ran"));
+  ASSERT_TRUE(WaitFor([&] { return HeldBy(id, a1); }, Millis(20'000)));
+  Worker& a2 = OnNode("a2", "n1", 1);
+  StartWorker("b", FastFlags({{"--node", "n2"}, {"--queues", "other"}}));
+  std::ofstream(go) << "go";
+  ASSERT_TRUE(WaitFor([&] { return JobInState(id, warden::JobState::kSucceeded); },
+                      Millis(30'000)))
+      << a2.Log();
+  const Json job = Show(id);
+  ASSERT_EQ(job["attempts"].size(), 2u) << job.dump(2);
+  EXPECT_EQ(job["attempts"][1].value("worker_name", ""), "a2") << job.dump(2);
+  EXPECT_TRUE(job["avoid_node"].is_null()) << job.dump(2);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, NodesTest, ::testing::ValuesIn(AllBackends()), BackendName);
 
 }  // namespace

@@ -37,7 +37,7 @@ TEST(RowColumnsTest, BackendsSelectTheJobColumnsTheDecoderReads) {
   EXPECT_EQ(static_cast<int>(sqlite_names.size()), kJobColumnCount);
   EXPECT_EQ(sqlite_names, Names(pg::kJobColumns, "j."));
   EXPECT_EQ(sqlite_names.front(), "id");
-  EXPECT_EQ(sqlite_names.back(), "active_lease_ms");
+  EXPECT_EQ(sqlite_names.back(), "avoid_until");
 }
 
 TEST(RowColumnsTest, BackendsSelectTheSameWorkerColumns) {

@@ -76,6 +76,8 @@ TEST_F(SqliteFileTest, SchemaEightDatabaseGetsItsJobCountsFromItsJobs) {
                          "ALTER TABLE attempts DROP COLUMN lost_by; "
                          "ALTER TABLE attempts DROP COLUMN runnable_at; "
                          "ALTER TABLE workers DROP COLUMN host; DROP INDEX workers_node; DROP TABLE nodes; "
+                         "ALTER TABLE jobs DROP COLUMN avoid_node; "
+                         "ALTER TABLE jobs DROP COLUMN avoid_until; "
                          "DELETE FROM warden_schema WHERE version > 8; "
                          "UPDATE jobs SET state = 'dead' WHERE id = 1",
                          nullptr, nullptr, nullptr),
@@ -121,6 +123,8 @@ TEST_F(SqliteFileTest, SchemaTenDatabaseGetsItsGroupCountsFromItsJobs) {
                          "INSERT INTO job_counts SELECT queue, state, count(*) FROM jobs "
                          "GROUP BY 1, 2; "
                          "ALTER TABLE workers DROP COLUMN host; DROP INDEX workers_node; DROP TABLE nodes; "
+                         "ALTER TABLE jobs DROP COLUMN avoid_node; "
+                         "ALTER TABLE jobs DROP COLUMN avoid_until; "
                          "DELETE FROM warden_schema WHERE version > 10",
                          nullptr, nullptr, nullptr),
             SQLITE_OK)
@@ -159,6 +163,8 @@ TEST_F(SqliteFileTest, SchemaElevenDatabaseGetsFlowControl) {
   ASSERT_EQ(sqlite3_exec(db,
                          "DROP TABLE queue_limits; DROP TABLE queue_starts; "
                          "ALTER TABLE workers DROP COLUMN host; DROP INDEX workers_node; DROP TABLE nodes; "
+                         "ALTER TABLE jobs DROP COLUMN avoid_node; "
+                         "ALTER TABLE jobs DROP COLUMN avoid_until; "
                          "DELETE FROM warden_schema WHERE version > 11",
                          nullptr, nullptr, nullptr),
             SQLITE_OK)
@@ -514,6 +520,8 @@ TEST_F(SqliteFileTest, VersionOneFileIsMigratedAndKeepsItsJobsAndAttempts) {
                          "DROP INDEX jobs_due_group; "
                          "DROP TABLE queue_limits; DROP TABLE queue_starts; "
                          "ALTER TABLE workers DROP COLUMN host; DROP INDEX workers_node; DROP TABLE nodes; "
+                         "ALTER TABLE jobs DROP COLUMN avoid_node; "
+                         "ALTER TABLE jobs DROP COLUMN avoid_until; "
                          "DELETE FROM warden_schema WHERE version > 1",
                          nullptr, nullptr, nullptr),
             SQLITE_OK)

@@ -105,6 +105,10 @@ JobInfo ToJobInfo(const JobRow& r) {
   j.checkpoint = ParseStoredJson(r.checkpoint);
   j.result = ParseStoredJson(r.result);
   j.last_error = r.last_error;
+  if (r.avoid_until) {
+    j.avoid_node = r.avoid_node;
+    j.avoid_node_until = r.avoid_until;
+  }
   return j;
 }
 

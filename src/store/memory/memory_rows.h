@@ -82,6 +82,8 @@ struct JobRow {
   std::optional<TimeMs> started_at;  // the latest claim's time
   std::optional<TimeMs> finished_at;
   std::optional<TimeMs> attempt_started_at;  // the at-most-once mark's time
+  std::string avoid_node;                    // schema 14 (core/node_preference.h)
+  std::optional<TimeMs> avoid_until;
   std::vector<AttemptRow> attempts;          // the `attempts` table's rows, by attempt
 };
 

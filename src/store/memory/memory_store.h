@@ -123,7 +123,10 @@ class MemoryStore final : public Store {
       : db_(std::move(db)), clock_(clock) {}
 
   // Each REQUIRES db_->mu held, as SqliteStore's *Locked helpers need its
-  // transaction. Applies a failed outcome (fenced). false: fenced off.
+  // transaction.
+  // SqliteStore::NodeToAvoidLocked, for `job` as its worker lost it.
+  std::optional<std::string> NodeToAvoidLocked(const JobRow& job) REQUIRES(db_->mu);
+  // Applies a failed outcome (fenced). false: fenced off.
   // `rescued`, if given, learns what became of the job.
   bool FailLocked(const JobOutcome& o, TimeMs now, RescuedJob* rescued = nullptr)
       REQUIRES(db_->mu);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/claim_ahead.h"
+#include "core/node_preference.h"
 #include "store/memory/memory_store.h"
 
 namespace warden::memory {
@@ -60,6 +61,7 @@ std::vector<JobRow*> MemoryStore::ClaimableLocked(const ClaimParams& p, const Cl
       continue;
     }
     if (running_keys.count(job.concurrency_key)) continue;
+    if (!NodeMayClaim(p.node, job.avoid_node, job.avoid_until, now)) continue;
     out.push_back(&job);
   }
   std::sort(out.begin(), out.end(), [](const JobRow* a, const JobRow* b) {

@@ -1,9 +1,12 @@
 // MemoryStore: the finish path: fenced writes, successes, failures, batches, checkpoints.
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "core/node_preference.h"
 #include "core/retry.h"
 #include "store/memory/memory_store.h"
 #include "warden/text.h"
@@ -78,6 +81,14 @@ bool MemoryStore::FailLocked(const JobOutcome& o, TimeMs now, RescuedJob* rescue
   job->finished_at = IsTerminal(d.next) ? std::optional<TimeMs>(now) : std::nullopt;
   job->lease_expires_at.reset();
   job->cancel_requested = false;
+  job->avoid_node.clear();
+  job->avoid_until.reset();
+  if (LossPrefersAnotherNode(o.error.kind, o.lost_by, d.next)) {
+    if (auto node = NodeToAvoidLocked(*job)) {
+      job->avoid_node = *node;
+      job->avoid_until = now + d.delay.count() + kPreferAnotherNodeFor.count();
+    }
+  }
 
   // The attempt keeps what really happened; the job keeps the verdict
   // (e.g. this attempt `crash`, the job `crash_loop`).
@@ -100,6 +111,30 @@ bool MemoryStore::FailLocked(const JobOutcome& o, TimeMs now, RescuedJob* rescue
   a.lost_by = lost_by ? lost_by : "";
   if (!IsTerminal(d.next)) a.runnable_at = now + d.delay.count();
   return true;
+}
+
+// SqliteStore::NodeToAvoidLocked.
+std::optional<std::string> MemoryStore::NodeToAvoidLocked(const JobRow& job) {
+  const Tables& t = db_->t;
+  if (!job.worker_id) return std::nullopt;
+  auto lost_on = t.workers.find(*job.worker_id);
+  if (lost_on == t.workers.end()) return std::nullopt;
+  const std::string& node = lost_on->second.node;
+  std::map<WorkerId, int> running;
+  for (const auto& [id, j] : t.jobs) {
+    if (j.state == JobState::kRunning && j.worker_id) ++running[*j.worker_id];
+  }
+  std::vector<WorkerInfo> elsewhere;
+  for (const auto& [id, w] : t.workers) {
+    if (w.state != WorkerState::kActive || w.node == node) continue;
+    if (auto n = t.nodes.find(w.node); n != t.nodes.end() && !n->second.TakesWork()) continue;
+    auto r = running.find(id);
+    elsewhere.push_back(ToWorkerInfo(w, r == running.end() ? 0 : r->second));
+  }
+  if (!AnotherNodeCanTake(elsewhere, node, job.queue, job.task, !job.command.empty())) {
+    return std::nullopt;
+  }
+  return node;
 }
 
 // SQLite writes a batch's plain successes (no result, no note) with one

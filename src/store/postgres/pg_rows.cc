@@ -29,7 +29,7 @@ const char* const kJobColumns =
     "j.crashes, j.max_attempts, j.max_crashes, j.retry, j.delivery, j.timeout_ms, j.lease_ms, "
     "j.unique_key, j.concurrency_key, j.worker_id, j.lease_token, j.lease_expires_at, j.run_at, "
     "j.start_deadline_at, j.created_at, j.started_at, j.finished_at, j.checkpoint, j.result, "
-    "j.last_error, j.active_lease_ms";
+    "j.last_error, j.active_lease_ms, j.avoid_node, j.avoid_until";
 
 JobInfo JobFromRow(const Rows& r, int i) { return JobFromColumns(RowAt(r, i)); }
 

@@ -538,6 +538,13 @@ CREATE INDEX IF NOT EXISTS workers_node ON warden.workers (node);
 ALTER TABLE warden.workers ADD COLUMN IF NOT EXISTS host text NOT NULL DEFAULT '';
 )sql";
 
+// Schema 16: a job lost or crashed on a node is kept from that node until
+// avoid_until (as on SQLite, schema 14).
+const char* const kMigrationAvoidNode = R"sql(
+ALTER TABLE warden.jobs ADD COLUMN IF NOT EXISTS avoid_node text;
+ALTER TABLE warden.jobs ADD COLUMN IF NOT EXISTS avoid_until bigint;
+)sql";
+
 const std::vector<std::string> kMigrations = {
     std::string(kMigration1Tables) + kAddJob + kMigration1Views,
     kAddJob,
@@ -554,6 +561,7 @@ const std::vector<std::string> kMigrations = {
     kMigrationGroupCounts,
     kMigrationFlow,
     kMigrationNodes,
+    kMigrationAvoidNode,
 };
 
 // pg_advisory_xact_lock(kLockClass, kMigrationLock) serialises migrations

@@ -28,12 +28,13 @@ namespace warden::pg {
 // whether it is safe to claim ahead (core/claim_ahead.h) of claimable jobs
 // in claim order, at most $5, locked FOR UPDATE SKIP LOCKED. `now` is an SQL
 // expression for the time; `from` adds tables (", w"). AddPickParams binds
-// $1..$5: the time (NULL where the SQL reads the server's instead), the
-// queue or queues, the tasks, whether commands run, the limit. Public for a
-// test of how much of the backlog a pick reads.
+// $1..$6: the time (NULL where the SQL reads the server's instead), the
+// queue or queues, the tasks, whether commands run, the limit, the
+// claimer's node (a job kept from it is left). Public for a test of how
+// much of the backlog a pick reads.
 // `capped_arms` (several queues, some limited: store/claim_flow.h): each
-// queue's arm stops at its entry of $6::int[]. `exclude_blocked` (every
-// queue): not the queues of $6::text[].
+// queue's arm stops at its entry of $7::int[]. `exclude_blocked` (every
+// queue): not the queues of $7::text[].
 std::string PickSql(const ClaimParams& p, const std::string& now, const std::string& from,
                     bool capped_arms = false, bool exclude_blocked = false);
 void AddPickParams(Params& params, const ClaimParams& p, std::optional<int64_t> now);
@@ -182,6 +183,12 @@ class PgStore final : public Store {
   // Applies a failed outcome (fenced). false: fenced off.
   // `rescued`, if given, learns what became of the job.
   Result<bool> FailLocked(const JobOutcome& o, TimeMs now, RescuedJob* rescued = nullptr)
+      REQUIRES(mu_);
+  // The node of `worker`, which lost or crashed a job of (queue, task,
+  // command), if a claiming worker on another node can run it now
+  // (core/node_preference.h).
+  Result<std::optional<std::string>> NodeToAvoidLocked(WorkerId worker, const std::string& queue,
+                                                       const std::string& task, bool command)
       REQUIRES(mu_);
   Status LogFenced(const JobRef& ref, WorkerId worker, const std::string& what, TimeMs now)
       REQUIRES(mu_);

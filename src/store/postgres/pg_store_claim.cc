@@ -29,8 +29,9 @@ namespace {
 
 // Claimable jobs of warden.jobs j in the queue `queue` (an SQL expression),
 // or in every queue when `queue` is empty, for the tasks $3 and, if $4,
-// commands; `now` is an SQL expression. `exclude_blocked` (every queue
-// only): not the limited queues without room, $6.
+// commands, not kept from the claimer's node $6; `now` is an SQL expression.
+// `exclude_blocked` (every queue only): not the limited queues without
+// room, $7.
 std::string ClaimableWhere(const std::string& now, const std::string& queue,
                            bool exclude_blocked = false) {
   std::string sql = "j.state = 'available' AND (j.start_deadline_at IS NULL OR "
@@ -40,13 +41,14 @@ std::string ClaimableWhere(const std::string& now, const std::string& queue,
   // the arms of a merged claim get only unpaused queues (PickSql).
   if (queue.empty()) {
     sql += "AND NOT EXISTS (SELECT 1 FROM warden.queue_pauses qp WHERE qp.queue = j.queue) ";
-    if (exclude_blocked) sql += "AND NOT (j.queue = ANY($6::text[])) ";
+    if (exclude_blocked) sql += "AND NOT (j.queue = ANY($7::text[])) ";
   } else if (queue == "$2") {
     sql += "AND NOT EXISTS (SELECT 1 FROM warden.queue_pauses qp WHERE qp.queue = $2) ";
   }
   sql +=
       "AND (j.task = ANY($3::text[]) OR ($4::boolean AND j.command <> '')) "
       "AND ($4::boolean OR j.command = '') "
+      "AND (j.avoid_until IS NULL OR j.avoid_until <= " + now + " OR j.avoid_node <> $6) "
       "AND (j.concurrency_key IS NULL OR NOT EXISTS (SELECT 1 FROM warden.jobs r WHERE "
       "r.state = 'running' AND r.concurrency_key = j.concurrency_key)) ";
   return sql;
@@ -79,10 +81,10 @@ std::string PickSql(const ClaimParams& p, const std::string& now, const std::str
   // cannot use the index's order, so it sorted every available job of those
   // queues on each claim. The rows an arm locks beyond the merged limit
   // stay locked (unclaimed) only until this transaction ends. A limited
-  // queue's arm stops at its cap ($6, one per queue), so that its backlog
+  // queue's arm stops at its cap ($7, one per queue), so that its backlog
   // is never walked past the jobs it may give.
   const std::string queues =
-      capped_arms ? "(SELECT name, cap FROM unnest($2::text[], $6::int[]) AS u(name, cap) WHERE "
+      capped_arms ? "(SELECT name, cap FROM unnest($2::text[], $7::int[]) AS u(name, cap) WHERE "
                     "NOT EXISTS (SELECT 1 FROM warden.queue_pauses qp WHERE qp.queue = u.name)) "
                     "AS q(name, cap) "
                   : "(SELECT name FROM unnest($2::text[]) AS u(name) WHERE NOT EXISTS (SELECT 1 "
@@ -103,7 +105,7 @@ void AddPickParams(Params& params, const ClaimParams& p, std::optional<int64_t> 
   } else {
     params.AddArray(p.queues);
   }
-  params.AddArray(p.tasks).Add(p.allow_commands).Add(p.limit);
+  params.AddArray(p.tasks).Add(p.allow_commands).Add(p.limit).Add(p.node);
 }
 
 Result<std::vector<JobId>> PgStore::PickLocked(const ClaimParams& p, const ClaimFlow& flow,
@@ -194,14 +196,14 @@ Result<std::optional<std::vector<JobInfo>>> PgStore::ClaimInOneStatementLocked(
       conn_->Exec(
           std::string(
               "WITH w AS MATERIALIZED (SELECT coalesce($1::bigint, warden.now_ms()) AS now, "
-              "node FROM warden.workers WHERE id = $6::bigint AND state = 'active' FOR SHARE), "
+              "node FROM warden.workers WHERE id = $7::bigint AND state = 'active' FOR SHARE), "
               "pick AS MATERIALIZED (") +
               PickSql(p, "w.now", ", w") +
               "), "
               // Rows past the free slots' share only if safe to claim ahead.
               "take AS MATERIALIZED (SELECT id FROM (SELECT id, safe, row_number() OVER "
               "(ORDER BY priority DESC, run_at, id) AS n FROM pick) o WHERE o.n <= $5::int - "
-              "$8::int OR o.safe), "
+              "$9::int OR o.safe), "
               // Nor a job of a limited queue: those are claimed under the
               // lock of their queue's limits (ClaimInTransactionLocked).
               // With no limit set this is one probe of an empty table.
@@ -215,14 +217,14 @@ Result<std::optional<std::vector<JobInfo>>> PgStore::ClaimInOneStatementLocked(
               "n, w WHERE n.name = w.node AND (NOT (n.present AND n.enabled) OR n.capacity IS "
               "NOT NULL))) AS ok), "
               "claimed AS (UPDATE warden.jobs j SET state = 'running', worker_id = "
-              "$6::bigint, lease_token = j.lease_token + 1, attempt = j.attempt + 1, "
-              "active_lease_ms = COALESCE(j.lease_ms, $7::bigint), lease_expires_at = w.now + "
-              "COALESCE(j.lease_ms, $7::bigint), started_mark = false, cancel_requested = "
+              "$7::bigint, lease_token = j.lease_token + 1, attempt = j.attempt + 1, "
+              "active_lease_ms = COALESCE(j.lease_ms, $8::bigint), lease_expires_at = w.now + "
+              "COALESCE(j.lease_ms, $8::bigint), started_mark = false, cancel_requested = "
               "false, started_at = w.now FROM take, w, fast WHERE j.id = take.id AND fast.ok "
               "RETURNING " +
               kJobColumns +
               "), att AS (INSERT INTO warden.attempts (job_id, attempt, worker_id, "
-              "lease_token, claimed_at) SELECT id, attempt, $6::bigint, lease_token, "
+              "lease_token, claimed_at) SELECT id, attempt, $7::bigint, lease_token, "
               "started_at FROM claimed) "
               "SELECT c.*, (SELECT count(*) FROM w), (SELECT ok FROM fast) "
               "FROM (SELECT 1) one LEFT JOIN claimed c ON true",

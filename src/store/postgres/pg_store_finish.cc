@@ -5,7 +5,9 @@
 #include <utility>
 #include <vector>
 
+#include "core/node_preference.h"
 #include "core/retry.h"
+#include "store/postgres/pg_rows.h"
 #include "store/postgres/pg_store.h"
 #include "warden/text.h"
 
@@ -23,9 +25,9 @@ Status PgStore::LogFenced(const JobRef& ref, WorkerId worker, const std::string&
 Result<bool> PgStore::FailLocked(const JobOutcome& o, TimeMs now, RescuedJob* rescued) {
   WARDEN_ASSIGN_OR_RETURN(
       Rows q, conn_->Exec("SELECT delivery, started_mark, retry, charged, max_attempts, "
-                          "crashes, max_crashes, attempt, cancel_requested, queue FROM warden.jobs "
-                          "WHERE id = $1::bigint AND lease_token = $2::bigint AND state = "
-                          "'running' FOR UPDATE",
+                          "crashes, max_crashes, attempt, cancel_requested, queue, task, "
+                          "command <> '', worker_id FROM warden.jobs WHERE id = $1::bigint AND "
+                          "lease_token = $2::bigint AND state = 'running' FOR UPDATE",
                           Params().Add(o.ref.id).Add(o.ref.lease_token)));
   if (q.empty()) return false;
   FailureInput in;
@@ -44,6 +46,11 @@ Result<bool> PgStore::FailLocked(const JobOutcome& o, TimeMs now, RescuedJob* re
   const FailureDecision d = DecideFailure(in, Jitter());
   if (rescued) *rescued = RescuedJob{o.ref.id, q.Text(0, 9), d.next, d.kind};
   const bool terminal = IsTerminal(d.next);
+  std::optional<std::string> avoid;
+  if (LossPrefersAnotherNode(o.error.kind, o.lost_by, d.next) && !q.IsNull(0, 12)) {
+    WARDEN_ASSIGN_OR_RETURN(
+        avoid, NodeToAvoidLocked(q.Int(0, 12), q.Text(0, 9), q.Text(0, 10), q.Bool(0, 11)));
+  }
   Params p;
   p.Add(JobStateName(d.next)).Add(static_cast<int64_t>(d.delay.count())).Add(now);
   p.Add(d.charge ? 1 : 0).Add(d.count_crash ? 1 : 0).Add(ErrorKindName(d.kind));
@@ -55,6 +62,9 @@ Result<bool> PgStore::FailLocked(const JobOutcome& o, TimeMs now, RescuedJob* re
   const char* lost_by = LostByOf(o);
   p.AddTextOrNull(lost_by ? lost_by : "");
   p.Add(terminal ? std::nullopt : std::optional<int64_t>(now + d.delay.count()));
+  p.AddTextOrNull(avoid.value_or(""));
+  p.Add(avoid ? std::optional<int64_t>(now + d.delay.count() + kPreferAnotherNodeFor.count())
+              : std::nullopt);
   // A retry without backoff keeps its place in line (its old run_at), so a
   // rescued job runs next instead of behind the whole backlog. The attempt
   // keeps what really happened; the job keeps the verdict.
@@ -63,14 +73,39 @@ Result<bool> PgStore::FailLocked(const JobOutcome& o, TimeMs now, RescuedJob* re
           ->Exec("WITH j AS (UPDATE warden.jobs SET state = $1, run_at = CASE WHEN "
                  "$2::bigint > 0 THEN $3::bigint + $2::bigint ELSE run_at END, charged = "
                  "charged + $4::int, crashes = crashes + $5::int, last_error = $6, finished_at "
-                 "= $7::bigint, lease_expires_at = NULL, cancel_requested = false WHERE id = "
-                 "$8::bigint) UPDATE warden.attempts SET outcome = $9, finished_at = "
-                 "$3::bigint, error_message = $10, exit_code = $11::int, signal = $12::int, "
-                 "stderr_tail = $13, stdout_tail = $15, lost_by = $16, runnable_at = "
-                 "$17::bigint WHERE job_id = $8::bigint AND attempt = $14::int",
+                 "= $7::bigint, lease_expires_at = NULL, cancel_requested = false, avoid_node = "
+                 "$18, avoid_until = $19::bigint WHERE id = $8::bigint) UPDATE warden.attempts "
+                 "SET outcome = $9, finished_at = $3::bigint, error_message = $10, exit_code = "
+                 "$11::int, signal = $12::int, stderr_tail = $13, stdout_tail = $15, lost_by = "
+                 "$16, runnable_at = $17::bigint WHERE job_id = $8::bigint AND attempt = "
+                 "$14::int",
                  p)
           .status());
   return true;
+}
+
+// Two reads, on a loss or a crash only (SqliteStore::NodeToAvoidLocked).
+Result<std::optional<std::string>> PgStore::NodeToAvoidLocked(WorkerId worker,
+                                                              const std::string& queue,
+                                                              const std::string& task,
+                                                              bool command) {
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows n, conn_->Exec("SELECT node FROM warden.workers WHERE id = $1::bigint",
+                          Params().Add(worker)));
+  if (n.empty()) return std::optional<std::string>();
+  std::string node = n.Text(0, 0);
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows r, conn_->Exec(std::string("SELECT ") + kWorkerColumns +
+                              " FROM warden.workers w LEFT JOIN warden.nodes n ON n.name = "
+                              "w.node WHERE w.state = 'active' AND w.node <> $1 AND (n.name IS "
+                              "NULL OR (n.present AND n.enabled))",
+                          Params().Add(node)));
+  std::vector<WorkerInfo> elsewhere;
+  for (int i = 0; i < r.size(); ++i) elsewhere.push_back(WorkerFromRow(r, i));
+  if (!AnotherNodeCanTake(elsewhere, node, queue, task, command)) {
+    return std::optional<std::string>();
+  }
+  return std::optional<std::string>(std::move(node));
 }
 
 // `note`: what the worker noticed about a successful attempt (NULL for

@@ -6,7 +6,8 @@ const char* const kJobColumns =
     "id, queue, task, command, payload, priority, state, attempt, charged, crashes, "
     "max_attempts, max_crashes, retry, delivery, timeout_ms, lease_ms, unique_key, "
     "concurrency_key, worker_id, lease_token, lease_expires_at, run_at, start_deadline_at, "
-    "created_at, started_at, finished_at, checkpoint, result, last_error, active_lease_ms";
+    "created_at, started_at, finished_at, checkpoint, result, last_error, active_lease_ms, "
+    "avoid_node, avoid_until";
 
 std::string JobExtraColumns(const std::string& job) {
   return "(SELECT w.name FROM workers w WHERE w.id = " + job + ".worker_id), " +

@@ -323,13 +323,22 @@ CREATE INDEX IF NOT EXISTS workers_node ON workers (node);
 ALTER TABLE workers ADD COLUMN host TEXT NOT NULL DEFAULT '';
 )sql";
 
+// Schema 14: a job lost or crashed on a node is kept from that node until
+// avoid_until, when another node can take it (core/node_preference.h).
+// Claims read the job row anyway (its task, command and keys): no index.
+const char* const kMigrationAvoidNode = R"sql(
+ALTER TABLE jobs ADD COLUMN avoid_node TEXT;
+ALTER TABLE jobs ADD COLUMN avoid_until INTEGER;
+)sql";
+
 const std::vector<const char*> kMigrations = {kMigration1, kMigration2, kMigration3,
                                               kMigration4, kMigration5, kMigration6,
                                               kMigration7, kMigrationMetrics,
                                               kMigrationJobCounts,
                                               kMigrationTimeline,
                                               kMigrationGroupCounts,
-                                              kMigrationFlow, kMigrationNodes};
+                                              kMigrationFlow, kMigrationNodes,
+                                              kMigrationAvoidNode};
 
 // Every table and index the migrations create (a new migration adds its own).
 const char* const kWardenObjects[] = {

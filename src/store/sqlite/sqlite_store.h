@@ -154,6 +154,10 @@ class SqliteStore final : public Store {
   // `rescued`, if given, learns what became of the job.
   Result<bool> FailLocked(WorkerId worker, const JobOutcome& o, TimeMs now,
                           RescuedJob* rescued = nullptr) REQUIRES(mu_);
+  // The node of `worker`, which lost or crashed a job of `group`, if a
+  // claiming worker on another node can run it now (core/node_preference.h).
+  Result<std::optional<std::string>> NodeToAvoidLocked(WorkerId worker, const JobGroup& group)
+      REQUIRES(mu_);
   // Successes add their moves to `counts` (job_counts.h), for the caller
   // to apply with the batch; a failure applies its own.
   Result<bool> SucceedLocked(const JobOutcome& o, TimeMs now, CountChanges* counts)

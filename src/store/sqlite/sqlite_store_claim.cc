@@ -42,6 +42,7 @@ std::string ClaimableWhere(const ClaimParams& p, size_t queue_count, bool exclud
              : std::string(" AND NOT EXISTS (SELECT 1 FROM queue_pauses qp WHERE qp.queue = j.queue)");
   sql += " AND (task IN (" + Placeholders(p.tasks.size()) + ")";
   sql += p.allow_commands ? " OR command <> '')" : ") AND command = ''";
+  sql += " AND (avoid_until IS NULL OR avoid_until <= ? OR avoid_node <> ?)";
   sql +=
       " AND (concurrency_key IS NULL OR NOT EXISTS (SELECT 1 FROM jobs r WHERE "
       "r.state = 'running' AND r.concurrency_key = j.concurrency_key))";
@@ -59,6 +60,8 @@ int BindClaimable(Stmt& s, int i, const ClaimParams& p, std::span<const std::str
   s.Bind(i++, now);
   for (const auto& q : queues) s.Bind(i++, q);
   for (const auto& t : p.tasks) s.Bind(i++, t);
+  s.Bind(i++, now);
+  s.Bind(i++, p.node);
   if (blocked != nullptr) s.Bind(i++, *blocked);
   return i;
 }

@@ -5,9 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "core/node_preference.h"
 #include "core/retry.h"
 #include "store/sqlite/batch_ids.h"
 #include "store/sqlite/job_counts.h"
+#include "store/sqlite/rows.h"
 #include "store/sqlite/sqlite_store.h"
 #include "warden/text.h"
 
@@ -114,6 +116,10 @@ Result<bool> SqliteStore::FailLocked(WorkerId worker, const JobOutcome& o, TimeM
   if (rescued) *rescued = RescuedJob{o.ref.id, queue, d.next, d.kind};
   CountChanges counts;  // applied below, if the UPDATE changed the row
   const bool terminal = IsTerminal(d.next);
+  std::optional<std::string> avoid;
+  if (LossPrefersAnotherNode(o.error.kind, o.lost_by, d.next)) {
+    WARDEN_ASSIGN_OR_RETURN(avoid, NodeToAvoidLocked(claimed_by, group));
+  }
   WARDEN_ASSIGN_OR_RETURN(
       Stmt upd,
       // A retry without backoff keeps its place in line (its old run_at), so
@@ -121,8 +127,8 @@ Result<bool> SqliteStore::FailLocked(WorkerId worker, const JobOutcome& o, TimeM
       db_->Prepare("UPDATE jobs SET state = ?1, run_at = CASE WHEN ?2 > 0 THEN ?3 + ?2 ELSE "
                    "run_at END, charged = charged + ?4, "
                    "crashes = crashes + ?5, last_error = ?6, finished_at = ?7, "
-                   "lease_expires_at = NULL, cancel_requested = 0 "
-                   "WHERE id = ?8 AND lease_token = ?9 AND state = 'running'"));
+                   "lease_expires_at = NULL, cancel_requested = 0, avoid_node = ?10, "
+                   "avoid_until = ?11 WHERE id = ?8 AND lease_token = ?9 AND state = 'running'"));
   upd.Bind(1, JobStateName(d.next))
       .Bind(2, static_cast<int64_t>(d.delay.count()))
       .Bind(3, now)
@@ -131,7 +137,15 @@ Result<bool> SqliteStore::FailLocked(WorkerId worker, const JobOutcome& o, TimeM
       .Bind(6, ErrorKindName(d.kind))
       .Bind(7, terminal ? std::optional<int64_t>(now) : std::nullopt)
       .Bind(8, o.ref.id)
-      .Bind(9, o.ref.lease_token);
+      .Bind(9, o.ref.lease_token)
+      .Bind(11, avoid ? std::optional<int64_t>(now + d.delay.count() +
+                                               kPreferAnotherNodeFor.count())
+                      : std::nullopt);
+  if (avoid) {
+    upd.Bind(10, *avoid);
+  } else {
+    upd.BindNull(10);
+  }
   WARDEN_ASSIGN_OR_RETURN(int changed, upd.Exec());
   if (changed != 1) return Internal("a failed job changed under the write lock");
   counts.Move(group, JobState::kRunning, d.next);
@@ -171,6 +185,34 @@ Result<bool> SqliteStore::FailLocked(WorkerId worker, const JobOutcome& o, TimeM
   }
   WARDEN_RETURN_IF_ERROR(att.Exec().status());
   return true;
+}
+
+// Two reads, on a loss or a crash only: the node that lost the job, and the
+// workers that could claim it elsewhere (as ClaimingWorkers sees them).
+Result<std::optional<std::string>> SqliteStore::NodeToAvoidLocked(WorkerId worker,
+                                                                  const JobGroup& group) {
+  WARDEN_ASSIGN_OR_RETURN(Stmt n, db_->Prepare("SELECT node FROM workers WHERE id = ?"));
+  WARDEN_ASSIGN_OR_RETURN(bool found, n.Bind(1, worker).Step());
+  if (!found) return std::optional<std::string>();
+  std::string node = n.Text(0);
+  n.Reset();
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt q, db_->Prepare(std::string("SELECT ") + kWorkerColumns +
+                           " FROM workers w LEFT JOIN nodes n ON n.name = w.node WHERE "
+                           "w.state = 'active' AND w.node <> ? AND (n.name IS NULL OR "
+                           "(n.present AND n.enabled))"));
+  q.Bind(1, node);
+  std::vector<WorkerInfo> elsewhere;
+  while (true) {
+    WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    elsewhere.push_back(WorkerFromRow(q));
+  }
+  q.Reset();
+  if (!AnotherNodeCanTake(elsewhere, node, group.queue, group.task, group.command)) {
+    return std::optional<std::string>();
+  }
+  return std::optional<std::string>(std::move(node));
 }
 
 // Successes without a result are the bulk of a busy worker's outcomes, and
