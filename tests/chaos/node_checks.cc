@@ -161,6 +161,34 @@ Invariant CheckNodeFaults(const CheckInput& in, const Timeline& tl) {
       }
     }
   }
+  // After a loss or a crash, another node first (docs/nodes.md): a
+  // preference, so counted, not flagged; but the store's mark must hold: a
+  // job is never claimed on the node it was kept from before its time.
+  int losses = 0, moved = 0, kept = 0;
+  for (const JobInfo& j : in.jobs) {
+    for (size_t i = 0; i + 1 < j.attempts.size(); ++i) {
+      const AttemptInfo& a = j.attempts[i];
+      const bool loss = a.outcome == "crash" || (a.outcome == "lost" && a.lost_by != "release");
+      auto from = node_of.find(a.worker), to = node_of.find(j.attempts[i + 1].worker);
+      if (!loss || from == node_of.end() || to == node_of.end()) continue;
+      ++losses;
+      if (from->second != to->second) ++moved;
+    }
+    if (!j.avoid_node_until) continue;
+    ++kept;
+    // The mark is the last failure's (each failure writes or clears it): so
+    // it is about the attempt before a last one that runs or succeeded.
+    if (j.attempts.size() < 2) continue;
+    const AttemptInfo& next = j.attempts.back();
+    if (next.outcome != "running" && next.outcome != "succeeded") continue;
+    auto on = node_of.find(next.worker);
+    if (on != node_of.end() && on->second == j.avoid_node &&
+        next.claimed_at < *j.avoid_node_until) {
+      inv.Flag(fmt::format("job {} {}: claimed on node {} at {}, though kept from it until {}",
+                            j.id, DescribeAttempt(next, tl), j.avoid_node, Clock(next.claimed_at),
+                            Clock(*j.avoid_node_until)));
+    }
+  }
   std::string kinds;
   int total = 0;
   for (const auto& [kind, n] : ran) {
@@ -170,9 +198,10 @@ Invariant CheckNodeFaults(const CheckInput& in, const Timeline& tl) {
   inv.note = fmt::format(
       "{} node faults ({}): nodes closed {} times, {} in all; {} attempts checked; drains "
       "released {} running jobs ({} attempts); forced removals released {} live workers and "
-      "recovered {} jobs at once",
+      "recovered {} jobs at once; after a loss or crash, {} of {} next attempts ran on "
+      "another node ({} jobs still marked)",
       total, kinds.empty() ? "none" : kinds, closed, Seconds(closed_ms), claims_checked,
-      drained_jobs.size(), drained, workers_released, jobs_recovered);
+      drained_jobs.size(), drained, workers_released, jobs_recovered, moved, losses, kept);
   return inv;
 }
 
