@@ -29,11 +29,13 @@ set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME warden)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SHLIBDEPS ON)
 # Maintainer scripts (deploy/debian/): postinst makes user warden (from
-# lib/sysusers.d/warden.conf) and reloads a running systemd; postrm
-# reloads it again, and keeps /var/lib/warden, the jobs, on purge. No unit
-# is enabled or started: the operator chooses (docs/install.md).
+# lib/sysusers.d/warden.conf) and reloads a running systemd; prerm stops
+# the running warden units on remove (not on upgrade); postrm reloads
+# systemd again, and keeps /var/lib/warden, the jobs, on purge. No unit is
+# enabled or started: the operator chooses (docs/install.md).
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_CONTROL_EXTRA
-  ${PROJECT_SOURCE_DIR}/deploy/debian/postinst ${PROJECT_SOURCE_DIR}/deploy/debian/postrm)
+  ${PROJECT_SOURCE_DIR}/deploy/debian/postinst ${PROJECT_SOURCE_DIR}/deploy/debian/prerm
+  ${PROJECT_SOURCE_DIR}/deploy/debian/postrm)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 set(CPACK_COMPONENT_RUNTIME_DESCRIPTION
   "warden stores jobs (SQLite or PostgreSQL), runs workers (in-process handlers or supervised\n\

@@ -24,7 +24,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 build=$1 work=$2
-need cpack dpkg dpkg-deb dpkg-shlibdeps file
+need cpack dpkg dpkg-deb dpkg-shlibdeps file unshare mount
 
 rm -rf "$work"
 mkdir -p "$work"
@@ -65,7 +65,7 @@ done
 # when it is installed, as on CI), set -e.
 ctrl=$work/control
 dpkg-deb -e "$deb" "$ctrl"
-for script in postinst postrm; do
+for script in postinst prerm postrm; do
   f=$ctrl/$script
   [ -x "$f" ] || fail "$(basename "$deb") has no executable $script"
   [ "$(head -n 1 "$f")" = '#!/bin/sh' ] || fail "$script is not a #!/bin/sh script"
@@ -98,6 +98,23 @@ printf '#!/bin/sh\nexit 0\n' >"$stubs/getent"  # the user exists
 : >"$work/stub.log"
 PATH=$stubs /bin/sh "$ctrl/postinst" configure || fail "postinst (adduser, again) failed"
 if grep adduser "$work/stub.log"; then fail "postinst ran adduser for an existing user"; fi
+
+# prerm: on remove under a running systemd, stop the units (in a mount
+# namespace whose /run says systemd runs, so the host's is untouched); on
+# upgrade, or for a --root system, nothing.
+prerm_under_systemd() {  # ARGS: prerm's; DPKG_ROOT passes through
+  : >"$work/stub.log"
+  unshare -m /bin/sh -c 'mount -t tmpfs none /run && mkdir -p /run/systemd/system &&
+    PATH="$1" exec /bin/sh "$2" "$3"' sh "$stubs" "$ctrl/prerm" "$@" ||
+    fail "prerm $*: exit $?"
+}
+prerm_under_systemd remove
+[ "$(cat "$work/stub.log")" = "systemctl stop warden-worker@*.service warden-serve.service" ] ||
+  fail "prerm remove under systemd ran: $(cat "$work/stub.log")"
+prerm_under_systemd upgrade
+[ ! -s "$work/stub.log" ] || fail "prerm upgrade ran: $(cat "$work/stub.log")"
+DPKG_ROOT=/nonexistent prerm_under_systemd remove
+[ ! -s "$work/stub.log" ] || fail "prerm remove for a --root system ran: $(cat "$work/stub.log")"
 
 root=$work/root
 mkdir -p "$root/var/lib/dpkg/updates" "$root/var/lib/dpkg/info" "$root/etc"
