@@ -115,19 +115,19 @@ bool MemoryStore::FailLocked(const JobOutcome& o, TimeMs now, RescuedJob* rescue
 
 // SqliteStore::NodeToAvoidLocked.
 std::optional<std::string> MemoryStore::NodeToAvoidLocked(const JobRow& job) {
-  const Tables& t = db_->t;
   if (!job.worker_id) return std::nullopt;
-  auto lost_on = t.workers.find(*job.worker_id);
-  if (lost_on == t.workers.end()) return std::nullopt;
+  auto lost_on = db_->t.workers.find(*job.worker_id);
+  if (lost_on == db_->t.workers.end()) return std::nullopt;
   const std::string& node = lost_on->second.node;
   std::map<WorkerId, int> running;
-  for (const auto& [id, j] : t.jobs) {
+  for (const auto& [id, j] : db_->t.jobs) {
     if (j.state == JobState::kRunning && j.worker_id) ++running[*j.worker_id];
   }
   std::vector<WorkerInfo> elsewhere;
-  for (const auto& [id, w] : t.workers) {
+  for (const auto& [id, w] : db_->t.workers) {
     if (w.state != WorkerState::kActive || w.node == node) continue;
-    if (auto n = t.nodes.find(w.node); n != t.nodes.end() && !n->second.TakesWork()) continue;
+    auto n = db_->t.nodes.find(w.node);
+    if (n != db_->t.nodes.end() && !n->second.TakesWork()) continue;
     auto r = running.find(id);
     elsewhere.push_back(ToWorkerInfo(w, r == running.end() ? 0 : r->second));
   }
