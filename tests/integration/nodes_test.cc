@@ -26,6 +26,14 @@ class NodesTest : public IntegrationTest {
                        slots);
   }
   bool HeldBy(int64_t id, const Worker& w) { return HolderPid(id) == w.pid(); }
+  // A job whose first attempt waits for the file `go`, then kills its
+  // worker (the job's parent is the supervisor shim, whose parent is the
+  // worker); later attempts log `ran`.
+  std::string KillsItsFirstWorkerOnce(const std::string& go) {
+    return Job("if [ \"$WARDEN_ATTEMPT\" = 1 ]; then while [ ! -e " + go +
+               " ]; do sleep 0.05; done; W=$(cut -d' ' -f4 /proc/$PPID/stat); kill -9 $W; "
+               "sleep 30; fi; log ran");
+  }
   // Written whole (a rename), as an --inventory-command may read it at any time.
   std::string Inventory(const std::string& text) {
     const std::string path = dir() + "/inventory";
@@ -242,12 +250,8 @@ TEST_P(NodesTest, UnservedWorkAndADeathAskForTheInventoryAtOnce) {
 // the preference, each would win about half the time).
 TEST_P(NodesTest, AJobLostOnANodeRunsNextOnAnother) {
   Worker& a1 = OnNode("a1", "n1", 1);
-  // The first attempt waits for `go`, then kills its worker (the job's
-  // parent is the supervisor shim; the shim's parent is the worker).
   const std::string go = dir() + "/go";
-  const int64_t id = Add(Job("if [ \"$WARDEN_ATTEMPT\" = 1 ]; then while [ ! -e " + go +
-                             " ]; do sleep 0.05; done; W=$(cut -d' ' -f4 /proc/$PPID/stat); "
-                             "kill -9 $W; sleep 30; fi; log ran"));
+  const int64_t id = Add(KillsItsFirstWorkerOnce(go));
   ASSERT_TRUE(WaitFor([&] { return HeldBy(id, a1); }, Millis(20'000)));
   Worker& a2 = OnNode("a2", "n1", 2);
   Worker& b = OnNode("b", "n2", 1);
@@ -268,9 +272,7 @@ TEST_P(NodesTest, AJobLostOnANodeRunsNextOnAnother) {
 TEST_P(NodesTest, AJobLostOnTheOnlyNodeThatServesItRunsThereAtOnce) {
   Worker& a1 = OnNode("a1", "n1", 1);
   const std::string go = dir() + "/go";
-  const int64_t id = Add(Job("if [ \"$WARDEN_ATTEMPT\" = 1 ]; then while [ ! -e " + go +
-                             " ]; do sleep 0.05; done; W=$(cut -d' ' -f4 /proc/$PPID/stat); "
-                             "kill -9 $W; sleep 30; fi; log ran"));
+  const int64_t id = Add(KillsItsFirstWorkerOnce(go));
   ASSERT_TRUE(WaitFor([&] { return HeldBy(id, a1); }, Millis(20'000)));
   Worker& a2 = OnNode("a2", "n1", 1);
   StartWorker("b", FastFlags({{"--node", "n2"}, {"--queues", "other"}}));
