@@ -151,8 +151,10 @@ void PrintJobDetail(const JobInfo& j, TimeMs now) {
   fmt::print("  created:   {} ({})   finished: {}\n", FormatTime(j.created_at),
              HumanWhen(j.created_at, now), Text(j.finished_at));
   if (j.last_error) fmt::print("  last error: {}\n", Whole(LastErrorText(j)));
-  if (j.avoid_node_until && *j.avoid_node_until > now && !IsTerminal(j.state)) {
-    fmt::print("  avoids:    node {} until {} ({}): its last attempt was lost there\n",
+  const bool waiting = j.state == JobState::kAvailable || j.state == JobState::kRetryable;
+  if (waiting && j.avoid_node_until && *j.avoid_node_until > now) {
+    fmt::print("  avoids:    node {} until {} ({}): its last attempt was lost or crashed "
+               "there\n",
                Whole(j.avoid_node), FormatTime(*j.avoid_node_until),
                HumanWhen(*j.avoid_node_until, now));
   }

@@ -3,6 +3,7 @@
 // job by name, the last error's message on one line cut by display width,
 // how many jobs matched when only some are shown; and the JSON keys that
 // go with them.
+#include <chrono>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -271,6 +272,57 @@ TEST_P(CliListingTest, ShowNamesTheWorkerAndTheJobsSettings) {
     ASSERT_TRUE(w.contains(key)) << key << ": " << w.dump();
     EXPECT_TRUE(w[key].is_null()) << key << ": " << w.dump();
   }
+}
+
+// A job that crashed on n1 while a worker on n2 could take it: `jobs show`
+// says which node it avoids, until when, for as long as the mark holds (the
+// crash's backoff plus 2 s: a slow machine may show the CLI after that).
+TEST_P(CliListingTest, ShowSaysWhichNodeAJobAvoidsAfterACrash) {
+  auto store = warden::OpenStore(db());
+  ASSERT_TRUE(store.has_value()) << store.error().ToString();
+  warden::JobSpec spec;
+  spec.task = "t";
+  ASSERT_TRUE((*store)->JobInsertMany(std::span<const warden::JobSpec>(&spec, 1)).has_value());
+  auto on = [&](const std::string& name, const std::string& node) {
+    warden::WorkerRegistration reg;
+    reg.name = name;
+    reg.node = node;
+    reg.host = "elsewhere";  // not this host: nothing here judges its process
+    reg.boot_id = "boot";
+    reg.pid = 1;
+    reg.version = "test";
+    reg.tasks = {"t"};
+    auto w = (*store)->WorkerRegister(reg);
+    EXPECT_TRUE(w.has_value()) << w.error().ToString();
+    return w.has_value() ? *w : warden::WorkerId{0};
+  };
+  const warden::WorkerId crashed_on = on("box-1", "n1"), other = on("box-2", "n2");
+  warden::ClaimParams p;
+  p.worker = crashed_on;
+  p.tasks = {"t"};
+  p.node = "n1";
+  auto claimed = (*store)->JobClaim(p);
+  ASSERT_TRUE(claimed.has_value() && claimed->size() == 1u);
+  warden::JobOutcome crash;
+  crash.ref = warden::JobRef{(*claimed)[0].id, (*claimed)[0].lease_token};
+  crash.error.kind = warden::ErrorKind::kCrash;
+  crash.error.message = "killed by signal 9";
+  ASSERT_TRUE((*store)->JobFinishMany(crashed_on, std::span(&crash, 1)).has_value());
+  const auto shown_from = std::chrono::steady_clock::now();
+  CliResult r = Cli({"jobs", "show", std::to_string(crash.ref.id)}, /*json=*/false);
+  const auto took = std::chrono::steady_clock::now() - shown_from;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const warden::JobInfo job = (*store)->JobGet(crash.ref.id).value();
+  ASSERT_TRUE(job.avoid_node_until.has_value());
+  const std::regex line("avoids: +node n1 until \\S+Z \\((in \\d+s|now)\\): its last attempt was "
+                        "lost or crashed there\n");
+  if (!std::regex_search(r.out, line)) {
+    EXPECT_GT(took, std::chrono::milliseconds(2500)) << "no avoids line, though shown at once:\n"
+                                                     << r.out;
+  }
+  EXPECT_EQ(Show(crash.ref.id)["avoid_node"].value("node", ""), "n1");
+  (void)(*store)->WorkerStop(crashed_on);
+  (void)(*store)->WorkerStop(other);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, CliListingTest, ::testing::ValuesIn(AllBackends()),
