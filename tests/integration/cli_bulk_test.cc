@@ -3,6 +3,7 @@
 // operator runs them, on both backends; and an operation left unfinished by
 // a killed CLI, resumed by `jobs bulk --resume` without repeating a batch.
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
 #include <thread>
 
@@ -100,9 +101,12 @@ TEST_P(CliBulkTest, AnOperationLeftByAKilledRunnerIsResumed) {
   warden::Client::BulkRunOptions one;
   one.only = op->id;
   one.batch = 1000;
-  one.lease = Millis(1000);
+  // Long enough for the early `--resume` below to start and ask within it
+  // on a loaded machine (1 s was not, under AddressSanitizer on two cores).
+  one.lease = Millis(5000);
   one.progress = [](const warden::BulkOp&) { throw std::runtime_error("the runner dies"); };
   EXPECT_THROW((void)client().BulkRun("dead-runner", one), std::runtime_error);
+  const auto died = std::chrono::steady_clock::now();  // after its lease was written
   const warden::BulkOp left = client().BulkGet(op->id).value();
   ASSERT_EQ(left.done, 1000);
   ASSERT_EQ(left.state, warden::BulkState::kRunning);
@@ -112,7 +116,7 @@ TEST_P(CliBulkTest, AnOperationLeftByAKilledRunnerIsResumed) {
   ASSERT_EQ(early.exit_code, 0) << early.err;
   EXPECT_NE(early.out.find("no unfinished operation"), std::string::npos)
       << "its runner's lease still runs: " << early.out;
-  std::this_thread::sleep_for(Millis(1200));
+  std::this_thread::sleep_until(died + Millis(5200));
   CliResult resumed = Cli({"jobs", "bulk", "--resume"});
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
   EXPECT_EQ(resumed.json.value("done", -1), 2500) << resumed.out;
