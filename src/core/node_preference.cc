@@ -13,10 +13,12 @@ bool LossPrefersAnotherNode(ErrorKind attempt_kind, std::optional<LossCause> los
   return lost_by.has_value() && *lost_by != LossCause::kRelease;
 }
 
-bool AnotherNodeCanTake(std::span<const WorkerInfo> claiming, const std::string& node,
+bool AnotherNodeCanTake(std::span<const ClaimerElsewhere> claiming, const std::string& node,
                         const std::string& queue, const std::string& task, bool command) {
-  return std::any_of(claiming.begin(), claiming.end(), [&](const WorkerInfo& w) {
+  return std::any_of(claiming.begin(), claiming.end(), [&](const ClaimerElsewhere& c) {
+    const WorkerInfo& w = c.worker;
     return w.node != node && w.state == WorkerState::kActive && w.running < w.concurrency &&
+           (!c.node_capacity || c.node_running < *c.node_capacity) &&
            CanRun(ServingOf(w), queue, task, command);
   });
 }

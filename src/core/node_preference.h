@@ -11,6 +11,7 @@
 // Thread safety: pure functions.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -33,10 +34,19 @@ inline constexpr Millis kPreferAnotherNodeFor{2'000};
 bool LossPrefersAnotherNode(ErrorKind attempt_kind, std::optional<LossCause> lost_by,
                             JobState next);
 
-// Whether some worker of `claiming` (active, on a node that takes work:
-// maintenance/inventory_sync.h's ClaimingWorkers) is on a node other than
-// `node`, can run the job (queue, task, command) and has a free slot.
-bool AnotherNodeCanTake(std::span<const WorkerInfo> claiming, const std::string& node,
+// A worker that could claim the job elsewhere (active, on a node that takes
+// work: maintenance/inventory_sync.h's ClaimingWorkers), with its node's
+// room: the running jobs of all workers on a node never exceed its
+// capacity, so a free slot on a full node takes nothing.
+struct ClaimerElsewhere {
+  WorkerInfo worker;
+  std::optional<int64_t> node_capacity;  // unset: the node has none
+  int64_t node_running = 0;              // jobs running on the node, every worker's
+};
+
+// Whether some worker of `claiming` is on a node other than `node`, can run
+// the job (queue, task, command), and has a free slot on a node with room.
+bool AnotherNodeCanTake(std::span<const ClaimerElsewhere> claiming, const std::string& node,
                         const std::string& queue, const std::string& task, bool command);
 
 // Whether a claim by a worker on `claimer_node` at `now` may take a job

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 
+#include "core/node_preference.h"
 #include "warden/text.h"
 #include "warden/lists.h"
 #include "warden/job.h"
@@ -141,6 +142,18 @@ WorkerInfo WorkerFromColumns(const R& r) {
   w.tasks = SplitList(r.Text(13));
   w.allow_commands = r.Bool(14);
   return w;
+}
+
+// NodeToAvoidLocked's rows: kWorkerColumns, then the node that lost the
+// job, then the worker's node's capacity (NULL: none) and running jobs.
+inline constexpr int kClaimerLostNodeColumn = 15;
+template <ColumnReader R>
+ClaimerElsewhere ClaimerElsewhereFromColumns(const R& r) {
+  ClaimerElsewhere c;
+  c.worker = WorkerFromColumns(r);
+  c.node_capacity = r.OptInt(16);
+  c.node_running = r.Int(17);
+  return c;
 }
 
 }  // namespace warden

@@ -2,7 +2,7 @@
 // backend: a job lost or crashed on a node is kept from that node's
 // claims for kPreferAnotherNodeFor past the time it may run, but only when
 // a claiming worker on another node could run it now; a graceful release,
-// a node no other serves, a busy or closed other node keep nothing.
+// a node no other serves, a busy, full or closed other node keep nothing.
 #include <gtest/gtest.h>
 
 #include "core/node_preference.h"
@@ -108,6 +108,29 @@ TEST_P(NodePreferenceStoreTest, NothingIsKeptWhenNoOtherNodeCanTakeItNow) {
   const std::vector<JobInfo> taken = ClaimOn(a2, "n1");
   ASSERT_EQ(taken.size(), 1u);
   EXPECT_EQ(taken[0].id, id);
+}
+
+// A node's capacity caps its workers together: an idle worker on a node
+// that its other workers fill is no place to send the job.
+TEST_P(NodePreferenceStoreTest, AnIdleWorkerOnAFullNodeIsNoPlaceToSendIt) {
+  const AuditEntry audit{0, 0, "cli:test", "node.add", "", 0};
+  ASSERT_TRUE(store_->NodePut(NodeSpec{"n2", 1}, true, audit).has_value());
+  const WorkerId b1 = WorkerOnNode("b1", "n2");
+  WorkerOnNode("b2", "n2");  // idle, a free slot of its own
+  Add(Spec());
+  ASSERT_EQ(ClaimOn(b1, "n2").size(), 1u) << "n2 is now at its capacity of 1";
+
+  const WorkerId a1 = WorkerOnNode("a1", "n1");
+  const WorkerId a2 = WorkerOnNode("a2", "n1");
+  const JobId full = LoseOn(a1, "n1");
+  EXPECT_FALSE(Get(full).avoid_node_until.has_value()) << "n2 is full";
+  ASSERT_EQ(ClaimOn(a2, "n1").size(), 1u);
+
+  // With room on n2, the next loss is kept from n1.
+  ASSERT_TRUE(store_->NodePut(NodeSpec{"n2", 3}, true, audit).has_value());
+  const WorkerId a3 = WorkerOnNode("a3", "n1");
+  const JobId room = LoseOn(a3, "n1");
+  EXPECT_EQ(Get(room).avoid_node, "n1");
 }
 
 TEST_P(NodePreferenceStoreTest, ACrashPrefersAnotherNodeAndAReleaseDoesNot) {

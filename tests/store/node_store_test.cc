@@ -122,6 +122,9 @@ TEST_P(NodeStoreTest, ACapacityHoldsAcrossTheNodesWorkers) {
   EXPECT_EQ(ClaimOn(one, 10).size(), 1u) << "a finished job frees one place";
   Put("a", 5);
   EXPECT_EQ(ClaimOn(two, 10).size(), 2u) << "a raised capacity";
+  Put("a", 4);
+  EXPECT_EQ(Node("a").running, 5) << "a lowered capacity stops nothing";
+  EXPECT_TRUE(ClaimOn(one, 10).empty()) << "nor lets a claim in above it";
   Put("a", std::nullopt);
   EXPECT_EQ(ClaimOn(two, 2, /*ahead=*/1).size(), 2u) << "no capacity: claims ahead as before";
 }

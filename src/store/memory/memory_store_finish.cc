@@ -123,13 +123,24 @@ std::optional<std::string> MemoryStore::NodeToAvoidLocked(const JobRow& job) {
   for (const auto& [id, j] : db_->t.jobs) {
     if (j.state == JobState::kRunning && j.worker_id) ++running[*j.worker_id];
   }
-  std::vector<WorkerInfo> elsewhere;
+  std::map<std::string, int64_t> node_running;
+  for (const auto& [id, n] : running) {
+    auto w = db_->t.workers.find(id);
+    if (w != db_->t.workers.end()) node_running[w->second.node] += n;
+  }
+  std::vector<ClaimerElsewhere> elsewhere;
   for (const auto& [id, w] : db_->t.workers) {
     if (w.state != WorkerState::kActive || w.node == node) continue;
     auto n = db_->t.nodes.find(w.node);
     if (n != db_->t.nodes.end() && !n->second.TakesWork()) continue;
     auto r = running.find(id);
-    elsewhere.push_back(ToWorkerInfo(w, r == running.end() ? 0 : r->second));
+    ClaimerElsewhere c;
+    c.worker = ToWorkerInfo(w, r == running.end() ? 0 : r->second);
+    if (n != db_->t.nodes.end() && n->second.capacity) {
+      c.node_capacity = n->second.capacity;
+      c.node_running = node_running[w.node];
+    }
+    elsewhere.push_back(std::move(c));
   }
   if (!AnotherNodeCanTake(elsewhere, node, job.queue, job.task, !job.command.empty())) {
     return std::nullopt;

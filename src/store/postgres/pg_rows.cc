@@ -58,5 +58,8 @@ const char* const kWorkerColumns =
 
 WorkerInfo WorkerFromRow(const Rows& r, int i) { return WorkerFromColumns(RowAt(r, i)); }
 AttemptInfo AttemptFromRow(const Rows& r, int i) { return AttemptFromColumns(RowAt(r, i)); }
+ClaimerElsewhere ClaimerElsewhereFromRow(const Rows& r, int i) {
+  return ClaimerElsewhereFromColumns(RowAt(r, i));
+}
 
 }  // namespace warden::pg

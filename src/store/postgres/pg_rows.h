@@ -25,6 +25,8 @@ void JobExtrasFromRow(const Rows& r, int row, int first, JobInfo* j);
 // Columns of warden.workers aliased `w`, plus its running-job count.
 extern const char* const kWorkerColumns;
 WorkerInfo WorkerFromRow(const Rows& r, int row);
+// PgStore::NodeToAvoidLocked's rows (store/row_decode.h).
+ClaimerElsewhere ClaimerElsewhereFromRow(const Rows& r, int row);
 // An attempts row as AttemptsLocked selects it (AttemptFromColumns).
 AttemptInfo AttemptFromRow(const Rows& r, int row);
 

@@ -84,24 +84,25 @@ Result<bool> PgStore::FailLocked(const JobOutcome& o, TimeMs now, RescuedJob* re
   return true;
 }
 
-// Two reads, on a loss or a crash only (SqliteStore::NodeToAvoidLocked).
+// One read, on a loss or a crash only (SqliteStore::NodeToAvoidLocked).
 Result<std::optional<std::string>> PgStore::NodeToAvoidLocked(WorkerId worker,
                                                               const std::string& queue,
                                                               const std::string& task,
                                                               bool command) {
   WARDEN_ASSIGN_OR_RETURN(
-      Rows n, conn_->Exec("SELECT node FROM warden.workers WHERE id = $1::bigint",
-                          Params().Add(worker)));
-  if (n.empty()) return std::optional<std::string>();
-  std::string node = n.Text(0, 0);
-  WARDEN_ASSIGN_OR_RETURN(
-      Rows r, conn_->Exec(std::string("SELECT ") + kWorkerColumns +
-                              " FROM warden.workers w LEFT JOIN warden.nodes n ON n.name = "
-                              "w.node WHERE w.state = 'active' AND w.node <> $1 AND (n.name IS "
-                              "NULL OR (n.present AND n.enabled))",
-                          Params().Add(node)));
-  std::vector<WorkerInfo> elsewhere;
-  for (int i = 0; i < r.size(); ++i) elsewhere.push_back(WorkerFromRow(r, i));
+      Rows r,
+      conn_->Exec(std::string("SELECT ") + kWorkerColumns +
+                      ", l.node, n.capacity, CASE WHEN n.capacity IS NULL THEN 0 ELSE (SELECT "
+                      "count(*) FROM warden.workers o JOIN warden.jobs j ON j.worker_id = o.id "
+                      "AND j.state = 'running' WHERE o.node = w.node) END FROM warden.workers l "
+                      "JOIN warden.workers w ON w.node <> l.node LEFT JOIN warden.nodes n ON "
+                      "n.name = w.node WHERE l.id = $1::bigint AND w.state = 'active' AND "
+                      "(n.name IS NULL OR (n.present AND n.enabled))",
+                  Params().Add(worker)));
+  if (r.empty()) return std::optional<std::string>();
+  std::string node = r.Text(0, kClaimerLostNodeColumn);
+  std::vector<ClaimerElsewhere> elsewhere;
+  for (int i = 0; i < r.size(); ++i) elsewhere.push_back(ClaimerElsewhereFromRow(r, i));
   if (!AnotherNodeCanTake(elsewhere, node, queue, task, command)) {
     return std::optional<std::string>();
   }

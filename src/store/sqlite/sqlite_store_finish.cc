@@ -187,26 +187,28 @@ Result<bool> SqliteStore::FailLocked(WorkerId worker, const JobOutcome& o, TimeM
   return true;
 }
 
-// Two reads, on a loss or a crash only: the node that lost the job, and the
-// workers that could claim it elsewhere (as ClaimingWorkers sees them).
+// One read, on a loss or a crash only: the workers that could claim the job
+// on another node (as ClaimingWorkers sees them), each with the node that
+// lost it and its own node's capacity and running jobs (ApplyNodeLocked's
+// count).
 Result<std::optional<std::string>> SqliteStore::NodeToAvoidLocked(WorkerId worker,
                                                                   const JobGroup& group) {
-  WARDEN_ASSIGN_OR_RETURN(Stmt n, db_->Prepare("SELECT node FROM workers WHERE id = ?"));
-  WARDEN_ASSIGN_OR_RETURN(bool found, n.Bind(1, worker).Step());
-  if (!found) return std::optional<std::string>();
-  std::string node = n.Text(0);
-  n.Reset();
   WARDEN_ASSIGN_OR_RETURN(
-      Stmt q, db_->Prepare(std::string("SELECT ") + kWorkerColumns +
-                           " FROM workers w LEFT JOIN nodes n ON n.name = w.node WHERE "
-                           "w.state = 'active' AND w.node <> ? AND (n.name IS NULL OR "
-                           "(n.present AND n.enabled))"));
-  q.Bind(1, node);
-  std::vector<WorkerInfo> elsewhere;
+      Stmt q,
+      db_->Prepare(std::string("SELECT ") + kWorkerColumns +
+                   ", l.node, n.capacity, CASE WHEN n.capacity IS NULL THEN 0 ELSE (SELECT "
+                   "count(*) FROM workers o JOIN jobs j ON j.worker_id = o.id AND j.state = "
+                   "'running' WHERE o.node = w.node) END FROM workers l JOIN workers w ON "
+                   "w.node <> l.node LEFT JOIN nodes n ON n.name = w.node WHERE l.id = ? AND "
+                   "w.state = 'active' AND (n.name IS NULL OR (n.present AND n.enabled))"));
+  q.Bind(1, worker);
+  std::string node;
+  std::vector<ClaimerElsewhere> elsewhere;
   while (true) {
     WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
     if (!row) break;
-    elsewhere.push_back(WorkerFromRow(q));
+    node = q.Text(kClaimerLostNodeColumn);
+    elsewhere.push_back(ClaimerElsewhereFromColumns(q));
   }
   q.Reset();
   if (!AnotherNodeCanTake(elsewhere, node, group.queue, group.task, group.command)) {
