@@ -255,7 +255,7 @@ rescue_runs() {
   for r in $(seq 1 "$RUNS"); do
     step "rescue $system $variant run $r" python3 "$BENCH/rescue.py" --system "$system" \
       --variant "$variant" --run "$r" --bound "$RESCUE_BOUND" --log "$WORK/rescue.log" "$@"
-    if tail -n 1 "$RESULTS" | grep -q '"timed_out": true'; then break; fi
+    if tail -n 1 "$RESULTS" | grep '"timed_out": true' >/dev/null; then break; fi
   done
 }
 

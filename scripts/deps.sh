@@ -50,7 +50,7 @@ web_test_modules() {
 
 missing=()
 for p in "${PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep "install ok installed" >/dev/null || missing+=("$p")
 done
 # npm installs the benchmark's peers. The machine's Node.js may come with its
 # own npm (NodeSource's nodejs), which Debian's npm would conflict with.

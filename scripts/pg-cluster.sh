@@ -251,7 +251,7 @@ cmd_start() {
       die "is each PG_CLUSTER_LISTEN_EXTRA address configured in this network namespace?"
     fi
     # Someone took the port between our check and the server's bind: retry.
-    if tail -c +"$((before + 1))" "$dir/log" 2>/dev/null | grep -q 'could not create any TCP/IP sockets'; then
+    if tail -c +"$((before + 1))" "$dir/log" 2>/dev/null | grep 'could not create any TCP/IP sockets' >/dev/null; then
       say "port $port was taken meanwhile; trying another (attempt $attempt)"
       port=""
       continue

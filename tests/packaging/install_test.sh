@@ -50,7 +50,7 @@ done
 grep -qx 'u warden - "warden job queue" /var/lib/warden' "$prefix/lib/sysusers.d/warden.conf" ||
   fail "lib/sysusers.d/warden.conf was not installed, or does not make user warden"
 
-"$prefix/bin/warden" --version | grep -q '^warden ' || fail "the installed warden does not run"
+"$prefix/bin/warden" --version | grep '^warden ' >/dev/null || fail "the installed warden does not run"
 if ldd "$prefix/bin/warden" | grep 'not found'; then fail "the installed warden lacks a library"; fi
 echo "installed in $prefix: binary, library, headers, CMake package, warden.pc, man page," \
      "bash completion, $units systemd units (ExecStart in $prefix/bin), sysusers.d file"

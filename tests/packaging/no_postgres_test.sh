@@ -20,7 +20,7 @@ need cmake ldd timeout
 rm -rf "$work"
 mkdir -p "$work"
 
-ldd "$warden" | grep -q libpq || fail "ldd does not show libpq in $warden either: the check is blind"
+ldd "$warden" | grep libpq >/dev/null || fail "ldd does not show libpq in $warden either: the check is blind"
 if ldd "$nopg" | grep libpq; then fail "$nopg links libpq"; fi
 
 set +e
@@ -37,7 +37,7 @@ grep -q '"code": "failed_precondition"' <<<"$json" || fail "--json: $json"
 db=$work/jobs.db
 "$nopg" --db "$db" add --cmd 'echo sqlite works' >/dev/null
 "$nopg" --db "$db" worker --allow-cmd --exit-when-idle --log-level error
-"$nopg" --db "$db" jobs --state succeeded --json | grep -q '"stdout": "sqlite works' ||
+"$nopg" --db "$db" jobs --state succeeded --json | grep '"stdout": "sqlite works' >/dev/null ||
   fail "the command job did not succeed on SQLite"
 
 tree=$work/tree
