@@ -139,8 +139,8 @@ class Client {
   Result<bool> SetQueueLimits(const std::string& queue, const QueueLimits& limits);
   // `queue`'s limits and what holds them now; nullopt: it has none.
   Result<std::optional<QueueFlow>> GetQueueFlow(const std::string& queue);
-  // Nodes (warden/nodes.h): the registry, then the unregistered nodes of
-  // live workers, by name.
+  // Nodes (warden/nodes.h), all by name: the registry's, and the nodes of
+  // live workers or running jobs that it lacks (`registered` false).
   Result<std::vector<NodeInfo>> ListNodes();
   // Registers a node or brings a removed one back; `capacity` when
   // `set_capacity` (none: no limit). false: it was so already.

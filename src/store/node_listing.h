@@ -1,6 +1,6 @@
-// Store::NodeList's answer, built alike by every backend: the registry's
-// rows, then the unregistered nodes that have live workers or running
-// jobs, by name.
+// Store::NodeList's answer, built alike by every backend, all by name: the
+// registry's rows, and the nodes it lacks that have live workers or running
+// jobs (`registered` false).
 #pragma once
 
 #include <cstdint>

@@ -327,8 +327,8 @@ class Store {
                                       const AuditEntry& audit) = 0;
   // `queue`'s limits and what holds them now; nullopt: it has none.
   virtual Result<std::optional<QueueFlow>> QueueFlowOf(const std::string& queue) = 0;
-  // Nodes (warden/nodes.h): the registry's rows, then the unregistered
-  // nodes that have live workers or running jobs, by name.
+  // Nodes (warden/nodes.h), all by name: the registry's rows, and the nodes
+  // it lacks that have live workers or running jobs (node_listing.h).
   virtual Result<std::vector<NodeInfo>> NodeList() = 0;
   // Registers `node` (or brings a removed one back), with its capacity when
   // `set_capacity` (otherwise a new node has none and a known one keeps
