@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "overlap.h"
 #include "timeline.h"
@@ -49,14 +50,19 @@ CapacityLoads CheckCapacity(const CheckInput& in, const Timeline& tl,
     const int64_t to = std::max(r.last, from) + (r.last > from ? 0 : 1);
     const size_t tag = run_of.size();
     run_of.push_back(&r);
+    // Judged by the limit of its claim (a resize may come between the two).
+    std::optional<int64_t> claimed;
+    if (auto j = job_by_id.find(r.job); j != job_by_id.end()) {
+      if (const AttemptInfo* a = AttemptByToken(*j->second, r.token)) claimed = a->claimed_at;
+    }
     auto stale = stale_since.find(key);
     if (stale == stale_since.end()) {
-      spans.push_back(Span{k, from, to, false, tag});
+      spans.push_back(Span{k, from, to, false, tag, claimed});
       continue;
     }
     const int64_t cut = std::clamp(stale->second, from, to);
-    spans.push_back(Span{k, from, cut, false, tag});
-    spans.push_back(Span{k, cut, to, true, tag});
+    spans.push_back(Span{k, from, cut, false, tag, claimed});
+    spans.push_back(Span{k, cut, to, true, tag, claimed});
   }
   out.ledger = CountOverlaps(spans, check.limits);
 
@@ -77,7 +83,7 @@ CapacityLoads CheckCapacity(const CheckInput& in, const Timeline& tl,
       std::string line = fmt::format(
           "{} {} (ledger): {} runs alive at {} ({} of them live; limit {}), "
           "over it {}..{}:",
-          check.what, key, c.peak, Clock(c.peak_at), c.peak_live, load.limit,
+          check.what, key, c.peak, Clock(c.peak_at), c.peak_live, c.limit,
           Clock(c.from), Clock(c.to));
       for (size_t tag : c.at_peak) {
         line += " | ";
@@ -92,7 +98,7 @@ CapacityLoads CheckCapacity(const CheckInput& in, const Timeline& tl,
       if (inv->details.size() >= kMaxDetails) continue;
       std::string line = fmt::format(
           "stale overlap, {} {}: {} runs alive at {} ({} live; limit {}) for {} ms:",
-          check.what, key, c.peak, Clock(c.peak_at), c.peak_live, load.limit,
+          check.what, key, c.peak, Clock(c.peak_at), c.peak_live, c.limit,
           c.to - c.from);
       for (size_t tag : c.at_peak) {
         line += " | ";
@@ -111,7 +117,7 @@ CapacityLoads CheckCapacity(const CheckInput& in, const Timeline& tl,
       const std::string k = check.key_of_attempt(j, a);
       if (k.empty()) continue;
       const int64_t to = a.finished_at ? std::max(*a.finished_at, a.claimed_at) : INT64_MAX;
-      spans.push_back(Span{k, a.claimed_at, to, false, attempt_of.size()});
+      spans.push_back(Span{k, a.claimed_at, to, false, attempt_of.size(), {}});
       attempt_of.emplace_back(&j, &a);
     }
   }
@@ -121,7 +127,7 @@ CapacityLoads CheckCapacity(const CheckInput& in, const Timeline& tl,
     for (const Crowd& c : load.over) {
       std::string line = fmt::format(
           "{} {} (store): {} attempts open at {} (limit {}), over it {}..{}:", check.what,
-          key, c.peak, Clock(c.peak_at), load.limit, Clock(c.from),
+          key, c.peak, Clock(c.peak_at), c.limit, Clock(c.from),
           c.to == INT64_MAX ? "-" : Clock(c.to));
       for (size_t tag : c.at_peak) {
         const auto& [j, a] = attempt_of[tag];

@@ -36,7 +36,8 @@
 //   8  node capacity: at most C jobs running at once on a node of capacity
 //      C, across its workers, judged as 7 with the node of the run's (the
 //      attempt's) worker as the key, and from the nodes' running jobs
-//      sampled during the run.
+//      sampled during the run. A node-resize changes C while jobs run:
+//      each start is judged by the C of its claim (overlap.h's Limit).
 //   +  a node that takes no work gets none: no attempt claimed by a worker
 //      of a node while a node fault had it disabled or removed; and a drain
 //      releases a job only after its node took no work for the workers'

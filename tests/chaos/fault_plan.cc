@@ -35,6 +35,8 @@ double Weight(FaultKind k) {
       return 1;
     case FaultKind::kNodeForceRemove:
       return 0.75;
+    case FaultKind::kNodeResize:
+      return 1;
   }
   return 0;
 }
@@ -130,7 +132,8 @@ std::vector<PlannedFault> PlanFaults(const Options& o, int slots,
     }
     if (IsNodeFault(kind)) {
       const int nodes = std::max(1, o.nodes);
-      f.node = static_cast<int>(r.Range(0, nodes - 1));
+      // node-1 is the node with a capacity.
+      f.node = kind == FaultKind::kNodeResize ? 0 : static_cast<int>(r.Range(0, nodes - 1));
       f.by_sync = r.Chance(0.5);
       bool ok = t >= node_busy_until;
       if (ok && kind == FaultKind::kNodeForceRemove) {
@@ -164,6 +167,13 @@ std::vector<PlannedFault> PlanFaults(const Options& o, int slots,
         for (int s : slots_of_node(f.node)) {
           down_until[static_cast<size_t>(s)] = t + f.respawn_after_ms + 1000;
         }
+      } else if (kind == FaultKind::kNodeResize) {
+        // Lowered (what runs goes on over it: no claim until below it) or
+        // raised (more at once), for long enough that jobs end and start.
+        const int64_t cap = o.node_capacity;
+        f.capacity = r.Range(1, 2 * cap - 1);
+        if (f.capacity >= cap) ++f.capacity;
+        f.duration_ms = r.Range(1000, 4000);
       } else {
         // Some shorter than the workers' --shutdown-timeout (the node takes
         // work again while its jobs drain), most longer (they are released).

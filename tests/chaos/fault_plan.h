@@ -28,6 +28,7 @@ struct PlannedFault {
   int node = -1;                 // node faults: which node (0: node-1)
   bool by_sync = false;          // node-remove, node-force-remove: by a sync
                                  // lacking the node, not `nodes remove`
+  int64_t capacity = 0;          // node-resize: node-1's capacity meanwhile
 };
 
 // Slots [0, command_slots) run `warden worker`, the rest in-process

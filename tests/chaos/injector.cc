@@ -195,6 +195,7 @@ void Injector::Start(const PlannedFault& f) {
     case FaultKind::kNodeDisable:
     case FaultKind::kNodeRemove:
     case FaultKind::kNodeForceRemove:
+    case FaultKind::kNodeResize:
       if (node_fault_) {
         // One at a time: a change slowed by a store fault can make one
         // outlast its plan. It waits for the one under way to end.
@@ -354,6 +355,16 @@ void Injector::StartNodeFault(const PlannedFault& f, FaultRecord& r) {
       out->detail = *changed ? "disabled" : "was disabled already";
       return warden::Status::Ok();
     };
+  } else if (f.kind == FaultKind::kNodeResize) {
+    r.resized_to = f.capacity;
+    r.target += fmt::format(" (capacity {} -> {})", spec.capacity.value_or(0), f.capacity);
+    close = [name = spec.name, to = f.capacity](warden::Client& c,
+                                                NodeAdmin::Outcome* out) -> warden::Status {
+      auto put = c.AddNode(warden::NodeSpec{name, to}, /*set_capacity=*/true);
+      if (!put.has_value()) return put.error();
+      out->detail = fmt::format("capacity {}", to);
+      return warden::Status::Ok();
+    };
   } else {
     const bool force = f.kind == FaultKind::kNodeForceRemove;
     if (force) {
@@ -430,10 +441,17 @@ void Injector::NodeChangeDone(const NodeAdmin::Done& d) {
     return d.tries > 1 ? fmt::format(" ({} tries, {} ms)", d.tries, d.done_ms - d.sent_ms)
                        : std::string();
   };
+  const bool resize = nf.plan.kind == FaultKind::kNodeResize;
   if (nf.phase == NodeFault::kClosing) {
     const bool force = nf.plan.kind == FaultKind::kNodeForceRemove;
+    if (resize) {
+      r.resize_sent = d.sent_ms;
+      r.resize_done = d.done_ms;
+      r.resize_failed = !d.ok;
+    }
     if (d.ok) {
-      r.closed_from = d.done_ms;
+      // A resize closes nothing: the node takes work throughout.
+      if (!resize) r.closed_from = d.done_ms;
       if (!force) r.start_ms = d.done_ms;
       r.detail = d.detail + took();
       if (force) {
@@ -461,6 +479,10 @@ void Injector::NodeChangeDone(const NodeAdmin::Done& d) {
     }
     return;
   }
+  if (resize) {
+    r.restore_sent = d.sent_ms;
+    r.restore_done = d.ok ? d.done_ms : -1;
+  }
   if (d.ok) {
     r.end_ms = d.done_ms;
     r.detail += "; back: " + d.detail + took();
@@ -485,6 +507,13 @@ void Injector::OpenNode() {
       auto changed = c.SetNodeEnabled(name, true);
       if (!changed.has_value()) return changed.error();
       out->detail = *changed ? "enabled" : "was enabled already";
+      return warden::Status::Ok();
+    };
+  } else if (nf.plan.kind == FaultKind::kNodeResize) {
+    open = [spec](warden::Client& c, NodeAdmin::Outcome* out) -> warden::Status {
+      auto put = c.AddNode(spec, /*set_capacity=*/true);
+      if (!put.has_value()) return put.error();
+      out->detail = fmt::format("capacity {}", spec.capacity.value_or(0));
       return warden::Status::Ok();
     };
   } else if ((nf.plan.pick & 1) != 0 && inventory_.size() > 1) {

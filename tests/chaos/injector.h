@@ -46,6 +46,13 @@ struct FaultRecord {
   int64_t closed_from = -1, closed_until = -1;
   int workers_released = 0;  // node-force-remove: by the removal itself
   int64_t jobs_recovered = 0;
+  // node-resize: the capacity it set, and when each change was made (from
+  // its call's first try to its answer): to `resized_to`, then back. -1:
+  // not made. A resize whose call failed may have committed all the same.
+  int64_t resized_to = -1;
+  int64_t resize_sent = -1, resize_done = -1;
+  bool resize_failed = false;
+  int64_t restore_sent = -1, restore_done = -1;
 };
 
 // What store faults act on.

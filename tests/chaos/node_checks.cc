@@ -31,20 +31,56 @@ bool DrainReleased(const AttemptInfo& a) {
 
 std::string Seconds(int64_t ms) { return fmt::format("{:.1f} s", static_cast<double>(ms) / 1000.0); }
 
+// Each node's capacity over time: as set up, then each node-resize's
+// change and its setting back, each somewhere between its call's first try
+// and its answer. A resize whose call failed may have committed: its new
+// capacity may hold until the setting back is answered.
+std::map<std::string, Limit> NodeLimits(const CheckInput& in) {
+  std::map<std::string, Limit> out;
+  for (const auto& [node, capacity] : in.node_limits) out.emplace(node, Limit(capacity));
+  for (const FaultRecord& f : in.faults) {  // in the order they started, one at a time
+    auto limit = out.find(f.node);
+    if (f.kind != FaultKind::kNodeResize || f.resize_sent < 0 || limit == out.end()) continue;
+    const int64_t back = f.restore_done >= 0 ? f.restore_done : INT64_MAX;
+    const int64_t set = f.resize_failed ? back : f.resize_done;
+    limit->second.changes.push_back({f.resize_sent, set, f.resized_to});
+    limit->second.changes.push_back(
+        {f.resize_failed || f.restore_sent < 0 ? set : f.restore_sent, back,
+         limit->second.initial});
+  }
+  return out;
+}
+
+// The most a node's capacity was at any moment up to `t`: jobs admitted
+// under it may still run after a lowering.
+int64_t HighestUntil(const Limit& limit, int64_t t) {
+  int64_t most = limit.initial;
+  for (const LimitChange& c : limit.changes) {
+    if (c.from <= t) most = std::max(most, c.limit);
+  }
+  return most;
+}
+
 }  // namespace
 
 Invariant CheckNodeCapacity(const CheckInput& in, const Timeline& tl,
                             const std::map<RunKey, Run>& runs,
                             const std::map<RunKey, int64_t>& stale_since, CheckResult* out) {
-  std::string limits;
-  for (const auto& [node, limit] : in.node_limits) {
+  const std::map<std::string, Limit> node_limits = NodeLimits(in);
+  std::string limits, resized;
+  for (const auto& [node, limit] : node_limits) {
     if (!limits.empty()) limits += ", ";
-    limits += fmt::format("{} jobs on {}", limit, node);
+    limits += fmt::format("{} jobs on {}", limit.initial, node);
+    const size_t times = limit.changes.size() / 2;
+    if (times == 0) continue;
+    resized += fmt::format("; {} resized {}", node,
+                           times == 1 ? std::string("once") : fmt::format("{} times", times));
   }
+  if (!resized.empty()) resized += ": each start judged by the capacity of its claim";
   Invariant inv{fmt::format(
       "8. node capacity: at most {} running at once (ledger runs, store attempts, sampled "
-      "running jobs)",
-      limits)};
+      "running jobs){}",
+      limits, resized)};
   const std::map<int64_t, std::string> node_of = NodeOfWorker(in);
   auto node = [&](int64_t worker) {
     auto n = node_of.find(worker);
@@ -52,7 +88,7 @@ Invariant CheckNodeCapacity(const CheckInput& in, const Timeline& tl,
   };
   CapacityCheck check;
   check.what = "node";
-  check.limits = in.node_limits;
+  check.limits = node_limits;
   check.key_of_run = [&](const Run& r) { return node(r.worker); };
   check.key_of_attempt = [&](const JobInfo&, const AttemptInfo& a) { return node(a.worker); };
   const CapacityLoads loads = CheckCapacity(in, tl, runs, stale_since, check, &inv);
@@ -60,14 +96,18 @@ Invariant CheckNodeCapacity(const CheckInput& in, const Timeline& tl,
 
   std::map<std::string, std::pair<size_t, int64_t>> sampled;  // node: samples, max
   for (const NodeSample& s : in.node_samples) {
-    auto limit = in.node_limits.find(s.node);
-    if (limit == in.node_limits.end()) continue;
+    auto limit = node_limits.find(s.node);
+    if (limit == node_limits.end()) continue;
     auto& [n, max] = sampled[s.node];
     ++n;
     max = std::max(max, s.running);
-    if (s.running > limit->second) {
+    // After a lowering, what runs may be over the new capacity: a sample is
+    // held to the highest so far (the ledger's and the store's counts above
+    // judge each start by its own).
+    const int64_t highest = HighestUntil(limit->second, s.ms);
+    if (s.running > highest) {
       inv.Flag(fmt::format("node {} (sampled): {} jobs running at {} (capacity {})", s.node,
-                            s.running, Clock(s.ms), limit->second));
+                            s.running, Clock(s.ms), highest));
     }
   }
   std::string notes;
@@ -142,7 +182,8 @@ Invariant CheckNodeFaults(const CheckInput& in, const Timeline& tl) {
       // jobs the workers' --shutdown-timeout from no earlier than its send.
       const FaultRecord* last = nullptr;
       for (const FaultRecord& f : in.faults) {
-        if (IsNodeFault(f.kind) && f.node == n->second && f.close_sent >= 0 &&
+        if (IsNodeFault(f.kind) && f.kind != FaultKind::kNodeResize && f.node == n->second &&
+            f.close_sent >= 0 &&
             f.close_sent <= *a.finished_at && (!last || f.close_sent > last->close_sent)) {
           last = &f;
         }

@@ -38,6 +38,8 @@ const char* FaultName(FaultKind k) {
       return "node-remove";
     case FaultKind::kNodeForceRemove:
       return "node-force-remove";
+    case FaultKind::kNodeResize:
+      return "node-resize";
   }
   return "?";
 }
@@ -49,7 +51,7 @@ const std::vector<FaultKind>& AllFaultKinds() {
       FaultKind::kSqliteLock,     FaultKind::kPgRestart,
       FaultKind::kPgKillBackends, FaultKind::kPartition,
       FaultKind::kNodeDisable,    FaultKind::kNodeRemove,
-      FaultKind::kNodeForceRemove};
+      FaultKind::kNodeForceRemove, FaultKind::kNodeResize};
   return all;
 }
 
@@ -60,7 +62,7 @@ bool IsStoreFault(FaultKind k) {
 
 bool IsNodeFault(FaultKind k) {
   return k == FaultKind::kNodeDisable || k == FaultKind::kNodeRemove ||
-         k == FaultKind::kNodeForceRemove;
+         k == FaultKind::kNodeForceRemove || k == FaultKind::kNodeResize;
 }
 
 namespace {
@@ -267,6 +269,7 @@ bool ParseOptions(int argc, char** argv, Options* o, int* exit_code) {
         continue;
       if (k == FaultKind::kPartition && !o->partition) continue;
       if (IsNodeFault(k) && o->nodes == 0) continue;
+      if (k == FaultKind::kNodeResize && o->node_capacity == 0) continue;
       o->faults.insert(k);
     }
   } else {
@@ -297,6 +300,9 @@ bool ParseOptions(int argc, char** argv, Options* o, int* exit_code) {
       if (IsNodeFault(k) && o->nodes == 0) {
         return fail(std::string(FaultName(k)) + " needs --nodes 1 or more");
       }
+    }
+    if (o->faults.count(FaultKind::kNodeResize) && o->node_capacity == 0) {
+      return fail("node-resize needs a --node-capacity");
     }
   }
   if (o->nodes > o->workers) {

@@ -25,6 +25,7 @@ enum class FaultKind {
   kNodeDisable,     // a node disabled (its workers drain), enabled again later
   kNodeRemove,      // a node removed (sync without it, or remove), brought back later
   kNodeForceRemove,  // a node's workers killed, the node removed with --force, brought back
+  kNodeResize,       // node-1's capacity changed while its jobs run, set back later
 };
 const char* FaultName(FaultKind k);
 const std::vector<FaultKind>& AllFaultKinds();

@@ -1,6 +1,7 @@
 #include "overlap.h"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <set>
 #include <utility>
@@ -14,8 +15,28 @@ struct Event {
   size_t span = 0;
 };
 
+constexpr int64_t kNoLimit = std::numeric_limits<int64_t>::max();
+
+// How long in [t, end) `live` spans were at (or past) the limit in force.
+int64_t AtLimitMs(const Limit& limit, int live, int64_t t, int64_t end) {
+  std::vector<int64_t> cuts{t};
+  for (const LimitChange& c : limit.changes) {
+    for (int64_t x : {c.from, c.to + 1}) {
+      if (x > t && x < end) cuts.push_back(x);
+    }
+  }
+  std::sort(cuts.begin(), cuts.end());
+  cuts.push_back(end);
+  int64_t ms = 0;
+  for (size_t i = 0; i + 1 < cuts.size(); ++i) {
+    if (live >= limit.At(cuts[i])) ms += cuts[i + 1] - cuts[i];
+  }
+  return ms;
+}
+
 // One key's spans, swept in time order.
-void Sweep(const std::vector<Span>& spans, const std::vector<size_t>& mine, KeyLoad* load) {
+void Sweep(const std::vector<Span>& spans, const std::vector<size_t>& mine, const Limit& limit,
+           KeyLoad* load) {
   std::vector<Event> events;
   events.reserve(mine.size() * 2);
   for (size_t i : mine) {
@@ -28,6 +49,10 @@ void Sweep(const std::vector<Span>& spans, const std::vector<size_t>& mine, KeyL
   std::set<std::pair<int64_t, size_t>> alive;  // (from, span)
   int live = 0, stale = 0;
   std::optional<Crowd> over, stale_over;  // the periods under way
+  // The limit the moment is judged by: the lowest of those that admitted
+  // the spans starting now, and of the period under way (none between
+  // periods when nothing starts: nothing can go over without a start).
+  int64_t judged = kNoLimit;
   auto at_peak = [&] {
     std::vector<size_t> tags;
     for (const auto& [from, i] : alive) tags.push_back(spans[i].tag);
@@ -47,6 +72,7 @@ void Sweep(const std::vector<Span>& spans, const std::vector<size_t>& mine, KeyL
     if (!cur) {
       cur = Crowd{};
       cur->from = t;
+      cur->limit = judged;
     }
     const int total = live + stale;
     const bool higher = by_live ? (live > cur->peak_live ||
@@ -61,34 +87,48 @@ void Sweep(const std::vector<Span>& spans, const std::vector<size_t>& mine, KeyL
   };
   for (size_t e = 0; e < events.size();) {
     const int64_t t = events[e].t;
+    if (!over && !stale_over) judged = kNoLimit;
     for (; e < events.size() && events[e].t == t; ++e) {
       const Span& s = spans[events[e].span];
       const int d = events[e].start ? 1 : -1;
       (s.stale ? stale : live) += d;
       if (events[e].start) {
         alive.insert({s.from, events[e].span});
+        judged = std::min(judged, limit.At(s.judged_at.value_or(s.from)));
       } else {
         alive.erase({s.from, events[e].span});
       }
     }
     // These counts hold from t to the next event.
-    if (e < events.size() && live >= load->limit) load->at_limit_ms += events[e].t - t;
+    if (e < events.size()) load->at_limit_ms += AtLimitMs(limit, live, t, events[e].t);
     load->peak_live = std::max(load->peak_live, live);
     load->peak = std::max(load->peak, live + stale);
-    track(over, live > load->limit, true, t, &load->over);
-    track(stale_over, live <= load->limit && live + stale > load->limit, false, t,
-          &load->stale_over);
+    track(over, live > judged, true, t, &load->over);
+    track(stale_over, live <= judged && live + stale > judged, false, t, &load->stale_over);
   }
   // Every span ends, so the last moment closed both periods.
 }
 
 }  // namespace
 
+int64_t Limit::At(int64_t t) const {
+  int64_t now = initial;
+  for (const LimitChange& c : changes) {
+    if (t < c.from) break;
+    if (t <= c.to) return std::max(now, c.limit);
+    now = c.limit;
+  }
+  return now;
+}
+
 std::map<std::string, KeyLoad> CountOverlaps(const std::vector<Span>& spans,
-                                             const std::map<std::string, int64_t>& limits) {
+                                             const std::map<std::string, Limit>& limits) {
   std::map<std::string, KeyLoad> out;
   std::map<std::string, std::vector<size_t>> by_key;
-  for (const auto& [key, limit] : limits) out[key].limit = limit;
+  for (const auto& [key, limit] : limits) {
+    out[key].limit = limit.initial;
+    out[key].changes = static_cast<int>(limit.changes.size());
+  }
   for (size_t i = 0; i < spans.size(); ++i) {
     if (spans[i].to <= spans[i].from || limits.count(spans[i].key) == 0) continue;
     by_key[spans[i].key].push_back(i);
@@ -96,7 +136,7 @@ std::map<std::string, KeyLoad> CountOverlaps(const std::vector<Span>& spans,
   for (const auto& [key, mine] : by_key) {
     KeyLoad& load = out[key];
     load.spans = static_cast<int>(mine.size());
-    Sweep(spans, mine, &load);
+    Sweep(spans, mine, limits.at(key), &load);
   }
   return out;
 }

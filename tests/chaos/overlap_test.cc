@@ -10,10 +10,10 @@ namespace {
 using Tags = std::vector<size_t>;
 
 Span Live(const std::string& key, int64_t from, int64_t to, size_t tag) {
-  return Span{key, from, to, false, tag};
+  return Span{key, from, to, false, tag, {}};
 }
 Span Stale(const std::string& key, int64_t from, int64_t to, size_t tag) {
-  return Span{key, from, to, true, tag};
+  return Span{key, from, to, true, tag, {}};
 }
 
 TEST(OverlapTest, AtTheLimitIsNoViolationAndIsMeasured) {
@@ -109,6 +109,68 @@ TEST(OverlapTest, EachKeyHasItsOwnLimit) {
   EXPECT_EQ(load.count("c"), 0u);
   EXPECT_EQ(load.at("idle").spans, 0);
   EXPECT_EQ(load.at("idle").peak, 0);
+}
+
+// A node resized while its jobs run (invariant 8): a lowered limit stops
+// nothing, but admits nothing while as many run; a raised one admits more
+// at once; where the change's moment is unknown, the larger holds.
+Span Admitted(const std::string& key, int64_t from, int64_t to, size_t tag, int64_t claimed) {
+  Span s = Live(key, from, to, tag);
+  s.judged_at = claimed;
+  return s;
+}
+
+TEST(OverlapTest, ALoweredLimitStopsNothingButAdmitsNothingOverIt) {
+  Limit lowered(3);
+  lowered.changes.push_back({50, 50, 1});
+  EXPECT_EQ(lowered.At(49), 3);
+  EXPECT_EQ(lowered.At(50), 3) << "within the change: the larger";
+  EXPECT_EQ(lowered.At(51), 1);
+  // Three from before it run on past it: over the new limit, not a fault.
+  auto load = CountOverlaps({Live("n", 0, 100, 1), Live("n", 10, 100, 2), Live("n", 20, 100, 3),
+                             Live("n", 120, 130, 4)},
+                            {{"n", lowered}});
+  EXPECT_TRUE(load.at("n").over.empty());
+  EXPECT_EQ(load.at("n").changes, 1);
+  // One more admitted while two of them still run: a violation, judged by
+  // the lowered limit, until the count is back within it.
+  load = CountOverlaps({Live("n", 0, 100, 1), Live("n", 10, 70, 2), Live("n", 20, 80, 3),
+                        Live("n", 75, 90, 4)},
+                       {{"n", lowered}});
+  ASSERT_EQ(load.at("n").over.size(), 1u);
+  EXPECT_EQ(load.at("n").over[0].from, 75);
+  EXPECT_EQ(load.at("n").over[0].to, 90) << "back to 1 when the late one ends";
+  EXPECT_EQ(load.at("n").over[0].limit, 1);
+  EXPECT_EQ(load.at("n").over[0].at_peak, (Tags{1, 3, 4}));
+}
+
+TEST(OverlapTest, ASpanIsJudgedByTheLimitWhenItWasAdmitted) {
+  Limit lowered(3);
+  lowered.changes.push_back({50, 70, 1});  // sent at 50, answered at 70
+  // Claimed within the change's window, or before it, and started after
+  // it: admitted under 3.
+  auto load = CountOverlaps({Live("n", 0, 100, 1), Live("n", 0, 100, 2),
+                             Admitted("n", 60, 100, 3, 60), Admitted("n", 90, 95, 4, 40)},
+                            {{"n", lowered}});
+  EXPECT_EQ(load.at("n").over.size(), 1u) << "4 live at 90 is over 3 all the same";
+  load = CountOverlaps({Live("n", 0, 100, 1), Live("n", 0, 100, 2),
+                        Admitted("n", 80, 100, 3, 60)},
+                       {{"n", lowered}});
+  EXPECT_TRUE(load.at("n").over.empty());
+  // Claimed after the change's answer: admitted under 1.
+  load = CountOverlaps({Live("n", 0, 100, 1), Admitted("n", 80, 100, 3, 71)},
+                       {{"n", lowered}});
+  ASSERT_EQ(load.at("n").over.size(), 1u);
+  EXPECT_EQ(load.at("n").over[0].limit, 1);
+}
+
+TEST(OverlapTest, ARaisedLimitAdmitsMoreAndIsMeasuredAgainst) {
+  Limit raised(1);
+  raised.changes.push_back({10, 10, 3});
+  const auto load = CountOverlaps(
+      {Live("n", 0, 100, 1), Live("n", 20, 100, 2), Live("n", 30, 100, 3)}, {{"n", raised}});
+  EXPECT_TRUE(load.at("n").over.empty());
+  EXPECT_EQ(load.at("n").at_limit_ms, 10 + 70) << "at 1 from 0 to 10, at 3 from 30 to 100";
 }
 
 }  // namespace

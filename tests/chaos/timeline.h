@@ -117,7 +117,7 @@ std::string DescribeAttempt(const warden::AttemptInfo& a, const Timeline& tl);
 // node capacity is another (key: the node of the run's worker; 8).
 struct CapacityCheck {
   std::string what;  // "queue", "node": names a key in evidence
-  std::map<std::string, int64_t> limits;
+  std::map<std::string, Limit> limits;  // each over time (a node resized)
   // A run's or an attempt's key; "" (or a key without a limit): not counted.
   std::function<std::string(const Run&)> key_of_run;
   std::function<std::string(const warden::JobInfo&, const warden::AttemptInfo&)>
