@@ -327,6 +327,17 @@ std::vector<warden::NodeSpec> Without(const std::vector<warden::NodeSpec>& inven
   return out;
 }
 
+// Sets `spec`'s capacity (`warden nodes add NAME --capacity N`): a
+// node-resize's change and its setting back.
+NodeAdmin::Op SetCapacity(warden::NodeSpec spec) {
+  return [spec](warden::Client& c, NodeAdmin::Outcome* out) -> warden::Status {
+    auto put = c.AddNode(spec, /*set_capacity=*/true);
+    if (!put.has_value()) return put.error();
+    out->detail = fmt::format("capacity {}", spec.capacity.value_or(0));
+    return warden::Status::Ok();
+  };
+}
+
 }  // namespace
 
 void Injector::StartNodeFault(const PlannedFault& f, FaultRecord& r) {
@@ -358,13 +369,7 @@ void Injector::StartNodeFault(const PlannedFault& f, FaultRecord& r) {
   } else if (f.kind == FaultKind::kNodeResize) {
     r.resized_to = f.capacity;
     r.target += fmt::format(" (capacity {} -> {})", spec.capacity.value_or(0), f.capacity);
-    close = [name = spec.name, to = f.capacity](warden::Client& c,
-                                                NodeAdmin::Outcome* out) -> warden::Status {
-      auto put = c.AddNode(warden::NodeSpec{name, to}, /*set_capacity=*/true);
-      if (!put.has_value()) return put.error();
-      out->detail = fmt::format("capacity {}", to);
-      return warden::Status::Ok();
-    };
+    close = SetCapacity(warden::NodeSpec{spec.name, f.capacity});
   } else {
     const bool force = f.kind == FaultKind::kNodeForceRemove;
     if (force) {
@@ -450,8 +455,7 @@ void Injector::NodeChangeDone(const NodeAdmin::Done& d) {
       r.resize_failed = !d.ok;
     }
     if (d.ok) {
-      // A resize closes nothing: the node takes work throughout.
-      if (!resize) r.closed_from = d.done_ms;
+      if (ClosesNode(nf.plan.kind)) r.closed_from = d.done_ms;
       if (!force) r.start_ms = d.done_ms;
       r.detail = d.detail + took();
       if (force) {
@@ -510,12 +514,7 @@ void Injector::OpenNode() {
       return warden::Status::Ok();
     };
   } else if (nf.plan.kind == FaultKind::kNodeResize) {
-    open = [spec](warden::Client& c, NodeAdmin::Outcome* out) -> warden::Status {
-      auto put = c.AddNode(spec, /*set_capacity=*/true);
-      if (!put.has_value()) return put.error();
-      out->detail = fmt::format("capacity {}", spec.capacity.value_or(0));
-      return warden::Status::Ok();
-    };
+    open = SetCapacity(spec);
   } else if ((nf.plan.pick & 1) != 0 && inventory_.size() > 1) {
     open = [inventory = inventory_](warden::Client& c, NodeAdmin::Outcome* out) -> warden::Status {
       auto sync = c.SyncNodes(inventory, /*dry_run=*/false, /*force=*/false,

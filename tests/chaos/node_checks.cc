@@ -182,8 +182,7 @@ Invariant CheckNodeFaults(const CheckInput& in, const Timeline& tl) {
       // jobs the workers' --shutdown-timeout from no earlier than its send.
       const FaultRecord* last = nullptr;
       for (const FaultRecord& f : in.faults) {
-        if (IsNodeFault(f.kind) && f.kind != FaultKind::kNodeResize && f.node == n->second &&
-            f.close_sent >= 0 &&
+        if (ClosesNode(f.kind) && f.node == n->second && f.close_sent >= 0 &&
             f.close_sent <= *a.finished_at && (!last || f.close_sent > last->close_sent)) {
           last = &f;
         }

@@ -65,6 +65,8 @@ bool IsNodeFault(FaultKind k) {
          k == FaultKind::kNodeForceRemove || k == FaultKind::kNodeResize;
 }
 
+bool ClosesNode(FaultKind k) { return IsNodeFault(k) && k != FaultKind::kNodeResize; }
+
 namespace {
 
 std::string ShellQuote(const std::string& s) {

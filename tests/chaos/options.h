@@ -33,6 +33,9 @@ const std::vector<FaultKind>& AllFaultKinds();
 bool IsStoreFault(FaultKind k);
 // Node faults change the node registry (docs/nodes.md): one at a time.
 bool IsNodeFault(FaultKind k);
+// Node faults that have their node take no work while they last (all but
+// node-resize, which changes its capacity).
+bool ClosesNode(FaultKind k);
 
 enum class Backend { kSqlite, kPostgres };
 

@@ -125,10 +125,7 @@ std::map<std::string, KeyLoad> CountOverlaps(const std::vector<Span>& spans,
                                              const std::map<std::string, Limit>& limits) {
   std::map<std::string, KeyLoad> out;
   std::map<std::string, std::vector<size_t>> by_key;
-  for (const auto& [key, limit] : limits) {
-    out[key].limit = limit.initial;
-    out[key].changes = static_cast<int>(limit.changes.size());
-  }
+  for (const auto& [key, limit] : limits) out[key].limit = limit.initial;
   for (size_t i = 0; i < spans.size(); ++i) {
     if (spans[i].to <= spans[i].from || limits.count(spans[i].key) == 0) continue;
     by_key[spans[i].key].push_back(i);

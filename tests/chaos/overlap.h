@@ -68,7 +68,6 @@ struct Crowd {
 
 struct KeyLoad {
   int64_t limit = 0;  // the initial one
-  int changes = 0;    // of the limit
   int spans = 0;
   int peak_live = 0;  // most live spans alive at once
   int peak = 0;       // most spans alive at once, stale ones counted

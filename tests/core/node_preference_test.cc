@@ -16,7 +16,6 @@ ClaimerElsewhere On(const std::string& node, int running = 0, int concurrency = 
   c.worker.tasks = {"t"};
   c.worker.running = running;
   c.worker.concurrency = concurrency;
-  c.node_running = running;
   return c;
 }
 
