@@ -76,7 +76,9 @@ Invariant CheckNodeCapacity(const CheckInput& in, const Timeline& tl,
     resized += fmt::format("; {} resized {}", node,
                            times == 1 ? std::string("once") : fmt::format("{} times", times));
   }
-  if (!resized.empty()) resized += ": each start judged by the capacity of its claim";
+  if (!resized.empty()) {
+    resized += ": the runs alive at once held to the capacity at the latest of their claims";
+  }
   Invariant inv{fmt::format(
       "8. node capacity: at most {} running at once (ledger runs, store attempts, sampled "
       "running jobs){}",

@@ -47,20 +47,25 @@ void Sweep(const std::vector<Span>& spans, const std::vector<size_t>& mine, cons
     return a.t != b.t ? a.t < b.t : (a.start != b.start ? !a.start : a.span < b.span);
   });
   std::set<std::pair<int64_t, size_t>> alive;  // (from, span)
+  // When each live span alive now was admitted. Every one of them was
+  // already open at the latest of these claims (a run lives within its
+  // attempt, which opens at its claim), so that claim counted them all:
+  // the limit of its moment bounds them. A span admitted earlier under a
+  // lower limit that starts its run late is judged with the rest by that
+  // latest claim, not by its own (a raise between the two admitted more).
+  // Stale spans are no longer the store's, so that argument does not hold
+  // for them: a stale overlap is judged by the latest claim of all.
+  std::multiset<int64_t> admitted, admitted_all;
   int live = 0, stale = 0;
   std::optional<Crowd> over, stale_over;  // the periods under way
-  // The limit the moment is judged by: the lowest of those that admitted
-  // the spans starting now, and of the period under way (none between
-  // periods when nothing starts: nothing can go over without a start).
-  int64_t judged = kNoLimit;
   auto at_peak = [&] {
     std::vector<size_t> tags;
     for (const auto& [from, i] : alive) tags.push_back(spans[i].tag);
     return tags;
   };
   // Opens, extends or closes the period `cur` as of moment `t`.
-  auto track = [&](std::optional<Crowd>& cur, bool crowded, bool by_live, int64_t t,
-                   std::vector<Crowd>* into) {
+  auto track = [&](std::optional<Crowd>& cur, bool crowded, int64_t judged, bool by_live,
+                   int64_t t, std::vector<Crowd>* into) {
     if (!crowded) {
       if (cur) {
         cur->to = t;
@@ -87,24 +92,32 @@ void Sweep(const std::vector<Span>& spans, const std::vector<size_t>& mine, cons
   };
   for (size_t e = 0; e < events.size();) {
     const int64_t t = events[e].t;
-    if (!over && !stale_over) judged = kNoLimit;
     for (; e < events.size() && events[e].t == t; ++e) {
       const Span& s = spans[events[e].span];
-      const int d = events[e].start ? 1 : -1;
-      (s.stale ? stale : live) += d;
+      const int64_t claim = s.judged_at.value_or(s.from);
       if (events[e].start) {
+        (s.stale ? stale : live) += 1;
         alive.insert({s.from, events[e].span});
-        judged = std::min(judged, limit.At(s.judged_at.value_or(s.from)));
+        if (!s.stale) admitted.insert(claim);
+        admitted_all.insert(claim);
       } else {
+        (s.stale ? stale : live) -= 1;
         alive.erase({s.from, events[e].span});
+        if (!s.stale) admitted.erase(admitted.find(claim));
+        admitted_all.erase(admitted_all.find(claim));
       }
     }
+    const auto limit_of = [&](const std::multiset<int64_t>& claims) {
+      return claims.empty() ? kNoLimit : limit.At(*claims.rbegin());
+    };
+    const int64_t judged = limit_of(admitted), judged_all = limit_of(admitted_all);
     // These counts hold from t to the next event.
     if (e < events.size()) load->at_limit_ms += AtLimitMs(limit, live, t, events[e].t);
     load->peak_live = std::max(load->peak_live, live);
     load->peak = std::max(load->peak, live + stale);
-    track(over, live > judged, true, t, &load->over);
-    track(stale_over, live <= judged && live + stale > judged, false, t, &load->stale_over);
+    track(over, live > judged, judged, true, t, &load->over);
+    track(stale_over, live <= judged && live + stale > judged_all, judged_all, false, t,
+          &load->stale_over);
   }
   // Every span ends, so the last moment closed both periods.
 }

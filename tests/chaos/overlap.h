@@ -12,11 +12,15 @@
 // counted, but apart.
 //
 // A limit may change while spans run (a node resized). Lowering it stops
-// nothing: what runs may go on over the new limit, but nothing may start
-// while that many run. So each span is judged where it starts, by the
-// limit in force when it was admitted (its `judged_at`: the claim, which
-// comes before the run): a start that leaves more live spans than that
-// limit opens a violation, which lasts until they are back within it; one
+// nothing: what runs may go on over the new limit, but nothing may be
+// admitted while that many run. A span is admitted at its `judged_at` (the
+// claim, which comes before the run), and every live span alive at a
+// moment was already open when the latest of them was admitted: that
+// admission counted them all. So at each moment the live spans are held to
+// the limit in force at the latest admission among them; more is a
+// violation, which lasts until they are back within it. (Judging a span by
+// its own admission alone is wrong: one admitted under 8 whose run starts
+// after a raise to 12 admitted others would be held to 8 with them.) One
 // over it only with stale spans counted is a stale overlap, reported on its
 // own, never hidden. With a limit that never changes, that is every moment
 // over the limit.
@@ -62,7 +66,7 @@ struct Crowd {
   int peak = 0;       // most spans alive at once in it, stale ones counted
   int peak_live = 0;  // of them, live
   int64_t peak_at = 0;
-  int64_t limit = 0;  // the limit the starts that opened it were admitted under
+  int64_t limit = 0;  // the limit in force at the latest admission when it opened
   std::vector<size_t> at_peak;  // the tags of the spans alive then, by `from`
 };
 

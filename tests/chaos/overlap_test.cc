@@ -163,6 +163,48 @@ TEST(OverlapTest, ASpanIsJudgedByTheLimitWhenItWasAdmitted) {
   EXPECT_EQ(load.at("n").over[0].limit, 1);
 }
 
+// One violation, over [from, to), opened under `limit`.
+void ExpectOneViolation(const KeyLoad& load, int64_t from, int64_t to, int64_t limit) {
+  ASSERT_EQ(load.over.size(), 1u);
+  EXPECT_EQ(load.over[0].from, from);
+  EXPECT_EQ(load.over[0].to, to);
+  EXPECT_EQ(load.over[0].limit, limit);
+}
+
+TEST(OverlapTest, ASpanAdmittedBeforeARaiseThatStartsLateIsJudgedWithTheLaterOnes) {
+  // The chaos seed 0x04af0fe596920ad9 (issue 35): capacity 8, raised to 12
+  // (sent at 76, answered at 77). Four claimed under 8 at 70 whose runs
+  // start late (claim-ahead), six claimed under 12 at 78 that start first:
+  // ten at once, within the 12 that admitted the last of them. Judged by
+  // each run's own claim, the late starters were held to 8.
+  Limit raised(8);
+  raised.changes.push_back({76, 77, 12});
+  std::vector<Span> spans;
+  size_t tag = 0;
+  for (int i = 0; i < 4; ++i) spans.push_back(Admitted("n", 84 + i, 200, ++tag, 70));
+  for (int i = 0; i < 6; ++i) spans.push_back(Admitted("n", 79 + i, 200, ++tag, 78));
+  auto load = CountOverlaps(spans, {{"n", raised}});
+  EXPECT_EQ(load.at("n").peak_live, 10);
+  EXPECT_TRUE(load.at("n").over.empty());
+  // Three more admitted at 90, under 12 as well: 13 is over it.
+  for (int i = 0; i < 3; ++i) spans.push_back(Admitted("n", 95, 100, ++tag, 90));
+  load = CountOverlaps(spans, {{"n", raised}});
+  ExpectOneViolation(load.at("n"), 95, 100, 12);
+  EXPECT_EQ(load.at("n").over.at(0).peak_live, 13);
+}
+
+TEST(OverlapTest, ALaterAdmissionUnderALoweredLimitHoldsTheEarlierOnesToIt) {
+  // Lowered from 4 to 2 at 50: two claimed at 10 run on; a third claimed
+  // at 60, under 2, makes three at once: a violation from its start until
+  // one of the first two ends at 80.
+  Limit lowered(4);
+  lowered.changes.push_back({50, 50, 2});
+  const auto load = CountOverlaps({Admitted("n", 20, 100, 1, 10), Admitted("n", 20, 80, 2, 10),
+                                   Admitted("n", 70, 90, 3, 60)},
+                                  {{"n", lowered}});
+  ExpectOneViolation(load.at("n"), 70, 80, 2);
+}
+
 TEST(OverlapTest, ARaisedLimitAdmitsMoreAndIsMeasuredAgainst) {
   Limit raised(1);
   raised.changes.push_back({10, 10, 3});
