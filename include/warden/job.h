@@ -48,7 +48,7 @@ enum class ErrorKind {
   kTimeout,    // ran past its timeout and was stopped
   kLost,       // its worker died or lost its lease
   kReleased,   // a graceful shutdown stopped it (not charged)
-  kCrashLoop,  // quarantined: crashed or lost its worker max_crashes times
+  kCrashLoop,  // quarantined: crashed, or its worker died under it, max_crashes times
   kCancelled,  // an operator cancelled it while running
 };
 

@@ -13,6 +13,18 @@ Millis Backoff(int charged, const BackoffPolicy& policy, double jitter) {
   return Millis(static_cast<int64_t>(capped * factor));
 }
 
+namespace {
+
+// Whether an attempt that ended as `in` counts against the crash budget
+// (retry.h): the job may have brought its worker down.
+bool CountsAsCrash(const FailureInput& in) {
+  if (in.kind == ErrorKind::kCrash) return true;
+  if (in.kind != ErrorKind::kLost || !in.lost_by) return false;
+  return *in.lost_by == LossCause::kProvenDeath || *in.lost_by == LossCause::kOperator;
+}
+
+}  // namespace
+
 FailureDecision DecideFailure(const FailureInput& in, double jitter,
                               const BackoffPolicy& backoff) {
   FailureDecision d;
@@ -34,7 +46,7 @@ FailureDecision DecideFailure(const FailureInput& in, double jitter,
   if (at_most_once && in.started_mark) {
     d.next = JobState::kDead;
     d.charge = in.kind != ErrorKind::kReleased;
-    d.count_crash = in.kind == ErrorKind::kCrash || in.kind == ErrorKind::kLost;
+    d.count_crash = CountsAsCrash(in);
     return d;
   }
   if (in.kind == ErrorKind::kReleased) {
@@ -43,7 +55,7 @@ FailureDecision DecideFailure(const FailureInput& in, double jitter,
     return d;
   }
 
-  d.count_crash = in.kind == ErrorKind::kCrash || in.kind == ErrorKind::kLost;
+  d.count_crash = CountsAsCrash(in);
   if (d.count_crash && in.crashes + 1 >= in.max_crashes) {
     d.next = JobState::kDead;
     d.kind = ErrorKind::kCrashLoop;

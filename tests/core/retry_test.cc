@@ -44,6 +44,7 @@ TEST(DecideFailure, BackoffIsCapped) {
 
 TEST(DecideFailure, FirstLossRetriesAtOnceLaterLossesBackOff) {
   FailureInput in = Input(ErrorKind::kLost);
+  in.lost_by = LossCause::kProvenDeath;
   FailureDecision d = DecideFailure(in, 0.7);
   EXPECT_EQ(d.next, JobState::kRetryable);
   EXPECT_EQ(d.delay, Millis(0));
@@ -51,6 +52,44 @@ TEST(DecideFailure, FirstLossRetriesAtOnceLaterLossesBackOff) {
   in.crashes = 1;
   in.charged = 1;
   EXPECT_GT(DecideFailure(in, 0.7).delay, Millis(0));
+}
+
+TEST(DecideFailure, OnlyALossWhoseWorkerIsGoneCountsAsACrash) {
+  // The job may have taken its worker down: the crash budget counts it.
+  FailureInput in = Input(ErrorKind::kLost);
+  in.retry = RetryPolicy::kForever;
+  in.crashes = 2;
+  for (LossCause gone : {LossCause::kProvenDeath, LossCause::kOperator}) {
+    in.lost_by = gone;
+    const FailureDecision d = DecideFailure(in, 0.5);
+    EXPECT_TRUE(d.count_crash) << LossCauseName(gone);
+    EXPECT_EQ(d.kind, ErrorKind::kCrashLoop) << LossCauseName(gone);
+  }
+  // Its worker may live: a lease that ran out unrenewed (frozen, cut off,
+  // starved by a slow store), a worker's own stop when it could no longer
+  // prove its lease (self-fenced: lost_by unset), a worker that stopped
+  // holding it. An attempt, retried at once, never a crash: three of them
+  // in a row on a slow store quarantined healthy jobs (issue 37).
+  in.retry = RetryPolicy::kDefault;
+  in.max_attempts = 5;
+  in.charged = 2;
+  for (std::optional<LossCause> alive : {std::optional<LossCause>(LossCause::kLeaseExpiry),
+                                         std::optional<LossCause>(),
+                                         std::optional<LossCause>(LossCause::kWorkerStop)}) {
+    in.lost_by = alive;
+    in.crashes = 0;
+    FailureDecision d = DecideFailure(in, 0.5);
+    EXPECT_FALSE(d.count_crash);
+    EXPECT_TRUE(d.charge);
+    EXPECT_EQ(d.next, JobState::kRetryable);
+    EXPECT_EQ(d.delay, Millis(0));
+    // The attempts still bound it.
+    in.charged = 4;
+    d = DecideFailure(in, 0.5);
+    EXPECT_EQ(d.next, JobState::kDead);
+    EXPECT_EQ(d.kind, ErrorKind::kLost);
+    in.charged = 2;
+  }
 }
 
 TEST(DecideFailure, CrashBudgetQuarantines) {

@@ -15,11 +15,13 @@ using warden::JobState;
 
 class ContentionTest : public IntegrationTest {
  protected:
-  std::vector<int64_t> EnqueueCommands(const std::string& cmd, int n) {
+  std::vector<int64_t> EnqueueCommands(const std::string& cmd, int n,
+                                       warden::RetryPolicy retry = warden::RetryPolicy::kDefault) {
     std::vector<warden::JobSpec> specs(n);
     for (auto& s : specs) {
       s.task = "command";
       s.command = cmd;
+      s.retry = retry;
     }
     return EnqueueMany(specs);
   }
@@ -36,9 +38,11 @@ class ContentionTest : public IntegrationTest {
   // Holds a write transaction on the database for `hold` while workers run
   // jobs, enqueues one more job through the CLI meanwhile, and checks that
   // every job succeeds and every worker survives. Returns the job ids.
-  std::vector<int64_t> RunWithDatabaseLocked(const std::vector<std::string>& flags, Millis hold) {
+  std::vector<int64_t> RunWithDatabaseLocked(
+      const std::vector<std::string>& flags, Millis hold,
+      warden::RetryPolicy retry = warden::RetryPolicy::kDefault) {
     std::vector<Worker*> workers = {&StartWorker("a", flags, 3), &StartWorker("b", flags, 3)};
-    std::vector<int64_t> ids = EnqueueCommands(Job("log start; sleep 0.2; log end"), 60);
+    std::vector<int64_t> ids = EnqueueCommands(Job("log start; sleep 0.2; log end"), 60, retry);
     EXPECT_EQ(ids.size(), 60u);
     EXPECT_TRUE(WaitFor([&] { return Ledger().size() >= 6; }));
 
@@ -90,13 +94,20 @@ TEST_P(ContentionTest, WriteLockHeldForTwoSecondsLosesNothing) {
 
 TEST_P(ContentionTest, WriteLockLongerThanTheLeaseEndsWithEveryJobSucceeded) {
   // The lock outlasts the 1 s lease: workers self-fence and may be declared
-  // dead, jobs are retried, but every one of them still succeeds.
-  const auto ids = RunWithDatabaseLocked(FastFlags(), Millis(2000));
+  // dead, jobs are retried, but every one of them still succeeds. How many
+  // times a job's worker self-fences depends on how slowly its heartbeats
+  // come back after the lock (several seconds under the sanitizers on a
+  // loaded machine), and each such loss costs an attempt: the jobs may
+  // retry for as long as it takes. None of those losses is a crash: the
+  // crash budget once sent three of these healthy jobs to `dead` as
+  // crash_loop (issue 37).
+  const auto ids = RunWithDatabaseLocked(FastFlags(), Millis(2000), warden::RetryPolicy::kForever);
   int retried = 0;
   for (int64_t id : ids) {
     auto job = GetJob(id);
     ASSERT_TRUE(job);
     if (job->attempt > 1) ++retried;
+    EXPECT_EQ(job->crashes, 0) << "job " << id << ": a loss its worker chose is no crash";
     EXPECT_EQ(job->attempts.back().outcome, "succeeded");
     for (size_t i = 0; i + 1 < job->attempts.size(); ++i) {
       EXPECT_EQ(job->attempts[i].outcome, "lost") << "job " << id;

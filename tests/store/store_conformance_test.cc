@@ -544,6 +544,47 @@ TEST_P(StoreTest, RepeatedCrashesQuarantineTheJob) {
   EXPECT_EQ(store_->GetStats()->crash_loops, 1);
 }
 
+// The crash budget counts only losses whose worker is gone (core/retry.h):
+// a lease judged silent, and a worker's own report that it stopped the job
+// (self-fenced), cost an attempt each and are retried at once; a proven
+// death costs a crash too.
+TEST_P(StoreTest, OnlyALossWhoseWorkerIsGoneCountsAsACrash) {
+  JobSpec s = Spec();
+  s.max_crashes = 1;  // one counted loss would quarantine it
+  s.max_attempts = 10;
+  const JobId id = Add(s);
+  const WorkerId w = RegisterWorker();
+  auto jobs = Claim(w);
+  ASSERT_EQ(jobs.size(), 1u);
+  auto silent = store_->JobRescueSilent(store_->JobLeases().value());
+  ASSERT_TRUE(silent.has_value());
+  EXPECT_EQ(silent->rescued, 1);
+  auto job = store_->JobGet(id);
+  EXPECT_EQ(job->state, JobState::kRetryable);
+  EXPECT_EQ(job->charged, 1);
+  EXPECT_EQ(job->crashes, 0) << "a lease that ran out is no crash";
+  EXPECT_LE(job->run_at, clock_.NowMs()) << "retried at once";
+
+  jobs = Claim(w);
+  ASSERT_EQ(jobs.size(), 1u);
+  JobOutcome fenced{JobRef{id, jobs[0].lease_token}, false, {}, {}};
+  fenced.error.kind = ErrorKind::kLost;  // the worker's own: no lost_by
+  fenced.error.message = "this worker could no longer prove its lease was its own";
+  ASSERT_TRUE(store_->JobFinishMany(w, std::span(&fenced, 1)).has_value());
+  job = store_->JobGet(id);
+  EXPECT_EQ(job->state, JobState::kRetryable);
+  EXPECT_EQ(job->charged, 2);
+  EXPECT_EQ(job->crashes, 0) << "a self-fenced stop is no crash";
+
+  jobs = Claim(w);
+  ASSERT_EQ(jobs.size(), 1u);
+  ASSERT_TRUE(store_->WorkerDeclareDead(w, "test", LossCause::kProvenDeath, nullptr).has_value());
+  job = store_->JobGet(id);
+  EXPECT_EQ(job->state, JobState::kDead);
+  EXPECT_EQ(job->last_error, ErrorKind::kCrashLoop);
+  EXPECT_EQ(job->crashes, 1);
+}
+
 // A claim returns what it stored (SQLite computes the new values itself
 // rather than reading them back), and each attempt's lease is set afresh:
 // the per-job lease if there is one, else the claiming worker's, never the

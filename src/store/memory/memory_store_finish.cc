@@ -65,6 +65,7 @@ bool MemoryStore::FailLocked(const JobOutcome& o, TimeMs now, RescuedJob* rescue
   in.max_attempts = job->max_attempts;
   in.crashes = job->crashes;
   in.max_crashes = job->max_crashes;
+  in.lost_by = o.lost_by;
   // An operator's cancel wins over however the attempt ended (a job whose
   // worker died before it could stop it must not be retried).
   if (job->cancel_requested) in.kind = ErrorKind::kCancelled;

@@ -39,6 +39,7 @@ Result<bool> PgStore::FailLocked(const JobOutcome& o, TimeMs now, RescuedJob* re
   in.max_attempts = static_cast<int>(q.Int(0, 4));
   in.crashes = static_cast<int>(q.Int(0, 5));
   in.max_crashes = static_cast<int>(q.Int(0, 6));
+  in.lost_by = o.lost_by;
   const int64_t attempt = q.Int(0, 7);
   // An operator's cancel wins over however the attempt ended.
   if (q.Bool(0, 8)) in.kind = ErrorKind::kCancelled;

@@ -101,6 +101,7 @@ Result<bool> SqliteStore::FailLocked(WorkerId worker, const JobOutcome& o, TimeM
   in.max_attempts = static_cast<int>(q.Int(4));
   in.crashes = static_cast<int>(q.Int(5));
   in.max_crashes = static_cast<int>(q.Int(6));
+  in.lost_by = o.lost_by;
   const int64_t attempt = q.Int(7);
   // An operator's cancel wins over however the attempt ended (a job whose
   // worker died before it could stop it must not be retried).
