@@ -1,12 +1,17 @@
 // What `warden serve` reads from a request before any handler: the
-// request target (SplitTarget, PercentDecode) and the bearer token
-// (token::Parse). Checks: nothing crashes; what is accepted is UTF-8
-// without NUL, with a path that starts with '/' and named parameters;
-// a path and parameters built from the input and percent-encoded come back
-// exactly; a token parses only in its one shape, and then formats back to
-// the same text.
+// request target (SplitTarget, PercentDecode), the Host header
+// (ParseHostHeader, CheckHost) and the bearer token (token::Parse).
+// Checks: nothing crashes; what is accepted is UTF-8 without NUL, with a
+// path that starts with '/' and named parameters; a path and parameters
+// built from the input and percent-encoded come back exactly; a Host is
+// accepted only as a lower-case name or IP literal, and answered only when
+// it is an IP literal, localhost or an allowed name; a token parses only
+// in its one shape, and then formats back to the same text.
+#include <cctype>
+
 #include "client/token.h"
 #include "fuzz_check.h"
+#include "server/host_check.h"
 #include "server/url.h"
 #include "warden/text.h"
 
@@ -57,6 +62,24 @@ void CheckRoundTrip(const std::string& input) {
              target);
 }
 
+void CheckHostHeader(const std::string& text) {
+  const auto host = server::ParseHostHeader(text);
+  const Status answered = server::CheckHost(text, {"warden.example"});
+  if (!host.has_value()) {
+    FUZZ_CHECK(host.error().code() == StatusCode::kInvalidArgument, host.error().ToString());
+    FUZZ_CHECK(answered.code() == StatusCode::kInvalidArgument, text);
+    FUZZ_CHECK(Clean(host.error().message()), host.error().message());
+    return;
+  }
+  FUZZ_CHECK(!host->name.empty() && Clean(host->name), text);
+  for (const char c : host->name) FUZZ_CHECK(!std::isupper(static_cast<unsigned char>(c)), text);
+  FUZZ_CHECK(!host->port || (*host->port >= 0 && *host->port <= 65535), text);
+  const bool ours = host->ip_literal || host->name == "localhost" ||
+                    host->name == "warden.example";
+  FUZZ_CHECK(answered.ok() == ours, text + ": " + answered.ToString());
+  if (!answered.ok()) FUZZ_CHECK(answered.code() == StatusCode::kFailedPrecondition, text);
+}
+
 }  // namespace
 }  // namespace warden::fuzz
 
@@ -81,5 +104,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(token::Format(t->id, t->secret) == text, text);
   }
   CheckRoundTrip(text);
+  CheckHostHeader(text);
   return 0;
 }

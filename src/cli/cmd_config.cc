@@ -16,6 +16,7 @@
 #include "cli/worker_flags.h"
 #include "warden/db_url.h"
 #include "warden/duration.h"
+#include "warden/lists.h"
 #include "warden/text.h"
 
 namespace warden::cli {
@@ -60,6 +61,7 @@ Json ServerValues(const ServeSetup& s) {
   return {{"listen", o.listen},
           {"no_auth", o.no_auth},
           {"allow_cmd_jobs", o.allow_command_jobs},
+          {"allow_host", JoinList(o.allowed_hosts)},
           {"tls_cert", o.tls_cert},
           {"tls_key", o.tls_key},
           {"drain_grace", FormatDuration(o.drain_grace)},

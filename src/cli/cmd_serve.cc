@@ -16,6 +16,10 @@ void AddServeFlags(CLI::App* serve, ServeFlags& f) {
       ->capture_default_str();
   serve->add_flag("--no-auth", o.no_auth,
                   "serve without tokens (refused on an address other than loopback)");
+  serve->add_option("--allow-host", o.allowed_hosts,
+                    "NAME[,NAME...]: answer requests to these host names too (IP addresses "
+                    "and localhost always; any other name is refused: DNS rebinding)")
+      ->delimiter(',');
   serve->add_flag("--allow-cmd-jobs", o.allow_command_jobs,
                   "let tokens with scope enqueue add command jobs (shell commands)");
   serve->add_option("--tls-cert", o.tls_cert, "PEM certificate chain: serve HTTPS");

@@ -2,7 +2,10 @@
 // errors as JSON. The routes themselves are in api_routes.cc.
 #include "server/api.h"
 
+#include <cctype>
+
 #include "server/dashboard.h"
+#include "server/host_check.h"
 #include "server/openapi.h"
 #include "warden/db_url.h"
 #include "warden/text.h"
@@ -46,15 +49,21 @@ bool ChangesState(const std::string& method) {
   return method != "GET" && method != "HEAD" && method != "OPTIONS";
 }
 
-// "https://host:port" -> "host:port".
-std::string OriginAuthority(const std::string& origin) {
-  const size_t scheme = origin.find("://");
-  return scheme == std::string::npos ? origin : origin.substr(scheme + 3);
+std::string Lower(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+// "application/JSON; charset=utf-8" -> "application/json".
+std::string MediaType(const std::string& content_type) {
+  std::string type = Lower(content_type.substr(0, content_type.find(';')));
+  while (!type.empty() && (type.back() == ' ' || type.back() == '\t')) type.pop_back();
+  return type;
 }
 
 }  // namespace
 
-std::string CrossSiteRefusal(const Request& req) {
+std::string CrossSiteRefusal(const Request& req, bool tls) {
   if (!ChangesState(req.method)) return "";
   const std::string site = req.Header("sec-fetch-site");
   if (!site.empty() && site != "same-origin" && site != "none") {
@@ -62,19 +71,31 @@ std::string CrossSiteRefusal(const Request& req) {
            ")";
   }
   const std::string origin = req.Header("origin");
-  if (!origin.empty() && OriginAuthority(origin) != req.Header("host")) {
-    return "a " + req.method + " from another origin (" + OneLine(origin, 60) + ")";
+  const std::string self = std::string(tls ? "https://" : "http://") + req.Header("host");
+  if (!origin.empty() && Lower(origin) != Lower(self)) {
+    return "a " + req.method + " from another origin (" + OneLine(origin, 60) + ", not " +
+           OneLine(self, 60) + ")";
   }
   if (!req.body.empty()) {
-    const std::string type = req.Header("content-type");
-    if (type.rfind("application/json", 0) != 0 && type.rfind("application/x-ndjson", 0) != 0) {
-      return "a request body must be sent as Content-Type: application/json";
+    const std::string type = MediaType(req.Header("content-type"));
+    if (type != "application/json" && type != "application/x-ndjson") {
+      // A page of another site can send any other type as a form.
+      if (type.empty()) return "a request body with no Content-Type (send application/json)";
+      return "a request body declared as " + OneLine(type, 60) + ", not application/json,";
     }
   }
   return "";
 }
 
 Response Api::Handle(const Request& req) {
+  // Before anything else: a page whose name was made to point here reads
+  // nothing, not even the dashboard.
+  if (Status host = CheckHost(req.Header("host"), options_.allowed_hosts); !host.ok()) {
+    if (host.code() == StatusCode::kInvalidArgument) {
+      return ErrorResponse(400, "bad_request", host.message());
+    }
+    return ErrorResponse(403, "host_not_allowed", host.message());
+  }
   // The routes that answer anyone take GET alone, and say so to anyone
   // (405, not the 401 or 404 of a route behind the token).
   if ((req.path == "/healthz" || req.path == "/readyz" || req.path == "/openapi.json") &&
@@ -103,14 +124,15 @@ Response Api::Handle(const Request& req) {
     if (!version.has_value()) return ErrorResponse(version.error());
     return JsonResponse({{"status", "ready"}, {"schema_version", *version}});
   }
-  if (const std::string refusal = CrossSiteRefusal(req); !refusal.empty()) {
+  if (const std::string refusal = CrossSiteRefusal(req, options_.tls); !refusal.empty()) {
     return ErrorResponse(403, "cross_site", refusal + " is refused");
   }
   Caller caller{"no-auth", Scope::kAdmin};
   if (!options_.no_auth) {
     const std::string auth = req.Header("authorization");
-    constexpr std::string_view kBearer = "Bearer ";
-    if (auth.size() <= kBearer.size() || auth.compare(0, kBearer.size(), kBearer) != 0) {
+    // The scheme's name is case-insensitive (RFC 9110 §11.1).
+    constexpr std::string_view kBearer = "bearer ";
+    if (auth.size() <= kBearer.size() || Lower(auth.substr(0, kBearer.size())) != kBearer) {
       Response r = ErrorResponse(401, "unauthorized",
                                  "send a token: Authorization: Bearer TOKEN (warden tokens "
                                  "create NAME makes one)");

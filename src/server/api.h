@@ -8,6 +8,7 @@
 #include <atomic>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "server/client_pool.h"
 #include "server/events.h"
@@ -24,6 +25,11 @@ struct ApiOptions {
   std::function<void()> bulk_started;
   // What GET /v1/events streams from (none: the route answers 404).
   EventHub* events = nullptr;
+  // The names besides IP addresses and localhost that a request's Host may
+  // give (server/host_check.h: DNS rebinding).
+  std::vector<std::string> allowed_hosts;
+  // Served over TLS: a browser's Origin for this server says https.
+  bool tls = false;
 };
 
 class Api {
@@ -57,9 +63,10 @@ Response JsonResponse(const Json& body, int status = 200);
 
 // Why a state-changing request is refused as cross-site (a page of another
 // origin posting a form or a fetch to this server), or "" to let it pass:
-// its Origin differs from its Host, or Sec-Fetch-Site says cross-site, or a
-// body that is not declared application/json (a form cannot declare it
-// without a CORS preflight, which this server never grants).
-std::string CrossSiteRefusal(const Request& req);
+// its Origin is not this server's (scheme and Host: the Host itself was
+// checked first, server/host_check.h), or Sec-Fetch-Site says cross-site,
+// or a body that is not declared application/json (a form cannot declare
+// it without a CORS preflight, which this server never grants).
+std::string CrossSiteRefusal(const Request& req, bool tls);
 
 }  // namespace warden::server

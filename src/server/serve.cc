@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "server/api.h"
+#include "server/host_check.h"
 #include "server/listener.h"
 
 namespace warden::server {
@@ -146,6 +147,9 @@ Status CheckServeOptions(const ServeOptions& options) {
                            ": without tokens, anyone who can reach the address could run "
                            "operator actions; listen on 127.0.0.1 or use tokens");
   }
+  for (const std::string& name : options.allowed_hosts) {
+    WARDEN_RETURN_IF_ERROR(ValidateAllowedHost(name));
+  }
   return Status::Ok();
 }
 
@@ -194,7 +198,7 @@ Status Serve(const ServeOptions& options, const ServeHooks& hooks) {
   WARDEN_ASSIGN_OR_RETURN(auto events_client, Client::Open(options.db));
   EventHub events(std::move(events_client), EventHubOptions{}, warn);
   Api api(ApiOptions{options.no_auth, options.allow_command_jobs, [&bulk] { bulk.Wake(); },
-                     &events},
+                     &events, options.allowed_hosts, !options.tls_cert.empty()},
           *clients);
   WARDEN_ASSIGN_OR_RETURN(
       auto listener,

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "warden/log.h"
 #include "warden/status.h"
@@ -17,6 +18,9 @@ struct ServeOptions {
   std::string listen = "127.0.0.1:7878";  // ADDR:PORT; [v6]:PORT
   bool no_auth = false;                   // refused off loopback
   bool allow_command_jobs = false;
+  // Host names the server answers to besides IP addresses and localhost
+  // (server/host_check.h): a reverse proxy's, this host's DNS name.
+  std::vector<std::string> allowed_hosts;
   std::string tls_cert, tls_key;
   // After SIGTERM or SIGINT: /readyz answers 503 for this long (a load
   // balancer takes the server out), then requests in progress finish.
@@ -41,7 +45,7 @@ Status ParseListen(const std::string& listen, std::string* host, int* port,
                    const char* flag = "--listen");
 bool IsLoopback(const std::string& host);
 // What Serve checks of `options` before it opens anything: the address,
-// and --no-auth only on loopback.
+// --no-auth only on loopback, and the --allow-host names.
 Status CheckServeOptions(const ServeOptions& options);
 
 // What Serve tells its caller (each may be empty).

@@ -144,6 +144,9 @@ TEST_P(HttpApiTest, EveryRouteButTheProbesNeedsATokenOfTheRightScope) {
   EXPECT_EQ(Http("GET", "/v1/queues", "wdn_1_short").status, 401);
 
   EXPECT_EQ(Http("GET", "/v1/queues", reader).status, 200);
+  // The scheme's name is case-insensitive (RFC 9110 §11.1).
+  EXPECT_EQ(Http("GET", "/v1/queues", "", "", {"-H", "Authorization: bEARER " + reader}).status,
+            200);
   HttpResult denied = Http("POST", "/v1/queues/default/pause", reader);
   EXPECT_EQ(denied.status, 403);
   EXPECT_TRUE(Has(denied.json["error"].value("message", ""), "scope operate")) << denied.body;
@@ -393,14 +396,15 @@ TEST_P(HttpApiTest, BadRequestsGetAJsonErrorAndTheServerGoesOn) {
   EXPECT_TRUE(Has(broken, "HTTP/1.1 400")) << broken;
   EXPECT_TRUE(Has(broken, "\"code\":\"bad_request\"")) << broken;
   const std::string huge_header =
-      Raw("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(20'000, 'a') + "\r\n\r\n");
+      Raw("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + std::string(20'000, 'a') +
+          "\r\n\r\n");
   EXPECT_TRUE(Has(huge_header, "HTTP/1.1 431")) << huge_header.substr(0, 200);
   const std::string huge_body = Raw(
-      "POST /v1/tokens HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+      "POST /v1/tokens HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
       "Content-Length: 9000000\r\n\r\n");
   EXPECT_TRUE(Has(huge_body, "HTTP/1.1 413")) << huge_body;
   const auto t0 = std::chrono::steady_clock::now();
-  const std::string slow = Raw("GET /healthz HTTP/1.1\r\nHost: x\r\n");  // never finished
+  const std::string slow = Raw("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n");  // never finished
   const auto waited = std::chrono::steady_clock::now() - t0;
   EXPECT_EQ(slow, "") << "a request that never ends gets no answer";
   EXPECT_LT(waited, std::chrono::seconds(10)) << "cut off after --io-timeout (1s)";
@@ -617,7 +621,7 @@ TEST_P(HttpApiTest, EventStreamsHoldNoThreadAndEachHearsOfAChange) {
   constexpr int kStreams = 200;
   std::vector<int> fds = Flood(port_, kStreams);
   std::vector<std::string> buffers(kStreams);
-  const std::string request = "GET /v1/events HTTP/1.1\r\nHost: x\r\n\r\n";
+  const std::string request = "GET /v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
   for (int i = 0; i < kStreams; ++i) {
     ASSERT_EQ(send(fds[i], request.data(), request.size(), MSG_NOSIGNAL), ssize_t(request.size()));
   }
@@ -654,7 +658,8 @@ TEST_P(HttpApiTest, AConnectionFloodIsAnswered503AndTheServerGoesOn) {
   std::vector<int> flood = Flood(port_, 20);
   // The 21st and later: 503 at once, and closed; none waits for a slot.
   EXPECT_TRUE(WaitFor([&] {
-    const std::string answer = Raw("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", Millis(2000));
+    const std::string answer =
+        Raw("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", Millis(2000));
     return Has(answer, "HTTP/1.1 503") && Has(answer, "too_many_connections");
   }));
   HttpResult refused = Http("GET", "/healthz");
@@ -711,6 +716,77 @@ TEST_P(HttpApiTest, ReadyzAnswers503WhileDrainingThenTheServerExits) {
   EXPECT_EQ(Http("GET", "/healthz").status, 200) << "still up while draining";
   ASSERT_TRUE(server().WaitExit(Millis(30'000)));
   EXPECT_EQ(server().ExitCode(), 0) << server().Stderr();
+}
+
+// DNS rebinding: a page whose own name was made to resolve to 127.0.0.1
+// reaches the server as same-origin, its Origin and Host alike
+// (server/host_check.h). A --no-auth server is what such a page would take
+// over: it answers only IP addresses, localhost and the --allow-host names.
+// (The same, from a real Chromium page: tests/web.)
+TEST_P(HttpApiTest, OnlyItsOwnNamesAreAnsweredAgainstDnsRebinding) {
+  CliResult bad = Cli({"serve", "--listen", "127.0.0.1:0", "--allow-host", "ok.example,a:80"},
+                      /*json=*/false);
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_TRUE(Has(bad.err, "--allow-host 'a:80' is not a host name")) << bad.err;
+
+  const std::string port = std::to_string(StartServer(
+      {"--no-auth", "--allow-host", "warden.example,Ops.Example"}));
+  const auto as = [&](const std::string& host, const std::string& method, const std::string& path,
+                      const std::string& body = "") {
+    return Http(method, path, "", body, {"-H", "Host: " + host});
+  };
+  for (const char* path : {"/v1/jobs", "/", "/metrics", "/healthz"}) {
+    HttpResult r = as("rebind.test:" + port, "GET", path);
+    EXPECT_EQ(r.status, 403) << path << ": " << r.body;
+    EXPECT_EQ(r.json["error"].value("code", ""), "host_not_allowed") << path;
+  }
+  for (const std::string& host : std::vector<std::string>{
+           "rebind.test", "127.0.0.1.nip.io:" + port, "localhost.evil",
+           "warden.example.evil:" + port, "sub.warden.example"}) {
+    EXPECT_EQ(as(host, "GET", "/v1/jobs").status, 403) << host;
+  }
+  HttpResult minted =
+      as("rebind.test:" + port, "POST", "/v1/tokens", R"({"name":"rebound","scope":"admin"})");
+  EXPECT_EQ(minted.status, 403) << minted.body;
+  EXPECT_TRUE(Has(minted.json["error"].value("message", ""), "--allow-host")) << minted.body;
+  EXPECT_FALSE(Has(Cli({"tokens"}, false).out, "rebound")) << "no token was minted";
+
+  // Names no DNS answer can move, any port (ssh -L, a proxy), and the
+  // operator's, in any case.
+  for (const std::string& host : std::vector<std::string>{
+           "127.0.0.1:" + port, "localhost:" + port, "LocalHost:8080", "[::1]:" + port,
+           "10.1.2.3", "warden.example", "OPS.example:443"}) {
+    EXPECT_EQ(as(host, "GET", "/v1/jobs").status, 200) << host;
+  }
+  // What is not a Host at all.
+  for (const char* host : {"bad host", "[::1", "[nope]:1", "x:99999", "x:1a", "a/b"}) {
+    HttpResult r = as(host, "GET", "/v1/jobs");
+    EXPECT_EQ(r.status, 400) << host << ": " << r.body;
+    EXPECT_EQ(r.json["error"].value("code", ""), "bad_request") << host;
+  }
+  const std::string no_host = Raw("GET /v1/jobs HTTP/1.1\r\n\r\n", Millis(5000));
+  EXPECT_TRUE(Has(no_host, "HTTP/1.1 400")) << no_host;
+  EXPECT_TRUE(Has(no_host, "no Host header")) << no_host;
+
+  // The Origin is compared whole, scheme too; the media type without
+  // regard to case, parameters aside.
+  HttpResult https_origin = Http("POST", "/v1/queues/default/pause", "", "",
+                                 {"-H", "Origin: https://127.0.0.1:" + port});
+  EXPECT_EQ(https_origin.status, 403) << https_origin.body;
+  EXPECT_EQ(https_origin.json["error"].value("code", ""), "cross_site");
+  EXPECT_EQ(Http("POST", "/v1/queues/default/pause", "", "",
+                 {"-H", "Origin: http://127.0.0.1:" + port})
+                .status,
+            200);
+  HttpResult typed = Http("POST", "/v1/jobs", "", "",
+                          {"-H", "Content-Type: Application/JSON; charset=UTF-8",
+                           "--data-binary", R"({"task":"t"})"});
+  EXPECT_EQ(typed.status, 201) << typed.body;
+  HttpResult untyped = Http("POST", "/v1/jobs", "", "",
+                            {"-H", "Content-Type:", "--data-binary", R"({"task":"t"})"});
+  EXPECT_EQ(untyped.status, 403) << untyped.body;
+  EXPECT_TRUE(Has(untyped.json["error"].value("message", ""), "with no Content-Type"))
+      << untyped.body;
 }
 
 TEST_P(HttpApiTest, NoAuthIsRefusedOffLoopbackAndTlsServesHttps) {

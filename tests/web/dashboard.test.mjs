@@ -5,7 +5,8 @@
 // filter and deleting a job, pausing a queue, disabling a node,
 // a worker SIGKILLed and its job rescued (seen within seconds, without a
 // reload), markup in every field shown as text and never run, the
-// Content-Security-Policy, --no-auth, and a revoked token.
+// Content-Security-Policy, --no-auth (and a DNS-rebinding page refused),
+// and a revoked token.
 //
 //   WARDEN_BIN=build/warden WARDEN_ARTIFACTS=build/web-artifacts \
 //     node --test tests/web/dashboard.test.mjs
@@ -478,6 +479,38 @@ test('the dashboard, end to end in Chromium', async (t) => {
     assert.equal(await count(p, '#login'), 0);
     assert.equal(await p.isHidden('#logout'), true);
     await p.close();
+
+    // DNS rebinding: a page at a name of its own that was made to resolve
+    // to 127.0.0.1 once the browser had it (here, Chromium's resolver maps
+    // it) is same-origin with itself, Origin and Host alike. The server
+    // answers it nothing: not the dashboard, not a token.
+    const port = new URL(open).port;
+    const rebinding = await chromium.launch({executablePath: CHROMIUM, headless: true,
+      args: ['--host-resolver-rules=MAP rebind.test 127.0.0.1']});
+    try {
+      const evil = await rebinding.newPage();
+      const res = await evil.goto(`http://rebind.test:${port}/`);
+      assert.equal(res.status(), 403);
+      assert.equal(JSON.parse(await res.text()).error.code, 'host_not_allowed');
+      const minted = await evil.evaluate(async () => {
+        const r = await fetch('/v1/tokens', {method: 'POST',
+          headers: {'Content-Type': 'application/json'},
+          body: JSON.stringify({name: 'rebound', scope: 'admin'})});
+        return {status: r.status, body: await r.json()};
+      });
+      assert.equal(minted.status, 403, JSON.stringify(minted.body));
+      assert.equal(minted.body.error.code, 'host_not_allowed');
+      const paused = await evil.evaluate(async () =>
+        (await fetch('/v1/queues/default/pause', {method: 'POST'})).status);
+      assert.equal(paused, 403);
+      assert.ok(!cli('tokens').includes('rebound'), 'no token was minted');
+      // localhost is a name no DNS answer can move: it is served.
+      const local = await evil.goto(`http://localhost:${port}/`);
+      assert.equal(local.status(), 200);
+      await evil.locator('#job-counts').waitFor();
+    } finally {
+      await rebinding.close();
+    }
   });
 
   await t.test('a revoked token brings the login form back', async () => {

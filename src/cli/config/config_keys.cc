@@ -48,6 +48,7 @@ const std::vector<ConfigKey>& ConfigKeys() {
       {"server", "--listen", K::kString},
       {"server", "--no-auth", K::kBool},
       {"server", "--allow-cmd-jobs", K::kBool},
+      {"server", "--allow-host", K::kString},
       {"server", "--tls-cert", K::kString},
       {"server", "--tls-key", K::kString},
       {"server", "--drain-grace", K::kDuration},
