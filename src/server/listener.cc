@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <atomic>
 #include <deque>
+#include <limits>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -47,6 +48,12 @@ struct Listener::Impl {
   // When an accept error was last logged: a flood that exhausts the fds
   // fails every accept, and one line a second says so.
   std::chrono::steady_clock::time_point accept_error_logged{};
+  // The same for failed TLS handshakes (any client can fail them at will),
+  // from the I/O threads: the steady clock's ms of the last line, and how
+  // many failures it did not tell of.
+  std::atomic<int64_t> handshake_error_logged_ms{std::numeric_limits<int64_t>::min() / 2};
+  std::atomic<int> handshake_errors_untold{0};
+  void LogHandshakeFailure(const std::string& peer, const std::string& why);
   int bound_port = 0;
 
   Impl(ListenerOptions o, Handler h, LogLine l)
@@ -58,6 +65,21 @@ struct Listener::Impl {
   template <typename Stream>
   void Serve(std::shared_ptr<Stream> stream, std::string peer);
 };
+
+void Listener::Impl::LogHandshakeFailure(const std::string& peer, const std::string& why) {
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count();
+  int64_t last = handshake_error_logged_ms.load();
+  if (now - last < 1000 || !handshake_error_logged_ms.compare_exchange_strong(last, now)) {
+    ++handshake_errors_untold;
+    return;
+  }
+  const int untold = handshake_errors_untold.exchange(0);
+  log("TLS handshake with " + peer + " failed: " + why +
+      (untold > 0 ? " (and " + std::to_string(untold) + " more in the last second, not logged)"
+                  : std::string()));
+}
 
 namespace {
 
@@ -82,8 +104,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       stream_.async_handshake(ssl::stream_base::server,
                               [self = this->shared_from_this()](beast::error_code ec) {
                                 if (ec) {
-                                  self->server_.log("TLS handshake with " + self->peer_ +
-                                                    " failed: " + ec.message());
+                                  self->server_.LogHandshakeFailure(self->peer_, ec.message());
                                   return;
                                 }
                                 self->Read(/*first=*/true);
@@ -381,6 +402,13 @@ Result<std::unique_ptr<Listener>> Listener::Start(const ListenerOptions& options
     impl->tls->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
                            ssl::context::no_sslv3 | ssl::context::no_tlsv1 |
                            ssl::context::no_tlsv1_1 | ssl::context::single_dh_use);
+    // TLS 1.2 offers only forward-secret AEAD suites (TLS 1.3's are all of
+    // that kind), and the server's order wins over the client's.
+    SSL_CTX* native = impl->tls->native_handle();
+    SSL_CTX_set_options(native, SSL_OP_CIPHER_SERVER_PREFERENCE);
+    if (SSL_CTX_set_cipher_list(native, "ECDHE+AESGCM:ECDHE+CHACHA20") != 1) {
+      return Internal("OpenSSL offers no ECDHE AEAD cipher suite for TLS 1.2");
+    }
     beast::error_code ec;
     impl->tls->use_certificate_chain_file(options.tls_cert, ec);
     if (ec) {

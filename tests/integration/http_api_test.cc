@@ -804,10 +804,42 @@ TEST_P(HttpApiTest, NoAuthIsRefusedOffLoopbackAndTlsServesHttps) {
   StartServer({"--tls-cert", cert, "--tls-key", key});
   HttpResult r = Http("GET", "/v1/queues", reader, "", {"--cacert", cert});
   EXPECT_EQ(r.status, 200) << r.body;
-  // Plain HTTP to the TLS port gets no answer an HTTP client could take.
+  // TLS 1.2: forward-secret AEAD suites only, in the server's order.
+  const auto tls12 = [&](const std::string& ciphers, const std::string& name) {
+    return RunToExit({"/usr/bin/openssl", "s_client", "-connect",
+                      "127.0.0.1:" + std::to_string(port_), "-tls1_2", "-cipher", ciphers},
+                     dir() + "/s_client-" + name, Millis(30'000));
+  };
+  CliResult rsa = tls12("AES128-SHA:AES256-GCM-SHA384", "rsa");
+  EXPECT_NE(rsa.exit_code, 0) << "a suite without forward secrecy was agreed: " << rsa.out;
+  CliResult cbc = tls12("ECDHE-RSA-AES128-SHA", "cbc");
+  EXPECT_NE(cbc.exit_code, 0) << "a CBC suite was agreed: " << cbc.out;
+  CliResult order = tls12("ECDHE-RSA-CHACHA20-POLY1305:ECDHE-RSA-AES128-GCM-SHA256", "order");
+  EXPECT_EQ(order.exit_code, 0) << order.err;
+  EXPECT_TRUE(Has(order.out, "Cipher is ECDHE-RSA-AES128-GCM-SHA256")) << "the server's order: "
+                                                                       << order.out;
+  // Plain HTTP to the TLS port gets no answer an HTTP client could take,
+  // and a flood of failed handshakes a line a second in the log, not one
+  // each.
   scheme_ = "http";
-  const std::string plain = Raw("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", Millis(5000));
+  const std::string plain =
+      Raw("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", Millis(5000));
   EXPECT_FALSE(Has(plain, "HTTP/1.1 200")) << plain;
+  const auto handshake_lines = [&] {
+    const std::string log = server().Stderr();
+    size_t n = 0;
+    for (size_t at = log.find("TLS handshake with"); at != std::string::npos;
+         at = log.find("TLS handshake with", at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  const size_t before = handshake_lines();
+  const SteadyTime flood = std::chrono::steady_clock::now();
+  for (int i = 0; i < 40; ++i) Raw("x\r\n\r\n", Millis(5000));
+  const int64_t flood_ms = MillisSince(flood);
+  EXPECT_LE(handshake_lines() - before, static_cast<size_t>(flood_ms / 1000 + 2))
+      << server().Stderr();
 }
 
 // Filters and keyset pages over HTTP: every job once, newest first, while
