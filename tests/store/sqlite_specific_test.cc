@@ -1,6 +1,7 @@
 // SQLite-only behaviour: what the file itself can do to us, and enqueueing
 // inside the application's own transaction.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <fmt/format.h>
 #include <sqlite3.h>
 
@@ -595,6 +596,34 @@ TEST_F(SqliteFileTest, NotADatabaseIsDataLossAndUntouched) {
   ASSERT_FALSE(store.has_value());
   EXPECT_EQ(store.error().code(), StatusCode::kDataLoss);
   EXPECT_EQ(std::filesystem::file_size(path_), before);
+}
+
+// Payloads, results and stderr tails are no other local user's to read:
+// a new file, its WAL and the workers' wake-up directory are private to
+// their owner whatever the umask; an existing file keeps its mode.
+TEST_F(SqliteFileTest, ANewDatabaseAndItsWakeDirectoryArePrivateToTheirOwner) {
+  const mode_t old_umask = umask(022);
+  {
+    auto store = OpenStore(path_);
+    ASSERT_TRUE(store.has_value()) << store.error().ToString();
+    auto session = (*store)->OpenSession(1, Millis(10'000));
+    ASSERT_TRUE(session.has_value()) << session.error().ToString();
+    namespace fs = std::filesystem;
+    EXPECT_EQ(fs::status(path_).permissions() & fs::perms::all,
+              fs::perms::owner_read | fs::perms::owner_write);
+    ASSERT_TRUE(fs::exists(path_ + "-wal"));
+    EXPECT_EQ(fs::status(path_ + "-wal").permissions() & fs::perms::all,
+              fs::perms::owner_read | fs::perms::owner_write);
+    EXPECT_EQ(fs::status(path_ + ".wake").permissions() & fs::perms::all, fs::perms::owner_all);
+  }
+  const std::string shared = dir_ + "/shared.db";
+  { std::ofstream{shared}; }
+  chmod(shared.c_str(), 0660);
+  ASSERT_TRUE(OpenStore(shared).has_value());
+  EXPECT_EQ(std::filesystem::status(shared).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
+                std::filesystem::perms::group_read | std::filesystem::perms::group_write);
+  umask(old_umask);
 }
 
 TEST_F(SqliteFileTest, MissingDirectoryIsUnavailable) {

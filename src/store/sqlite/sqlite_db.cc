@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <mutex>
@@ -176,8 +178,22 @@ void TurnOffMemoryStatisticsIfUninitialized() {
 }
 }  // namespace
 
+// A new database file is created private to its owner (0600): it holds
+// payloads, results and stderr tails. SQLite creates the -wal and -shm
+// files with the mode of the database file, so they follow. An existing
+// file keeps the mode it has (an operator may have shared it with a group).
+// O_EXCL: a file another process creates meanwhile is left as it is.
+namespace {
+void CreatePrivateIfMissing(const std::string& path) {
+  if (path.empty() || path == ":memory:") return;
+  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd >= 0) close(fd);
+}
+}  // namespace
+
 Result<std::unique_ptr<Db>> Db::Open(const std::string& path, int busy_timeout_ms) {
   TurnOffMemoryStatisticsIfUninitialized();
+  CreatePrivateIfMissing(path);
   sqlite3* raw = nullptr;
   const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
   const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);

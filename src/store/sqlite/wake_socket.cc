@@ -35,7 +35,9 @@ WakeListener::~WakeListener() {
 
 Status WakeListener::Bind(const std::string& dir, const std::string& name) {
   if (dir.empty()) return Status::Ok();
-  if (mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST) {
+  // Private, as the database beside it is: whoever may write a datagram
+  // here learns nothing, but wakes the workers at will.
+  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
     return Unavailable("cannot create " + dir + ": " + std::strerror(errno));
   }
   const std::string path = dir + "/" + name + ".sock";
