@@ -449,6 +449,7 @@ TEST_P(StoreTest, ABatchOfOutcomesIsFencedOneByOne) {
   batch[3].error.kind = ErrorKind::kError;
   batch[3].error.message = "no";
   batch[4] = {ref(4), true, Json(), {}};
+  batch[4].note = "ignored fd-3 line";  // each success keeps its own note
   batch[5] = {JobRef{jobs[4].id + 1000, 1}, true, Json(), {}};
   auto r = store_->JobFinishMany(w, batch);
   ASSERT_TRUE(r.has_value()) << r.error().ToString();
@@ -461,6 +462,8 @@ TEST_P(StoreTest, ABatchOfOutcomesIsFencedOneByOne) {
     EXPECT_EQ(job->attempts[0].outcome, "succeeded");
     EXPECT_EQ(job->attempts[0].finished_at, std::optional<TimeMs>(clock_.NowMs()));
   }
+  EXPECT_EQ(store_->JobGet(jobs[0].id)->attempts[0].note, "");
+  EXPECT_EQ(store_->JobGet(jobs[4].id)->attempts[0].note, "ignored fd-3 line");
   EXPECT_EQ(store_->JobGet(jobs[1].id)->state, JobState::kRunning);
   EXPECT_EQ(store_->JobGet(jobs[2].id)->result, Json(7));
   EXPECT_EQ(store_->JobGet(jobs[3].id)->attempts.at(0).outcome, "error");

@@ -111,16 +111,20 @@ Result<std::optional<std::string>> PgStore::NodeToAvoidLocked(WorkerId worker,
 }
 
 // `note`: what the worker noticed about a successful attempt (NULL for
-// almost all), kept in its stderr_tail as a failure's is.
+// almost all), kept in its stderr_tail as a failure's is. The note rides
+// out of `done` in its RETURNING: `v` is read once, so PostgreSQL inlines
+// it. Read a second time (joined to `done` for the note), it was
+// materialized and joined without an index, row by row: a batch of 500
+// completions took 43 ms instead of 8 (4x fewer jobs/s at 512 slots,
+// bench/ab_throughput.sh; issue 36).
 const char* const kSucceedManySql =
     "WITH v AS (SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $5::text[]) AS "
     "v(id, token, result, note)), done AS (UPDATE warden.jobs j SET state = 'succeeded', "
     "result = v.result::json, finished_at = $4::bigint, lease_expires_at = NULL FROM v WHERE "
     "j.id = v.id AND j.lease_token = v.token AND j.state = 'running' RETURNING j.id, "
-    "j.lease_token, j.attempt), att AS (UPDATE warden.attempts a SET outcome = 'succeeded', "
-    "finished_at = $4::bigint, stderr_tail = v.note FROM done JOIN v ON v.id = done.id AND "
-    "v.token = done.lease_token WHERE a.job_id = done.id AND a.attempt = done.attempt) SELECT "
-    "id, lease_token FROM done";
+    "j.lease_token, j.attempt, v.note), att AS (UPDATE warden.attempts a SET outcome = "
+    "'succeeded', finished_at = $4::bigint, stderr_tail = done.note FROM done WHERE a.job_id = "
+    "done.id AND a.attempt = done.attempt) SELECT id, lease_token FROM done";
 
 Result<std::vector<bool>> PgStore::JobFinishMany(WorkerId worker,
                                                  std::span<const JobOutcome> outcomes) {
