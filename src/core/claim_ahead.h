@@ -45,14 +45,17 @@ inline int ClaimAhead(int slots, double claim_us, double job_us) {
 
 // Whether a job may be claimed ahead: one more loss leaves it alive and
 // retried at once (core/retry.h). An at-most-once job that never started is
-// requeued uncharged; an at-least-once job needs retries and budget left,
-// and no crash yet (a first loss is retried without backoff, and a job
-// already lost once may be the one that kills workers).
+// requeued uncharged; an at-least-once job needs retries and a crash to
+// spare, and no charged attempt yet: a job that failed or was lost once
+// already is claimed only into a free slot. It may be the one that kills
+// workers, and a rescued job should run at once, not wait behind another
+// job's long run. (Charged, not crashes: a lost lease costs no crash.)
 // The PostgreSQL claim repeats this in SQL (pg_store_claim.cc, kSafeToClaimAhead).
 inline bool SafeToClaimAhead(const JobInfo& job) {
   if (job.delivery == Delivery::kAtMostOnce) return true;
-  return job.crashes == 0 && job.max_crashes > 1 && job.retry != RetryPolicy::kNone &&
-         (job.retry == RetryPolicy::kForever || job.charged + 1 < job.max_attempts);
+  return job.charged == 0 && job.crashes == 0 && job.max_crashes > 1 &&
+         job.retry != RetryPolicy::kNone &&
+         (job.retry == RetryPolicy::kForever || job.max_attempts > 1);
 }
 
 // A recent average: each new sample weighs 1/8.

@@ -291,6 +291,19 @@ TEST_P(StoreTest, ClaimAheadTakesOnlyJobsALossCannotKill) {
   clock_.Advance(seconds(120));  // the crash's backoff is over: due again
   EXPECT_EQ(ids(Claim(w, 2, Millis(10'000), 2)), (std::vector<JobId>{fresh}));
   EXPECT_EQ(store_->JobGet(crashed)->state, JobState::kAvailable);
+
+  // Nor one whose lease was lost once (no crash: its worker may live): it
+  // waits for a free slot rather than behind another job's run.
+  ASSERT_EQ(ids(Claim(w, 1)), (std::vector<JobId>{crashed}));
+  const JobId rescued = Add(again);
+  ASSERT_EQ(ids(Claim(w, 1)), (std::vector<JobId>{rescued}));
+  std::vector<LeaseRow> leases = store_->JobLeases().value();
+  std::erase_if(leases, [&](const LeaseRow& l) { return l.ref.id != rescued; });
+  ASSERT_EQ(store_->JobRescueSilent(leases)->rescued, 1);
+  ASSERT_EQ(store_->JobGet(rescued)->crashes, 0);
+  const JobId later = Add(Spec());
+  EXPECT_EQ(ids(Claim(w, 2, Millis(10'000), 2)), (std::vector<JobId>{later}));
+  EXPECT_EQ(store_->JobGet(rescued)->state, JobState::kAvailable);
 }
 
 TEST_P(StoreTest, DelayedJobWaitsUntilDue) {

@@ -59,8 +59,8 @@ constexpr const char* kClaimOrder = "ORDER BY j.priority DESC, j.run_at, j.id ";
 // SafeToClaimAhead (core/claim_ahead.h) in SQL; the conformance test
 // ClaimAheadTakesOnlyJobsALossCannotKill checks that both agree.
 constexpr const char* kSafeToClaimAhead =
-    "(j.delivery = 'at_most_once' OR (j.crashes = 0 AND j.max_crashes > 1 AND j.retry <> "
-    "'none' AND (j.retry = 'forever' OR j.charged + 1 < j.max_attempts)))";
+    "(j.delivery = 'at_most_once' OR (j.charged = 0 AND j.crashes = 0 AND j.max_crashes > 1 "
+    "AND j.retry <> 'none' AND (j.retry = 'forever' OR j.max_attempts > 1)))";
 
 }  // namespace
 
