@@ -591,21 +591,36 @@ Response Api::Route(const Request& req, Client& c, const Caller& caller) {
       });
     }
     if (n == 2 && m == "POST") {
-      const Json body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
-      if (!body.is_object() || !body.contains("name") || !body["name"].is_string()) {
-        return ErrorResponse(400, "invalid_argument",
-                             "the body must be a JSON object with a string \"name\" (and "
-                             "optionally \"scope\")");
+      // The one strict parser of every route (depth limit, no trailing
+      // bytes, no NUL): Json::parse here read an 8 MiB '[' body for 20 s.
+      auto body = ParseJsonText(req.body);
+      if (!body.has_value()) {
+        return ErrorResponse(400, "invalid_json", "the request body " + body.error().message());
       }
-      const std::string scope_name =
-          body.contains("scope") && body["scope"].is_string() ? body["scope"].get<std::string>()
-                                                              : "read";
+      const std::string usage =
+          "the body must be {\"name\": \"NAME\", \"scope\": \"read\"|\"enqueue\"|"
+          "\"operate\"|\"admin\"} (scope optional: read)";
+      if (!body->is_object() || !body->contains("name") || !(*body)["name"].is_string()) {
+        return ErrorResponse(400, "invalid_argument", usage);
+      }
+      for (const auto& [member, value] : body->items()) {
+        if (member != "name" && member != "scope") {
+          return ErrorResponse(400, "invalid_argument",
+                               "unknown member \"" + OneLine(member, 40) + "\": " + usage);
+        }
+      }
+      std::string scope_name = "read";
+      if (body->contains("scope")) {
+        // A scope of the wrong type is refused, never read as the default.
+        if (!(*body)["scope"].is_string()) return ErrorResponse(400, "invalid_argument", usage);
+        scope_name = (*body)["scope"].get<std::string>();
+      }
       const auto scope = ParseScope(scope_name);
       if (!scope) {
         return ErrorResponse(400, "invalid_argument",
                              "scope must be one of read, enqueue, operate, admin");
       }
-      auto made = c.CreateToken(body["name"].get<std::string>(), *scope);
+      auto made = c.CreateToken((*body)["name"].get<std::string>(), *scope);
       if (!made.has_value()) return ErrorResponse(made.error());
       Json out = TokenToJson(made->info);
       out["token"] = made->secret;
