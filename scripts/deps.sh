@@ -6,6 +6,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake pkg-config   # toolchain (build-essential brings dpkg-dev: dpkg-shlibdeps)
   mold                               # a faster linker: CI links dozens of test programs
+  ccache                             # make test: a compiler cache kept between runs (scripts/test-all.sh)
   file                               # cpack's .deb: finds the binaries dpkg-shlibdeps reads
   libsqlite3-dev                     # embedded store (the default backend)
   libpq-dev                          # PostgreSQL store: the client library
