@@ -46,6 +46,12 @@ Result<HostHeader> ParseHostHeader(std::string_view value) {
     return InvalidArgument("Host '" + OneLine(std::string(value), 80) +
                            "' is not a host name or IP address with an optional port");
   };
+  // Visible ASCII only: no space, control byte or NUL (inet_pton would stop
+  // at a NUL and take "[::\0junk]" for "::"), no byte past ASCII (browsers
+  // send a name's punycode).
+  if (!std::all_of(value.begin(), value.end(), [](char c) { return c > ' ' && c < 0x7f; })) {
+    return malformed();
+  }
   HostHeader out;
   std::string_view rest;
   if (value.front() == '[') {
