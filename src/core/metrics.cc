@@ -29,7 +29,8 @@ const std::vector<MetricFamily> kJobPathFamilies = {
      "Running jobs recovered from a worker that lost them, by cause: proven_death, "
      "lease_expiry, release (its worker's graceful shutdown), operator."},
     {kCrashLoopQuarantines, MetricType::kCounter,
-     "Jobs made dead as crash_loop: they crashed, or their worker died under them, --max-crashes times."},
+     "Jobs made dead as crash_loop: they crashed, or their worker died under them, "
+     "--max-crashes times."},
     {kJobWait, MetricType::kHistogram,
      "From when a job could first run (enqueued, or its scheduled time) to its first claim, "
      "by queue.",
