@@ -452,7 +452,7 @@ CREATE INDEX IF NOT EXISTS fenced_writes_job ON warden.fenced_writes (job_id);
 // million). The triggers write the same one INSERT a statement, grouped by
 // the wider key; readers by queue and state add the rows up as before.
 // jobs_due_group gives a scheduled or retryable group its soonest run_at in
-// one probe, and holds no job on the usual path. The jobs are locked
+// one probe (made partial, as it was meant, by schema 17). The jobs are locked
 // against writers first, so the counts start exact from the rows there.
 const char* const kMigrationGroupCounts = R"sql(
 LOCK TABLE warden.jobs IN SHARE ROW EXCLUSIVE MODE;
@@ -545,6 +545,17 @@ ALTER TABLE warden.jobs ADD COLUMN IF NOT EXISTS avoid_node text;
 ALTER TABLE warden.jobs ADD COLUMN IF NOT EXISTS avoid_until bigint;
 )sql";
 
+// Schema 17: jobs_due_group partial, as SQLite's has been since it came
+// (SQLite schema 11): it holds only scheduled and retryable jobs. Schema 13
+// made it whole, so every claim and every completion (each changes the
+// indexed `state`, so no update is HOT) wrote an entry into it, and a job
+// enqueued to run now, claimed and completed entered it three times.
+const char* const kMigrationDueGroupPartial = R"sql(
+DROP INDEX IF EXISTS warden.jobs_due_group;
+CREATE INDEX jobs_due_group ON warden.jobs (queue, task, (command <> ''), state, run_at)
+  WHERE state IN ('scheduled', 'retryable');
+)sql";
+
 const std::vector<std::string> kMigrations = {
     std::string(kMigration1Tables) + kAddJob + kMigration1Views,
     kAddJob,
@@ -562,6 +573,7 @@ const std::vector<std::string> kMigrations = {
     kMigrationFlow,
     kMigrationNodes,
     kMigrationAvoidNode,
+    kMigrationDueGroupPartial,
 };
 
 // pg_advisory_xact_lock(kLockClass, kMigrationLock) serialises migrations
