@@ -93,7 +93,7 @@ Status CheckHost(std::string_view host_header, const std::vector<std::string>& a
 
 Status ValidateAllowedHost(std::string_view name) {
   auto parsed = ParseHostHeader(name);
-  if (!parsed.has_value() || parsed->port || name.front() == '[') {
+  if (!parsed.has_value() || name.find_first_of(":[") != std::string_view::npos) {
     return InvalidArgument("--allow-host '" + OneLine(std::string(name), 80) +
                            "' is not a host name (a DNS name such as warden.example.com, "
                            "without a port)");
