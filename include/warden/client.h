@@ -225,7 +225,8 @@ class Client {
   std::string actor_ = "library";
 };
 
-// Limits applied to every enqueue (documented in the README).
+// Limits applied to every enqueue (docs/guarantees.md, "Durability and
+// limits").
 inline constexpr size_t kMaxPayloadBytes = 1 << 20;
 inline constexpr size_t kMaxNameBytes = 200;  // task, queue, keys
 

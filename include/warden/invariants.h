@@ -1,4 +1,4 @@
-// The promises of DESIGN.md ("What must stay true") that can be judged
+// The promises of docs/design.md ("What must stay true") that can be judged
 // after a run from what the store says (every job, attempts filled) and
 // what really ran (a ledger the jobs kept outside the job table). One
 // definition for every harness that checks them: `warden demo`, the chaos

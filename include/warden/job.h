@@ -1,5 +1,5 @@
 // The job model: what a job is, its states, and what is kept of each
-// attempt. See DESIGN.md ("Job model") for the state machine:
+// attempt. See docs/design.md ("Job model") for the state machine:
 //
 //   scheduled --(run_at reached)--> available --claim--> running --ok--> succeeded
 //                                       ^                   |

@@ -1,5 +1,5 @@
 // Worker: claims jobs and runs them, with leases, heartbeats, self-fencing
-// and the sweeper (DESIGN.md, "Workers, leases and recovery").
+// and the sweeper (docs/design.md, "Workers, leases and recovery").
 //
 //   warden::WorkerOptions opts;
 //   opts.queues = {"default"};

@@ -1,5 +1,6 @@
 // How jobs, workers and stats look: as JSON (the contract other tools rely
-// on, see README "JSON output") and as text tables.
+// on, see docs/cli.md, "CLI reference": `--json` and the JSON documents
+// after the command table) and as text tables.
 #pragma once
 
 #include <string>

@@ -25,8 +25,9 @@ Json AttemptToJson(const AttemptInfo& a) {
             // durable mark written before the job's code runs); an
             // at-least-once start is not written to the store (it would cost
             // a durable write per job on the way to its start, see claiming
-            // ahead in the README). The key says what it holds: it was
-            // `started_at`, null for every at-least-once attempt.
+            // ahead in docs/cli.md, "Worker configuration"). The key says
+            // what it holds: it was `started_at`, null for every
+            // at-least-once attempt.
             {"start_marked_at", OptTime(a.started_at)},
             {"finished_at", OptTime(a.finished_at)},
             {"outcome", a.outcome},

@@ -1,5 +1,5 @@
-// Names of the public enums, exactly as DESIGN.md spells them: they appear
-// in the database, the CLI and --json output.
+// Names of the public enums, exactly as docs/design.md spells them: they
+// appear in the database, the CLI and --json output.
 #include <array>
 #include <string_view>
 

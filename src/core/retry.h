@@ -1,6 +1,6 @@
 // What a failed attempt means for its job: the one place that decides.
 //
-// Rules (DESIGN.md, "Job model"):
+// Rules (docs/design.md, "Job model"):
 // - `released` (graceful shutdown) is not charged and gets no backoff.
 // - at-most-once: an attempt that ends before its durable `started` mark is
 //   requeued uncharged (the handler never ran); once started, any end other

@@ -1,4 +1,4 @@
-// Judging silence across wall-clock steps (DESIGN.md, "Time").
+// Judging silence across wall-clock steps (docs/design.md, "Time").
 //
 // A lease or a heartbeat is a reading of the store's wall clock, and the
 // wall clock steps (NTP, a VM resumed). Comparing a renewal's time with a

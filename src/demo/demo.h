@@ -6,7 +6,7 @@
 // three worker processes, SIGKILLs one mid-job, SIGSTOPs another past its
 // lease and SIGCONTs it, waits for every job to finish, and reports what
 // was rescued, how fast, what fencing refused, and whether the invariants
-// of DESIGN.md hold.
+// of docs/design.md hold.
 //
 // A program of its own that the `warden` command runs (`warden demo`,
 // src/cli/cmd_demo.cc): it reads and writes the queue through the public

@@ -166,8 +166,8 @@ bool PastStartDeadline(int64_t start_by_ms) {
   // must still be alive: its files, this socket's peer included, close
   // before its death can be proven, so a job that execs after this check
   // execs before anyone can have recovered it. (Not so for a live worker
-  // whose database session a sweeper takes for dead: README, the
-  // PostgreSQL section, `session_cut`.)
+  // whose database session a sweeper takes for dead: docs/postgres.md,
+  // the known issue `session_cut`.)
   if (PastStartDeadline(a.start_by_ms)) ReportAndExit(4, kStageStartDeadline);
   if (PeerGone(5)) ReportAndExit(4, kStageWorkerGone);
   execve("/bin/sh", a.argv, a.envp);

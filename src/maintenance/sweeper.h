@@ -1,4 +1,4 @@
-// The sweeper: one maintenance pass (DESIGN.md, "Sweeper"). Run by the
+// The sweeper: one maintenance pass (docs/design.md, "Sweeper"). Run by the
 // worker holding the `sweeper` leader lease every sweep_interval (see
 // maintainer.h), and by `warden sweep`. Every step is one conditional
 // statement, so two sweepers running at once are harmless.

@@ -1,6 +1,6 @@
 // warden_chaos: runs a real workload against a real store while faults are
-// injected for a bounded time, then checks DESIGN.md's invariants against the
-// store and a ledger of what really ran. See README.md in this directory.
+// injected for a bounded time, then checks docs/design.md's invariants against
+// the store and a ledger of what really ran. See README.md in this directory.
 //
 //   warden_chaos --db sqlite [--seed S] [--duration 45s] [--jobs 2000] ...
 //   warden_chaos --db pg-private | postgresql://... [--pg-cluster DIR]

@@ -274,7 +274,7 @@ CheckResult Check(const CheckInput& in) {
 
   // 5. Recovery times.
   Invariant recovery{
-      "5. killed / frozen / cut-off workers' jobs recovered within DESIGN.md's "
+      "5. killed / frozen / cut-off workers' jobs recovered within docs/design.md's "
       "bounds"};
   CheckRecoveryTimes(in, tl, &out.recovery, &recovery);
   out.invariants.push_back(recovery);

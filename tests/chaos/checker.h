@@ -1,4 +1,4 @@
-// The checker: DESIGN.md's invariants judged from what the store says (jobs
+// The checker: docs/design.md's invariants judged from what the store says (jobs
 // and their attempts) and from what really ran (the ledger), against the
 // faults the injector really carried out.
 //
@@ -24,8 +24,8 @@
 //      worker died (the supervisor's kill is immediate but not
 //      instantaneous). Stale command runs of a worker frozen alone
 //      (SIGSTOP of the worker process only) are warden's documented limit
-//      (README, "Limits of the guarantees"); a cut-off worker gets no excuse
-//      (it must fence itself before its lease expires).
+//      (docs/guarantees.md, "Limits of the guarantees"); a cut-off worker
+//      gets no excuse (it must fence itself before its lease expires).
 //   7  flow control: at most N of the limited queue's jobs running at once
 //      (--limited-concurrency N), judged from the ledger (each run from its
 //      first to its last sign of life; a run the store had already taken

@@ -146,7 +146,7 @@ bool ParseOptions(int argc, char** argv, Options* o, int* exit_code) {
   CLI::App app{
       "warden chaos runner: a real workload against a real store while faults "
       "are injected, "
-      "then DESIGN.md's invariants checked against the store and a ledger of "
+      "then docs/design.md's invariants checked against the store and a ledger of "
       "what really ran"};
   app.add_option("--db", o->db,
                  "sqlite | PATH.db (fresh SQLite file) | postgresql://... (a "

@@ -65,7 +65,7 @@ struct Options {
   // worker whose node takes no work may finish before they are released.
   Millis shutdown_timeout{1000};
   Millis heartbeat{250}, lease{3000}, sweep{250};
-  // Margins over DESIGN.md's bounds, for a loaded 2-core machine.
+  // Margins over docs/design.md's bounds, for a loaded 2-core machine.
   Millis kill_margin{1000};    // proven death: sweep + this
   Millis freeze_margin{1500};  // unprovable: lease + 2 sweeps + this
   // How long after its worker thaws or dies a stale run may still show

@@ -3,7 +3,7 @@
 // For each kill, freeze or cut, every attempt its worker held at that moment
 // (claimed before, not finished before) gives one sample: when the store
 // ended that attempt (recovered it, or the worker's own outcome landed)
-// minus the fault's time. Bounds (DESIGN.md, invariant 5):
+// minus the fault's time. Bounds (docs/design.md, invariant 5):
 //   killed worker (death provable: same host, or PostgreSQL session gone):
 //     sweep interval + --kill-margin; so too the workers a forced node
 //     removal killed (the removal releases them at once, if the sweep has
@@ -20,7 +20,8 @@
 // the leader's ttl (min(3 sweeps, lease): its row must be seen unrenewed
 // that long) + 2 sweep intervals, + 1 s on PostgreSQL (a leader frozen
 // inside a transaction holds its row locks until the server ends the
-// session) + --freeze-margin; README, "Recovery guarantees".
+// session) + --freeze-margin; docs/guarantees.md, "Recovery guarantees and
+// their bounds".
 // The new leader recovers at once only the leases it has watched whole:
 // when it had itself just come back (registered again, thawed, or
 // reconnected after a partition or a store outage), a sample is also

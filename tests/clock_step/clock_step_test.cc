@@ -1,7 +1,7 @@
 // Wall-clock steps (issue 21), with real processes on both backends. NTP
 // corrections and VM resumes step the wall clock; only elapsed time on a
-// monotonic clock may presume a worker dead (DESIGN.md, "The next layers:
-// Time"). Proves, for steps of two hours either way:
+// monotonic clock may presume a worker dead (docs/design.md, "Time").
+// Proves, for steps of two hours either way:
 //  - on a worker host (SQLite: also the database host, one file; PostgreSQL:
 //    only the workers' clocks) and on the PostgreSQL server's host, a live,
 //    heartbeating worker is never declared dead, keeps its id and its
@@ -10,8 +10,9 @@
 //  - a step either way (of the one host on SQLite, of the server's host on
 //    PostgreSQL) hides no real death: the job of a worker frozen before the
 //    step, or after it, is recovered within lease + 2 × sweep + 2 s of the
-//    freeze (the README's bound and a margin), and a SIGKILLed worker's (its death is proven on its host,
-//    whatever the clock) within sweep + 2 s of the kill.
+//    freeze (the bound of docs/guarantees.md, "Recovery guarantees and
+//    their bounds", and a margin), and a SIGKILLed worker's (its death is
+//    proven on its host, whatever the clock) within sweep + 2 s of the kill.
 //
 // The clocks step by libfaketime, preloaded in the processes of the host
 // that steps: the wall clock is the real one plus the offset written in one
@@ -55,7 +56,8 @@ constexpr Millis kSweep{50};
 // (the frozen worker's bound, without its margin), so for a wrong judgement
 // of silence to act.
 constexpr Millis kQuietWindow = 2 * kLease + 2 * kSweep + Millis(300);
-constexpr Millis kFrozenBound = kLease + 2 * kSweep + Millis(2000);  // README's, + margin
+// docs/guarantees.md's bound for a frozen worker, + a margin.
+constexpr Millis kFrozenBound = kLease + 2 * kSweep + Millis(2000);
 constexpr Millis kKilledBound = kSweep + Millis(2000);
 // How often a quiet window checks that nothing was disturbed (each check
 // runs the CLI once per worker and job).

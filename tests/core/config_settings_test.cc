@@ -263,7 +263,8 @@ TEST(ConfigKeys, NamesAndVariablesFollowOneRule) {
   for (const ConfigKey& k : ConfigKeys()) {
     EXPECT_TRUE(dotted.insert(k.dotted()).second) << k.dotted();
     EXPECT_TRUE(vars.insert(k.env()).second) << k.env();
-    // Never a variable warden gives a command job (README, Command jobs).
+    // Never a variable warden gives a command job (docs/cli.md, "Command
+    // jobs").
     EXPECT_NE(k.env(), "WARDEN_WORKER_ID");
   }
 }

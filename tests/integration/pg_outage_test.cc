@@ -1,6 +1,6 @@
 // PostgreSQL outages and cross-host death detection, with real worker
-// processes (README, "PostgreSQL: many hosts, one queue": "During a database
-// outage" and "Fast death detection"; DESIGN.md invariants 2, 3, 5, 6):
+// processes (docs/postgres.md, "During a database outage" and "Fast death
+// detection"; docs/design.md invariants 2, 3, 5, 6):
 //   - every session of the test database terminated, repeatedly, mid-job: the
 //     worker reconnects and re-locks within the 250 ms confirmation, nothing
 //     is rescued, the jobs complete once on attempt 1;
@@ -961,9 +961,10 @@ TEST_P(PgOutageTwoHostsTest, KilledWorkerOnAnotherHostIsProvenDeadByItsSessionLo
 // 5. Only A's sessions cut while A lives and runs a job (B as in 4). A
 //    reconnects and re-locks within ~0.2 s, inside the 250 ms confirmation,
 //    so neither B nor A's own sweeper may declare A dead or rescue its job
-//    — the README: a sweeper acts on a lock that stays gone "for 250 ms, so
-//    a worker whose connection was merely cut has time to reconnect and lock
-//    again". Once, and three times 300 ms apart (a flapping connection: A's
+//    — docs/postgres.md, "Fast death detection": a sweeper acts only on a
+//    lock still gone 250 ms later, not locked again in between, and a worker
+//    whose connection was merely cut reconnects and locks again sooner.
+//    Once, and three times 300 ms apart (a flapping connection: A's
 //    lock is never gone for more than ~0.2 s at a time, so a sweeper that
 //    finds it gone twice 250 ms apart has seen two short absences, not one
 //    long one; a failure with "proved 1 worker dead" in B's log and an

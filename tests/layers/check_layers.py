@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The layers of DESIGN.md, checked on every #include "..." under src/.
+"""The layers of docs/design.md, checked on every #include "..." under src/.
 
 Each directory of src/ may include only the directories listed for it (and
 system or third-party headers, written with <...>). It fails, naming the

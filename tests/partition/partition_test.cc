@@ -7,7 +7,7 @@
 // succeeded exactly once with B's result, and that A carries on.
 //
 // Settings (the worker flags below) and the bounds that follow from them
-// (DESIGN.md, "Workers, leases and recovery"; src/core/lease.h):
+// (docs/design.md, "Workers, leases and recovery"; src/core/lease.h):
 //   heartbeat 200ms, lease 3s, keepalive threshold 2s, sweep 200ms.
 //   - A self-fences SelfFenceAfter(3s, 200ms) = 2.25s after the start of its
 //     last successful heartbeat, i.e. at most ~2.3s after the cut.
@@ -790,8 +790,9 @@ void PartitionTest::RunScenario(const Scenario& s) {
         << "B's attempt started " << Secs(b_start->at - free_at)
         << " after A's lease ended and its locks were gone" << StallNote(cut, b_start->at, cut);
     if (!late_heartbeat) {
-      // The bound of DESIGN.md (invariant 5) and the README: lease + sweep
-      // after the partition.
+      // The bound of docs/design.md, "Bounds" (invariant 5) and of
+      // docs/guarantees.md, "Recovery guarantees and their bounds": lease +
+      // sweep after the partition.
       EXPECT_LE(recovery, (kLease + kSweep + kMargin).count())
           << "B's attempt started " << Secs(recovery) << " after the cut"
           << StallNote(cut, b_start->at, cut);
@@ -920,7 +921,7 @@ void PartitionTest::RunScenario(const Scenario& s) {
     std::cout << "[ partition] NOTE: recovery took " << Secs(worst_recovery)
               << ", more than lease + sweep (+ margin) = "
               << Secs((kLease + kSweep + kMargin).count())
-              << ", DESIGN.md's bound for a partition (invariant 5): A was cut off inside a "
+              << ", docs/design.md's bound for a partition (invariant 5): A was cut off inside a "
                  "transaction, whose row locks the server kept until cut"
               << Signed(a_locks_gone - cut) << " (idle_in_transaction_session_timeout "
               << idle_timeout << "), and recovery waited for them\n";

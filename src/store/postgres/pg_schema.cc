@@ -8,7 +8,7 @@ namespace {
 
 // Times are ms since the epoch (UTC), as in the SQLite backend, so both
 // backends share one row model; warden.job_times shows them as timestamps.
-// States and kinds are DESIGN.md's names.
+// States and kinds are docs/design.md's names.
 const char* const kMigration1Tables = R"sql(
 CREATE FUNCTION warden.now_ms() RETURNS bigint LANGUAGE sql STABLE AS
   $$ SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint $$;

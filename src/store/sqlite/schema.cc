@@ -8,7 +8,8 @@
 namespace warden::sqlite {
 namespace {
 
-// Times are ms since the epoch (UTC). States and kinds are DESIGN.md's names.
+// Times are ms since the epoch (UTC). States and kinds are docs/design.md's
+// names.
 const char* const kMigration1 = R"sql(
 CREATE TABLE jobs (
   id                INTEGER PRIMARY KEY AUTOINCREMENT,

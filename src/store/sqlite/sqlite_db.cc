@@ -170,7 +170,8 @@ void Stmt::Reset() {
 // initialized, and refuses (SQLITE_MISUSE, nothing changed) afterwards: so
 // a process that used SQLite before warden's first open keeps its
 // statistics, and one that needs them (sqlite3_memory_used, heap limits)
-// calls sqlite3_initialize() first (README: Durability and limits).
+// calls sqlite3_initialize() first (docs/guarantees.md, "Durability and
+// limits").
 namespace {
 void TurnOffMemoryStatisticsIfUninitialized() {
   static std::once_flag once;

@@ -136,7 +136,7 @@ SeedResult RunSeed(uint64_t seed) {
   // Faults in the first 20 s.
   constexpr VirtUs kFaultsUntil = 20 * kSecond;
   const int faults = static_cast<int>(rng.Range(0, 4));
-  // Recovery bounds (DESIGN.md), checked where a seed has one fault, so
+  // Recovery bounds (docs/design.md), checked where a seed has one fault, so
   // that every other worker stays healthy to recover: a job held by a
   // worker whose death its host's workers (or, PostgreSQL-shaped, anyone,
   // by its session) can prove runs again within a sweep (and the 250 ms

@@ -170,7 +170,8 @@ class RuntimeSim {
     for (const auto& run : active_) {
       const int group = run->env->group();
       // A worker frozen alone leaves its commands running: stale runs then
-      // are warden's documented limit (README, "Limits of the guarantees").
+      // are warden's documented limit (docs/guarantees.md, "Limits of the
+      // guarantees").
       if (run->ran_on || run->env->killed() || sched_.frozen(group) ||
           (run->job_group >= 0 && sched_.frozen(run->job_group)) ||
           sched_.now() <= sched_.thawed_at(group) + kThawGrace || run->stopped()) {
