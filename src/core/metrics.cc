@@ -182,17 +182,23 @@ void Metrics::Count(std::string_view family, const MetricLabels& labels, double 
 }
 
 void Metrics::Observe(std::string_view family, const MetricLabels& labels, double seconds) {
+  ObserveMany(family, labels, std::span(&seconds, 1));
+}
+
+void Metrics::ObserveMany(std::string_view family, const MetricLabels& labels,
+                          std::span<const double> seconds) {
   const MetricFamily* f = FindMetricFamily(family);
-  if (!f || !f->buckets) return;
+  if (!f || !f->buckets || seconds.empty()) return;
   const std::vector<double>& bounds = *f->buckets;
-  const size_t bucket = static_cast<size_t>(
-      std::lower_bound(bounds.begin(), bounds.end(), seconds) - bounds.begin());
   MutexLock lock(mu_);
   Histogram& h = histograms_[{std::string(family), labels}];
   if (h.counts.empty()) h.counts.assign(bounds.size() + 1, 0);
-  ++h.counts[bucket];
-  h.sum += seconds;
-  ++h.count;
+  for (const double s : seconds) {
+    ++h.counts[static_cast<size_t>(std::lower_bound(bounds.begin(), bounds.end(), s) -
+                                   bounds.begin())];
+    h.sum += s;
+    ++h.count;
+  }
   ++version_;
 }
 

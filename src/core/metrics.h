@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -78,6 +79,9 @@ class Metrics {
       EXCLUDES(mu_);
   void Observe(std::string_view family, const MetricLabels& labels, double seconds)
       EXCLUDES(mu_);
+  // Observe for each of `seconds`, with one lookup of the series.
+  void ObserveMany(std::string_view family, const MetricLabels& labels,
+                   std::span<const double> seconds) EXCLUDES(mu_);
   MetricSnapshot Snapshot() const EXCLUDES(mu_);
   // Changes on every Count/Observe: a snapshot needs writing again only
   // when it moved.

@@ -96,10 +96,13 @@ void Completer::Loop() {
     pending_.erase(pending_.begin(), pending_.begin() + n);
     lock.Unlock();
 
+    // Lent to the store and moved back: a copy per outcome (its result,
+    // its error's tails) cost the writer thread more than the move.
     std::vector<JobOutcome> outcomes;
     outcomes.reserve(batch.size());
-    for (const Item& i : batch) outcomes.push_back(i.outcome);
+    for (Item& i : batch) outcomes.push_back(std::move(i.outcome));
     auto r = store_.JobFinishMany(cb_.worker_id(), outcomes);
+    for (size_t i = 0; i < batch.size(); ++i) batch[i].outcome = std::move(outcomes[i]);
 
     lock.Lock();
     if (r.has_value()) {
@@ -120,7 +123,10 @@ void Completer::Loop() {
       for (const Item& item : batch) SettleLocked(item);
       lock.Unlock();
       if (cb_.on_written) {
-        for (size_t i = 0; i < batch.size(); ++i) cb_.on_written(batch[i].tally, (*r)[i]);
+        std::vector<Tally> tallies;
+        tallies.reserve(batch.size());
+        for (Item& item : batch) tallies.push_back(std::move(item.tally));
+        cb_.on_written(tallies, *r);
       }
       if (cb_.on_batch) cb_.on_batch(accepted, static_cast<int>(batch.size()) - accepted, keyed);
       lock.Lock();
@@ -180,7 +186,7 @@ void Completer::WriteOneByOne(std::vector<Item> batch, const Status& why) {
       if (r.has_value()) {
         ((*r)[0] ? accepted : fenced)++;
         keyed = keyed || ((*r)[0] && item.keyed);
-        if (cb_.on_written) cb_.on_written(item.tally, (*r)[0]);
+        if (cb_.on_written) cb_.on_written(std::span(&item.tally, 1), *r);
         break;
       }
       if (tries == 0 && item.outcome.success) {

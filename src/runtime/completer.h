@@ -15,6 +15,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <span>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -25,13 +26,21 @@
 
 namespace warden {
 
+struct RunningJob;  // runtime/worker_impl.h
+
 // What an outcome counts for once written (the worker's metrics).
 struct OutcomeTally {
-  std::string queue;
+  std::shared_ptr<const RunningJob> run;  // its job's queue, and the log line's facts
   const char* outcome = nullptr;  // core/metrics.h kOutcomes; null: not an ended attempt
   bool released = false;          // handed back unfinished (cause `release`)
   bool quarantined = false;       // it leaves the job dead as crash_loop
-  double run_seconds = -1;        // < 0: it did not run
+  int64_t run_ms = -1;            // < 0: it did not run
+  // A failure's log line, built when the attempt ended (it needs the error,
+  // which goes to the store); a success's is built only when said. Both
+  // are said once the outcome is written, so that the line can say whether
+  // it counted (Worker::Impl::LogWritten).
+  std::string failure_line;
+  Json failure_fields;
 };
 
 class Completer {
@@ -45,9 +54,12 @@ class Completer {
     // many were accepted / fenced off, and whether any freed a concurrency
     // key (other workers may now claim).
     std::function<void(int accepted, int fenced, bool freed_keys)> on_batch;
-    // After each committed write, for each outcome in it: its tally, and
-    // whether it was accepted (false: fenced off). Not for dropped ones.
-    std::function<void(const Tally& tally, bool accepted)> on_written;
+    // After each committed write, once for its outcomes: their tallies,
+    // and whether each was accepted (false: fenced off). Not for dropped
+    // ones. One call per batch, not per job: the metrics it feeds are
+    // counted per series (Worker::Impl::CountWritten).
+    std::function<void(std::span<const Tally> tallies, const std::vector<bool>& accepted)>
+        on_written;
   };
 
   Completer(Store& store, Env& env, Millis window, Callbacks callbacks);

@@ -317,23 +317,17 @@ JobOutcome Worker::Impl::ExecuteCommand(RunningJob& r,
   return o;
 }
 
-void Worker::Impl::LogOutcome(const RunningJob& r, const JobOutcome& o) {
-  // Built only when it is said: a busy worker finishes a job every few
-  // microseconds.
-  if (!Logs(o.success ? LogLevel::kInfo : LogLevel::kWarn)) return;
-  const Millis ran(clock_.MonotonicMs() - r.started_mono);
-  const std::string took = FormatDuration(ran);
+void Worker::Impl::LogOutcome(const RunningJob& r, const JobOutcome& o,
+                              Completer::Tally& tally) {
+  if (o.success || tally.run_ms < 0 || !Logs(LogLevel::kWarn)) return;
+  const std::string took = FormatDuration(Millis(tally.run_ms));
   Json fields = JobFields(r);
-  fields["outcome"] = o.success ? "succeeded" : ErrorKindName(o.error.kind);
-  fields["duration_ms"] = ran.count();
-  if (o.success) {
-    Log(LogLevel::kInfo, JobLabel(r) + ": succeeded in " + took, r.job.id, std::move(fields));
-    return;
-  }
+  fields["outcome"] = ErrorKindName(o.error.kind);
+  fields["duration_ms"] = tally.run_ms;
   if (o.error.exit_code) fields["exit_code"] = *o.error.exit_code;
   if (o.error.signal) fields["signal"] = *o.error.signal;
-  std::string line = JobLabel(r) + ": " + ErrorKindName(o.error.kind) + " after " + took + ": " +
-                     OneLine(o.error.message, 300);
+  std::string line = JobLabel(r) + ": " + ErrorKindName(o.error.kind) + " after " + took +
+                     ": " + OneLine(o.error.message, 300);
   // The last line a failed command wrote to stderr is most often why
   // (a Python traceback ends with its exception).
   const std::string& tail = o.error.stderr_tail;
@@ -343,7 +337,45 @@ void Worker::Impl::LogOutcome(const RunningJob& r, const JobOutcome& o) {
     const size_t from = begin == std::string::npos ? 0 : begin + 1;
     line += " (stderr: " + OneLine(tail.substr(from, end + 1 - from), 200) + ")";
   }
-  Log(LogLevel::kWarn, line, r.job.id, std::move(fields));
+  tally.failure_line = std::move(line);
+  tally.failure_fields = std::move(fields);
+}
+
+void Worker::Impl::LogWritten(std::span<const Completer::Tally> tallies,
+                              const std::vector<bool>& accepted) {
+  for (size_t i = 0; i < tallies.size() && i < accepted.size(); ++i) {
+    const Completer::Tally& t = tallies[i];
+    if (t.run_ms < 0) continue;  // it did not run: nothing to say
+    const bool failed = !t.failure_line.empty();
+    if (accepted[i]) {
+      if (failed) {
+        Log(LogLevel::kWarn, t.failure_line, t.run->job.id, t.failure_fields);
+      } else if (Logs(LogLevel::kInfo)) {
+        Json fields = JobFields(*t.run);
+        fields["outcome"] = "succeeded";
+        fields["duration_ms"] = t.run_ms;
+        Log(LogLevel::kInfo, JobLabel(*t.run) + ": succeeded in " + FormatDuration(Millis(t.run_ms)),
+            t.run->job.id, std::move(fields));
+      }
+      continue;
+    }
+    if (!Logs(LogLevel::kWarn)) continue;
+    // The job's code ran to its end, but the job had been recovered while
+    // this worker was frozen or cut off: its outcome does not count, and
+    // "succeeded" would say that it did.
+    Json fields = failed ? t.failure_fields : JobFields(*t.run);
+    fields["ran_as"] = failed ? fields.value("outcome", "") : "succeeded";
+    fields["outcome"] = "fenced_off";
+    fields["duration_ms"] = t.run_ms;
+    const std::string what =
+        failed ? t.failure_line
+               : JobLabel(*t.run) + ": finished in " + FormatDuration(Millis(t.run_ms));
+    Log(LogLevel::kWarn,
+        what + "; its outcome was refused (fenced off): the job's lease had passed to another "
+               "attempt while this worker was frozen or cut off, and that attempt's outcome "
+               "counts",
+        t.run->job.id, std::move(fields));
+  }
 }
 
 JobOutcome Worker::Impl::ExecuteHandler(RunningJob& r, const Handler& handler) {

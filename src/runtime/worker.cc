@@ -271,7 +271,10 @@ Status Worker::Impl::Run() {
   Completer::Callbacks cb;
   cb.worker_id = [this] { return id_.load(); };
   cb.log = [this](JobId job, const std::string& line) { Log(LogLevel::kWarn, line, job); };
-  cb.on_written = [this](const Completer::Tally& t, bool accepted) { CountWritten(t, accepted); };
+  cb.on_written = [this](std::span<const Completer::Tally> t, const std::vector<bool>& accepted) {
+    CountWritten(t, accepted);
+    LogWritten(t, accepted);
+  };
   cb.on_batch = [this](int accepted, int fenced, bool freed_keys) {
     counters_.fenced += fenced;
     (void)accepted;
@@ -352,7 +355,7 @@ void Worker::Impl::ClaimLoop() {
     // a crash would all run again. The outcomes waiting for their commit
     // have an allowance of their own (core/held_bound.h), so running and
     // group commit still overlap, and the worker holds at most
-    // HeldBound(concurrency) jobs: slots + claim-ahead + max(slots, 512).
+    // HeldBound(concurrency) jobs: slots + claim-ahead + max(slots, 1024).
     // Held back by it, the loop sleeps until a batch commits (on_batch).
     const int free = ClaimRoom(opt_.concurrency, opt_.concurrency + ahead, held, unsettled);
     const bool by_unsettled = free < opt_.concurrency + ahead - held;
@@ -410,7 +413,7 @@ void Worker::Impl::ClaimLoop() {
       got = claimed->size();
       bool shorter_lease = false, longer_lease = false;
       counters_.claimed_ahead += std::max(0, static_cast<int>(got) - slots_free);
-      for (const JobInfo& job : *claimed) CountClaimed(job);
+      CountClaimed(*claimed);
       {
         MutexLock lock(mu_);
         claim_sent_mono_.reset();
@@ -561,10 +564,10 @@ void Worker::Impl::SlotLoop() {
     const int64_t taken_us = clock_.MonotonicUs();
     JobOutcome outcome = Execute(*r);
     const double job_us = static_cast<double>(clock_.MonotonicUs() - taken_us);
-    if (r->started_mono != 0) LogOutcome(*r, outcome);
     r->finished = true;
     (outcome.success ? counters_.succeeded : counters_.failed)++;
-    Completer::Tally tally = TallyFor(*r, outcome);
+    Completer::Tally tally = TallyFor(r, outcome);
+    LogOutcome(*r, outcome, tally);
     completer_->Add(std::move(outcome), r->lease, !r->job.concurrency_key.empty(),
                     std::move(tally));
     {

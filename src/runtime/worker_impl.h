@@ -138,9 +138,9 @@ class Worker::Impl {
   bool node_released_ = false;
 
   // Metrics (runtime/worker_metrics.cc).
-  Completer::Tally TallyFor(const RunningJob& r, const JobOutcome& o) const;
-  void CountWritten(const Completer::Tally& t, bool accepted);
-  void CountClaimed(const JobInfo& job);
+  Completer::Tally TallyFor(const std::shared_ptr<RunningJob>& r, const JobOutcome& o) const;
+  void CountWritten(std::span<const Completer::Tally> tallies, const std::vector<bool>& accepted);
+  void CountClaimed(const std::vector<JobInfo>& jobs);
   void CountRecoveries(const std::vector<Recovery>& recoveries);
   // Writes the snapshot into the worker row when it changed (heartbeat
   // thread, or Shutdown once the threads are done).
@@ -193,8 +193,11 @@ class Worker::Impl {
   // gets there first).
   void Tell(WorkerPhase phase, const std::string& detail);
   std::atomic<bool> told_stopping_{false};
-  // The line for a finished attempt: at kInfo, or kWarn when it failed.
-  void LogOutcome(const RunningJob& r, const JobOutcome& o);
+  // The line for a finished attempt (at kInfo, or kWarn when it failed):
+  // LogOutcome keeps in `tally` what LogWritten says once the outcome is
+  // written, and says instead that the store refused it, if it did.
+  void LogOutcome(const RunningJob& r, const JobOutcome& o, Completer::Tally& tally);
+  void LogWritten(std::span<const Completer::Tally> tallies, const std::vector<bool>& accepted);
   // The tasks it has a handler or a --task for: what it registers, claims
   // and says it runs.
   std::vector<std::string> Tasks() const;

@@ -6,7 +6,12 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <span>
 #include <sstream>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "core/retry.h"
 #include "maintenance/recovery_metrics.h"
@@ -50,11 +55,13 @@ void AddProcessMetrics(MetricSnapshot& out) {
 
 }  // namespace
 
-Completer::Tally Worker::Impl::TallyFor(const RunningJob& r, const JobOutcome& o) const {
+Completer::Tally Worker::Impl::TallyFor(const std::shared_ptr<RunningJob>& run,
+                                         const JobOutcome& o) const {
+  const RunningJob& r = *run;
   Completer::Tally t;
-  t.queue = r.job.queue;
+  t.run = run;
   const int64_t started = r.started_mono;
-  if (started != 0) t.run_seconds = static_cast<double>(clock_.MonotonicMs() - started) / 1000.0;
+  if (started != 0) t.run_ms = clock_.MonotonicMs() - started;
   if (o.success) {
     t.outcome = "succeeded";
   } else if (o.error.kind == ErrorKind::kReleased || o.error.kind == ErrorKind::kLost) {
@@ -67,23 +74,51 @@ Completer::Tally Worker::Impl::TallyFor(const RunningJob& r, const JobOutcome& o
   return t;
 }
 
-void Worker::Impl::CountWritten(const Completer::Tally& t, bool accepted) {
-  if (!accepted) return;  // fenced: the store logs it, and the rescue counted the attempt
-  const MetricLabels queue = {{"queue", t.queue}};
-  if (t.outcome) metrics_.Count(kJobsCompleted, {{"queue", t.queue}, {"outcome", t.outcome}});
-  if (t.quarantined) metrics_.Count(kCrashLoopQuarantines, queue);
-  if (t.released) metrics_.Count(kJobsRescued, {{"cause", "release"}});
-  if (t.run_seconds >= 0) metrics_.Observe(kJobRun, queue, t.run_seconds);
+// Both count a batch (up to 512 jobs) per series, not per job: a series is
+// a string built and looked up under the metrics' lock, and per job that
+// was a measurable share of a no-op job's cost.
+void Worker::Impl::CountWritten(std::span<const Completer::Tally> tallies,
+                                const std::vector<bool>& accepted) {
+  std::map<std::pair<std::string_view, std::string_view>, int> completed;  // queue, outcome
+  std::map<std::string_view, int> quarantined;
+  std::map<std::string_view, std::vector<double>> run_seconds;
+  int released = 0;
+  for (size_t i = 0; i < tallies.size() && i < accepted.size(); ++i) {
+    if (!accepted[i]) continue;  // fenced: the store logs it, and the rescue counted the attempt
+    const Completer::Tally& t = tallies[i];
+    const std::string& queue = t.run->job.queue;
+    if (t.outcome) ++completed[{queue, t.outcome}];
+    if (t.quarantined) ++quarantined[queue];
+    if (t.released) ++released;
+    if (t.run_ms >= 0) run_seconds[queue].push_back(static_cast<double>(t.run_ms) / 1000.0);
+  }
+  for (const auto& [key, n] : completed) {
+    metrics_.Count(kJobsCompleted,
+                   {{"queue", std::string(key.first)}, {"outcome", std::string(key.second)}}, n);
+  }
+  for (const auto& [queue, n] : quarantined) {
+    metrics_.Count(kCrashLoopQuarantines, {{"queue", std::string(queue)}}, n);
+  }
+  if (released > 0) metrics_.Count(kJobsRescued, {{"cause", "release"}}, released);
+  for (const auto& [queue, seconds] : run_seconds) {
+    metrics_.ObserveMany(kJobRun, {{"queue", std::string(queue)}}, seconds);
+  }
 }
 
-void Worker::Impl::CountClaimed(const JobInfo& job) {
+void Worker::Impl::CountClaimed(const std::vector<JobInfo>& jobs) {
   // First claims only: a job rescued or retried without backoff keeps its
   // old run_at (its place in line), so its wait would count the attempts
   // before; warden_recovery_seconds measures a rescue. Both times are the
   // store's: the claim's and when the job became due.
-  if (!job.started_at || job.attempt != 1) return;
-  const double wait = static_cast<double>(std::max<TimeMs>(0, *job.started_at - job.run_at));
-  metrics_.Observe(kJobWait, {{"queue", job.queue}}, wait / 1000.0);
+  std::map<std::string_view, std::vector<double>> waits;
+  for (const JobInfo& job : jobs) {
+    if (!job.started_at || job.attempt != 1) continue;
+    const TimeMs wait = std::max<TimeMs>(0, *job.started_at - job.run_at);
+    waits[job.queue].push_back(static_cast<double>(wait) / 1000.0);
+  }
+  for (const auto& [queue, seconds] : waits) {
+    metrics_.ObserveMany(kJobWait, {{"queue", std::string(queue)}}, seconds);
+  }
 }
 
 void Worker::Impl::CountRecoveries(const std::vector<Recovery>& recoveries) {

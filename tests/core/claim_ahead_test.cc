@@ -33,26 +33,26 @@ TEST(Smooth, StartsAtTheFirstSampleThenMovesAnEighthOfTheWay) {
   EXPECT_EQ(Smooth(100, 180), 110);
 }
 
-// A worker holds at most its slots, the claim-ahead cap and one batch of
+// A worker holds at most its slots, the claim-ahead cap and two batches of
 // outcomes waiting for their commit (core/held_bound.h).
-TEST(HeldBound, IsSlotsPlusClaimAheadPlusOneBatch) {
-  EXPECT_EQ(HeldBound(8), 8 + 32 + 512);
-  EXPECT_EQ(HeldBound(1), 1 + 4 + 512);
-  EXPECT_EQ(HeldBound(512), 512 + 32 + 512);
+TEST(HeldBound, IsSlotsPlusClaimAheadPlusTwoBatches) {
+  EXPECT_EQ(HeldBound(8), 8 + 32 + 1024);
+  EXPECT_EQ(HeldBound(1), 1 + 4 + 1024);
+  EXPECT_EQ(HeldBound(512), 512 + 32 + 1024);
   EXPECT_EQ(HeldBound(2000), 2000 + 32 + 2000);
 }
 
 TEST(ClaimRoom, IsTheFreeSlotsAndAheadWhileFewOutcomesWait) {
   EXPECT_EQ(ClaimRoom(8, 40, 0, 0), 40);
-  EXPECT_EQ(ClaimRoom(8, 40, 30, 400), 10);
+  EXPECT_EQ(ClaimRoom(8, 40, 30, 900), 10);
   EXPECT_EQ(ClaimRoom(8, 40, 40, 0), 0);
 }
 
 TEST(ClaimRoom, ShrinksOnceTheOutcomesWaitingPassTheirAllowance) {
-  EXPECT_EQ(ClaimRoom(8, 40, 0, 500), 40);
-  EXPECT_EQ(ClaimRoom(8, 40, 0, 530), 40 + 512 - 530);
-  EXPECT_EQ(ClaimRoom(8, 40, 10, 530), 12);
-  EXPECT_LE(ClaimRoom(8, 40, 0, 552), 0);
+  EXPECT_EQ(ClaimRoom(8, 40, 0, 1000), 40);
+  EXPECT_EQ(ClaimRoom(8, 40, 0, 1042), 40 + 1024 - 1042);
+  EXPECT_EQ(ClaimRoom(8, 40, 10, 1042), 12);
+  EXPECT_LE(ClaimRoom(8, 40, 0, 1064), 0);
   EXPECT_LT(ClaimRoom(8, 40, 0, 20'000), 0);
   // Whatever it claims, held + unsettled stays within the bound.
   for (int held = 0; held <= 40; held += 5) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <thread>
+#include <vector>
 
 #include "core/retry.h"
 
@@ -31,6 +32,18 @@ TEST(MetricsTest, HistogramBucketsAreCumulativeWithSumAndCount) {
   EXPECT_EQ(s.at(R"(warden_job_run_seconds_bucket{queue="q",le="+Inf"})"), 3);
   EXPECT_EQ(s.at(R"(warden_job_run_seconds_count{queue="q"})"), 3);
   EXPECT_DOUBLE_EQ(s.at(R"(warden_job_run_seconds_sum{queue="q"})"), 7200.008);
+}
+
+TEST(MetricsTest, ObservingManyAtOnceIsObservingEachInTurn) {
+  // The worker counts a batch of outcomes with one ObserveMany per queue.
+  const std::vector<double> seconds = {0.003, 0.005, 0.2, 7200, 0};
+  Metrics one, many;
+  for (const double s : seconds) one.Observe(kJobRun, {{"queue", "q"}}, s);
+  many.ObserveMany(kJobRun, {{"queue", "q"}}, seconds);
+  EXPECT_EQ(many.Snapshot(), one.Snapshot());
+  const uint64_t v = many.version();
+  many.ObserveMany(kJobRun, {{"queue", "q"}}, {});
+  EXPECT_EQ(many.version(), v);  // nothing observed, nothing to write
 }
 
 TEST(MetricsTest, VersionMovesOnlyWhenSomethingWasCounted) {

@@ -103,6 +103,46 @@ TEST_P(FencingTest, FrozenWorkersLateCompletionIsFencedOff) {
   ASSERT_TRUE(WaitFor([&] { return JobInState(after, JobState::kSucceeded); }));
 }
 
+TEST_P(FencingTest, AFinishedRunWhoseOutcomeIsRefusedIsNotLoggedAsSucceeded) {
+  // Attempt 1's command ends while its worker is frozen (the command runs
+  // under its own supervisor, which is not); attempt 2 runs elsewhere.
+  // Thawed, the worker reports attempt 1's success, and the store refuses
+  // it: the log must say so, not "succeeded".
+  Worker& a = StartWorker("a");
+  Worker& b = StartWorker("b");
+  const int64_t id = Add(Job("log start; if [ \"$WARDEN_ATTEMPT\" = 1 ]; then sleep 2; fi; log done"));
+  ASSERT_GT(id, 0);
+  ASSERT_TRUE(WaitFor([&] { return LedgerHas(id, 1, "start"); }));
+  Worker* frozen = WorkerByPid(HolderPid(id));
+  ASSERT_NE(frozen, nullptr);
+  (void)a;
+  (void)b;
+  ASSERT_TRUE(FreezeBetweenTransactions(*frozen));
+  ASSERT_TRUE(WaitFor([&] { return JobInState(id, JobState::kSucceeded); }));
+  ASSERT_TRUE(WaitFor([&] { return LedgerHas(id, 1, "done"); }))
+      << "attempt 1's command never finished";
+  ASSERT_TRUE(frozen->proc->Signal(SIGCONT));
+  ASSERT_TRUE(WaitFor([&] {
+    auto s = client().GetStats();
+    return s && s->fenced_writes >= 1;
+  }));
+  const std::string label = "job " + std::to_string(id) + " (command) attempt 1";
+  // Whichever way it learns of the loss (a refused completion, or its
+  // watchdog or heartbeat first), attempt 1 never reads as a success.
+  EXPECT_FALSE(frozen->LogHas(label + ": succeeded in")) << frozen->Log();
+  bool completion_refused = false;
+  const Json timeline = Timeline(id);
+  for (const Json& f : timeline["fenced_writes"]) {
+    completion_refused = completion_refused || f["what"] == "complete";
+  }
+  if (completion_refused) {
+    EXPECT_TRUE(WaitFor([&] {
+      return frozen->LogHas(label + ": finished in ") &&
+             frozen->LogHas("its outcome was refused (fenced off)");
+    })) << frozen->Log();
+  }
+}
+
 TEST_P(FencingTest, LostJobFreesItsConcurrencyKeyAndRunsNeverOverlap) {
   Worker& a = StartWorker("a");
   Worker& b = StartWorker("b");
