@@ -11,18 +11,24 @@ PG_CLUSTER := $(CURDIR)/scripts/pg-cluster.sh
 FUZZ_SECONDS      ?= 20
 TEST_FUZZ_SECONDS ?= 5
 
-.PHONY: deps build demo install package test test-all test-asan test-tsan thread-safety fuzz chaos bench clean
+.PHONY: deps deps-build build demo install package check test test-all test-asan test-tsan thread-safety fuzz chaos bench clean
 
 deps:
 	@./scripts/deps.sh
 
-# The Release tree: warden, the benchmarks, and the tests that need a
-# normal build (tests/CMakeLists.txt); the functional suites run under the
-# sanitizers (test-asan, test-tsan).
-RELEASE_ARGS := -DCMAKE_BUILD_TYPE=Release -DWARDEN_FUNCTIONAL_TESTS=OFF
+# Only what building warden needs: no test or benchmark tool.
+deps-build:
+	@./scripts/deps.sh build
 
-build: deps
-	@cmake -S . -B $(BUILD) $(RELEASE_ARGS) $(CMAKE_ARGS) >/dev/null
+# The Release tree with warden alone (the binary, the library, what `make
+# install` installs): the first command a newcomer runs builds no test.
+# `make test` builds the tests and benchmarks in the same tree
+# (scripts/test-all.sh turns them on).
+RELEASE_ARGS := -DCMAKE_BUILD_TYPE=Release -DWARDEN_FUNCTIONAL_TESTS=OFF
+BINARY_ARGS  := -DWARDEN_BUILD_TESTS=OFF -DWARDEN_BUILD_BENCH=OFF
+
+build: deps-build
+	@cmake -S . -B $(BUILD) $(RELEASE_ARGS) $(BINARY_ARGS) $(CMAKE_ARGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
@@ -36,6 +42,12 @@ install: build
 # The .deb packages of the Release tree, written into it (docs/install.md).
 package: build
 	cd $(BUILD) && cpack -G DEB
+
+# The inner loop (scripts/check.sh): the core, store (SQLite and memory),
+# simulation, layer and link checks in a plain unoptimised tree; no root,
+# no network, no PostgreSQL. It installs nothing: `make deps` once first.
+check:
+	JOBS=$(JOBS) ./scripts/check.sh
 
 # The Release tree's tests, then the functional suites under
 # AddressSanitizer+UBSan and the integration tests under ThreadSanitizer,
@@ -93,7 +105,9 @@ fuzz: deps
 # A long chaos run (tests/chaos/README.md): 10 minutes and 20,000 jobs on
 # each backend (CHAOS_DURATION, CHAOS_JOBS, CHAOS_SEED to change); the
 # ctests chaos_sqlite and chaos_postgres are its short form.
-chaos: build
+chaos: deps
+	@cmake -S . -B $(BUILD) $(RELEASE_ARGS) -DWARDEN_BUILD_TESTS=ON $(CMAKE_ARGS) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS) --target warden warden_chaos warden_chaos_worker warden_chaos_job
 	tests/chaos/run.sh $(BUILD)
 
 # warden against graphile-worker, pg-boss and BullMQ (bench/README.md);
@@ -102,4 +116,4 @@ bench: deps
 	bench/run.sh --build $(BUILD)
 
 clean:
-	rm -rf $(BUILD) build-asan build-tsan build-fuzz
+	rm -rf $(BUILD) build-asan build-tsan build-fuzz build-check

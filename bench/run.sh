@@ -111,7 +111,7 @@ NODE=$(find_node)
 install_peers
 
 say "building Release in $BUILD"
-cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DWARDEN_BUILD_BENCH=ON >/dev/null
 cmake --build "$BUILD" -j "$(nproc)" --target warden warden_bench warden_bench_ceiling >&2
 WARDEN=$BUILD/warden
 WBENCH=$BUILD/bench/warden_bench

@@ -1,18 +1,23 @@
 #!/usr/bin/env bash
 # The one list of what warden needs from Debian. Installs only what is missing,
 # so a second run costs a few dpkg queries.
+#
+#   scripts/deps.sh          everything: building, the tests, the benchmarks
+#   scripts/deps.sh build    only what building the `warden` binary needs
+#                            (`make build`, `make demo`: a newcomer's first
+#                            command should not wait for Chromium or clang)
 set -euo pipefail
+case "${1:-all}" in
+  all | build) what=${1:-all} ;;
+  *) echo "usage: scripts/deps.sh [all|build]" >&2; exit 2 ;;
+esac
 
-PACKAGES=(
+# What the `warden` binary and library need to build.
+BUILD_PACKAGES=(
   build-essential cmake pkg-config   # toolchain (build-essential brings dpkg-dev: dpkg-shlibdeps)
   mold                               # a faster linker: CI links dozens of test programs
-  ccache                             # make test: a compiler cache kept between runs (scripts/test-all.sh)
-  file                               # cpack's .deb: finds the binaries dpkg-shlibdeps reads
   libsqlite3-dev                     # embedded store (the default backend)
   libpq-dev                          # PostgreSQL store: the client library
-  postgresql                         # a throwaway server for the tests
-  iproute2                           # ip netns/veth for the partition test; ss for a keepalive test
-  libfaketime                        # steps the wall clock of the clock-step test's processes
   nlohmann-json3-dev                 # payloads, results, --json output
   libfmt-dev                         # formatting (g++ 12 has no <format>)
   libcli11-dev                       # command-line parsing
@@ -20,6 +25,15 @@ PACKAGES=(
   libboost-dev                       # Boost.Beast/Asio: warden serve's HTTP (header-only)
   libssl-dev                         # OpenSSL: TLS for warden serve, SHA-256 of API tokens
   libsystemd-dev                     # sd_notify under a Type=notify unit (optional: WARDEN_SYSTEMD)
+)
+
+# What the tests, the packaging check and the benchmarks need besides.
+TEST_PACKAGES=(
+  ccache                             # make test: a compiler cache kept between runs (scripts/test-all.sh)
+  file                               # cpack's .deb: finds the binaries dpkg-shlibdeps reads
+  postgresql                         # a throwaway server for the tests
+  iproute2                           # ip netns/veth for the partition test; ss for a keepalive test
+  libfaketime                        # steps the wall clock of the clock-step test's processes
   systemd                            # tests: systemd-analyze verify checks deploy/systemd/*.service.in
   curl openssl                       # tests: an HTTP client that is not the server's; test certificates
   sqlite3                            # tests/web: writes a node name no command accepts, by hand
@@ -49,15 +63,18 @@ web_test_modules() {
   cp "$web/package-lock.json" "$web/node_modules/.deps-lock"
 }
 
+PACKAGES=("${BUILD_PACKAGES[@]}")
+[ "$what" = all ] && PACKAGES+=("${TEST_PACKAGES[@]}")
+
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep "install ok installed" >/dev/null || missing+=("$p")
 done
 # npm installs the benchmark's peers. The machine's Node.js may come with its
 # own npm (NodeSource's nodejs), which Debian's npm would conflict with.
-command -v npm >/dev/null || missing+=(npm)
+[ "$what" = all ] && { command -v npm >/dev/null || missing+=(npm); }
 if [ ${#missing[@]} -eq 0 ]; then
-  web_test_modules
+  if [ "$what" = all ]; then web_test_modules; fi
   exit 0
 fi
 echo "deps: installing ${missing[*]}"
@@ -79,4 +96,4 @@ if [[ " ${missing[*]} " == *" prometheus "* ]]; then
     $SUDO update-rc.d prometheus disable
   fi
 fi
-web_test_modules
+if [ "$what" = all ]; then web_test_modules; fi

@@ -28,7 +28,7 @@ namespace warden {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 // Keeps steady_clock arithmetic far from overflow.
 constexpr Millis kMaxWait{int64_t{10} * 365 * 24 * 3600 * 1000};
@@ -164,7 +164,7 @@ class Supervisor {
   // Spawns the shim; false (with result.spawn_error set) if it could not.
   bool Spawn();
   // Supervises until the job is over and the shim reaped.
-  void Run(Clock::time_point start);
+  void Run(SteadyClock::time_point start);
 
  private:
   void SignalGroup(int sig);
@@ -335,19 +335,19 @@ void Supervisor::ReadSocket() {
   }
 }
 
-void Supervisor::Run(Clock::time_point start) {
-  const Clock::time_point deadline = start + std::min(spec_.timeout, kMaxWait);
+void Supervisor::Run(SteadyClock::time_point start) {
+  const SteadyClock::time_point deadline = start + std::min(spec_.timeout, kMaxWait);
   const Millis grace = std::min(spec_.kill_grace, kMaxWait);
   bool stopping = false;
   bool killed = false;
-  Clock::time_point kill_at;
-  auto ms_until = [](Clock::time_point t, Clock::time_point now) {
+  SteadyClock::time_point kill_at;
+  auto ms_until = [](SteadyClock::time_point t, SteadyClock::time_point now) {
     auto ms = std::chrono::ceil<Millis>(t - now).count();
     return static_cast<int>(std::clamp<int64_t>(ms, 0, INT_MAX));
   };
 
   while (!status_ && !shim_gone_ && !spawn_failed_) {
-    Clock::time_point now = Clock::now();
+    SteadyClock::time_point now = SteadyClock::now();
     if (!stopping) {
       StopReason why = stop_.reason();
       if (why != StopReason::kNone) {
@@ -456,7 +456,7 @@ SubprocessResult RunSubprocess(
     const SubprocessSpec& spec, StopSignal& stop,
     const std::function<void(const std::string&)>& on_control_line) {
   SubprocessResult result;
-  const Clock::time_point start = Clock::now();
+  const SteadyClock::time_point start = SteadyClock::now();
   if (std::string invalid = ValidateSpec(spec); !invalid.empty()) {
     result.spawn_error = invalid;
     return result;
@@ -470,7 +470,7 @@ SubprocessResult RunSubprocess(
     Supervisor supervisor(spec, stop, on_control_line, result);
     if (supervisor.Spawn()) supervisor.Run(start);
   }
-  result.elapsed = std::chrono::duration_cast<Millis>(Clock::now() - start);
+  result.elapsed = std::chrono::duration_cast<Millis>(SteadyClock::now() - start);
   return result;
 }
 

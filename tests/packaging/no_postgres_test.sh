@@ -45,7 +45,9 @@ cmake -S "$src" -B "$tree" -G "Unix Makefiles" -DCMAKE_BUILD_TYPE=Release \
   -DWARDEN_POSTGRES=OFF >"$work/configure.log" 2>&1 || { cat "$work/configure.log"; fail "configure"; }
 grep -q 'warden: PostgreSQL OFF, tests OFF, benchmarks OFF' "$work/configure.log" ||
   fail "the configuration is not SQLite alone: $(grep 'warden:' "$work/configure.log")"
-rules=$(find "$tree" -name flags.make -o -name link.txt -o -name build.make)
+# With WARDEN_UNITY the sources are compiled through the unity files CMake
+# writes at configure time: they name every source too.
+rules=$(find "$tree" -name flags.make -o -name link.txt -o -name build.make -o -name 'unity_*.cxx')
 [ -n "$rules" ] || fail "no build rules in $tree"
 # shellcheck disable=SC2086
 if grep -l -e 'libpq' -e '-lpq' -e 'include/postgresql' $rules; then
