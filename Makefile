@@ -44,7 +44,7 @@ package: build
 	cd $(BUILD) && cpack -G DEB
 
 # The inner loop (scripts/check.sh): the core, store (SQLite and memory),
-# simulation, layer and link checks in a plain unoptimised tree; no root,
+# simulation, layer and link checks in a plain -O1 tree; no root,
 # no network, no PostgreSQL. It installs nothing: `make deps` once first.
 check:
 	JOBS=$(JOBS) ./scripts/check.sh
