@@ -78,8 +78,10 @@ TEST_P(ConfigTest, AWorkerSetUpByTheFileAloneRunsAJob) {
   const int64_t id = add.json.value("id", int64_t{-1});
   ASSERT_TRUE(WaitFor([&] { return JobInState(id, warden::JobState::kSucceeded); }))
       << w.Log();
-  EXPECT_TRUE(w.LogHas("job " + std::to_string(id) + " (greet) attempt 1: succeeded"))
-      << w.Log();
+  // The attempt's line follows its outcome's commit (Worker::Impl::LogWritten).
+  EXPECT_TRUE(WaitFor([&] {
+    return w.LogHas("job " + std::to_string(id) + " (greet) attempt 1: succeeded");
+  })) << w.Log();
 }
 
 TEST_P(ConfigTest, TheEnvironmentBeatsTheFileAndAFlagBeatsBoth) {

@@ -81,6 +81,11 @@ TEST_P(LogFormatTest, WorkerLinesAreJsonWithTheJobOnJobLines) {
   ASSERT_TRUE(WaitFor([&] {
     return JobInState(ok, JobState::kSucceeded) && JobInState(bad, JobState::kDead);
   })) << a.Log();
+  // Each attempt's line follows its outcome's commit (Worker::Impl::LogWritten).
+  ASSERT_TRUE(WaitFor([&] {
+    const std::vector<Json> lines = JsonLines(a.Log());
+    return !About(lines, ok).empty() && !About(lines, bad).empty();
+  })) << a.Log();
   // Attempt 1 runs until its worker is killed; attempt 2 finishes.
   const int64_t rescued =
       Add(Job("log start; if [ \"$WARDEN_ATTEMPT\" = 1 ]; then sleep 30; fi; log done"));
