@@ -27,7 +27,6 @@ cmake -S . -B "$tree" -DCMAKE_BUILD_TYPE=Check -DCMAKE_CXX_FLAGS_CHECK="-O1 -g0"
 cmake --build "$tree" -j "$JOBS" --target core_test store_test runtime_sim_test runtime_seeds_test
 
 # The PostgreSQL cases want a server: `make test` runs them.
-export -n CI WARDEN_TEST_PG_URL 2>/dev/null || true
 unset CI WARDEN_TEST_PG_URL
 no_pg='-*/postgres:*Postgres*:*postgres*'
 failed=()

@@ -108,15 +108,13 @@ TEST_P(FencingTest, AFinishedRunWhoseOutcomeIsRefusedIsNotLoggedAsSucceeded) {
   // under its own supervisor, which is not); attempt 2 runs elsewhere.
   // Thawed, the worker reports attempt 1's success, and the store refuses
   // it: the log must say so, not "succeeded".
-  Worker& a = StartWorker("a");
-  Worker& b = StartWorker("b");
+  StartWorker("a");
+  StartWorker("b");
   const int64_t id = Add(Job("log start; if [ \"$WARDEN_ATTEMPT\" = 1 ]; then sleep 2; fi; log done"));
   ASSERT_GT(id, 0);
   ASSERT_TRUE(WaitFor([&] { return LedgerHas(id, 1, "start"); }));
   Worker* frozen = WorkerByPid(HolderPid(id));
   ASSERT_NE(frozen, nullptr);
-  (void)a;
-  (void)b;
   ASSERT_TRUE(FreezeBetweenTransactions(*frozen));
   ASSERT_TRUE(WaitFor([&] { return JobInState(id, JobState::kSucceeded); }));
   ASSERT_TRUE(WaitFor([&] { return LedgerHas(id, 1, "done"); }))
