@@ -4,7 +4,7 @@
     mutants.py NAME SOURCE OUT
 
 Each mutant breaks one rule of the protocol in src/ (the runtime, the
-maintenance pass or the in-memory store) the way the model's mutations
+maintenance pass, the in-memory store or the SQLite store's SQL) the way the model's mutations
 broke it in tests/sim; the runtime simulation's seeds must catch it
 (tests/sim/CMakeLists.txt). The build fails when a break no longer applies
 to the file as it is: a mutant must never pass because it changed nothing.
@@ -88,6 +88,23 @@ MUTANTS = {
         "      silent_workers.push_back(w);\n"
         "    }\n"
         "  }",
+    ),
+    # The same breaks in SQL, run on the SQLite seeds
+    # (WARDEN_RUNTIME_SIM_STORE=sqlite): a completion with a result lands
+    # whatever lease token it names.
+    "complete_unfenced_sqlite": (
+        '"lease_expires_at = NULL WHERE id = ? AND lease_token = ? AND "',
+        '"lease_expires_at = NULL WHERE id = ? AND (lease_token = ? OR 1) AND "',
+    ),
+    # A checkpoint lands whatever lease token it names.
+    "checkpoint_unfenced_sqlite": (
+        '"UPDATE jobs SET checkpoint = ? WHERE id = ? AND lease_token = ? "',
+        '"UPDATE jobs SET checkpoint = ? WHERE id = ? AND (lease_token = ? OR 1) "',
+    ),
+    # A heartbeat renews every running job's lease, not only its worker's.
+    "heartbeat_foreign_sqlite": (
+        """"WHERE worker_id = ? AND state = 'running' "\n""",
+        """"WHERE (worker_id = ? OR 1) AND state = 'running' "\n""",
     ),
 }
 
