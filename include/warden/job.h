@@ -237,6 +237,9 @@ struct WorkerInfo {
   int running = 0;           // jobs it holds now
   std::vector<std::string> tasks;  // it has a handler or a --task for
   bool allow_commands = false;     // it runs command jobs (--allow-cmd)
+  // Its --keepalive-threshold as it registered it (rows older than schema
+  // SQLite 15 / PostgreSQL 18 did not keep it: 10 s, the default).
+  Millis keepalive{10'000};
 };
 
 struct Stats {
