@@ -149,8 +149,12 @@ TEST_P(SilentWorkerTest, AFullNodeAndADisabledNodeAreWhatHoldsAJobBack) {
   EXPECT_TRUE(Has(full, "waiting:   node vm runs 2 of its capacity 2")) << full;
 
   ASSERT_EQ(Cli({"nodes", "disable", "vm"}).exit_code, 0);
-  const int64_t quick = Add(Job("log ran"));
+  const CliResult added = Cli({"add", "--cmd", Job("log ran")}, /*json=*/false);
+  ASSERT_EQ(added.exit_code, 0) << added.err;
+  const int64_t quick = std::atoll(added.out.c_str());
+  ASSERT_GT(quick, 0) << added.out;
   const std::string fix = "no worker on an enabled node serves it; warden nodes enable vm";
+  EXPECT_TRUE(Has(added.err, "waits: " + fix)) << added.err;
   ASSERT_TRUE(HasReason(Why(quick), "node_disabled", &message)) << Why(quick).dump();
   EXPECT_EQ(message, fix);
   EXPECT_FALSE(HasReason(Why(quick), "claimable"));
