@@ -68,14 +68,14 @@ TEST_P(SilentWorkerTest, AKilledOnlyWorkerIsShownSilentEverywhereAndNoVerdictFol
   const int64_t id = Add(Job("log start; sleep 60"), {"--queue", "t"});
   ASSERT_TRUE(WaitFor([&] { return LedgerHas(id, 1, "start"); })) << w.Log();
   StartServer();
-  // Alive: counted live, and the maintenance leader.
+  // Alive: not silent, counted live, and the maintenance leader.
   ASSERT_TRUE(WaitFor([&] {
     const std::string m = Get("/metrics");
     return Has(m, "warden_maintenance_leader{worker=\"w7\"} 1") &&
            Has(m, "warden_queue_live_workers{queue=\"t\"} 1") &&
-           Has(m, "warden_workers{state=\"active\"} 1");
+           Has(m, "warden_workers{state=\"active\"} 1") &&
+           !WorkerRow(wid).value("silent", true);
   })) << Get("/metrics");
-  EXPECT_FALSE(WorkerRow(wid).value("silent", true));
 
   w.proc->Kill();
   // Its keepalive (1s) passes with no heartbeat: silent on every surface.
@@ -120,9 +120,15 @@ TEST_P(SilentWorkerTest, AFrozenWorkerIsSilentUntilItHeartbeatsAgain) {
       << WorkerRow(wid).dump();
   EXPECT_TRUE(Has(Text({"workers"}), "no heartbeat for"));
   ASSERT_EQ(kill(w.pid(), SIGCONT), 0);
-  ASSERT_TRUE(WaitFor([&] { return !WorkerRow(wid).value("silent", true); }, Millis(20'000)))
-      << WorkerRow(wid).dump() << w.Log();
-  EXPECT_EQ(WorkerRow(wid).value("state", ""), "active");
+  // Thawed, it heartbeats again and is not silent. (Its own maintenance
+  // pass may by then have judged its old row silent for the keepalive and
+  // marked it dead: it registers again, a new row under its name. That is
+  // recovery's protocol; the display only follows the rows.)
+  ASSERT_TRUE(WaitFor([&] {
+    const Json live = Cli({"workers"}).json;
+    return live.is_array() && live.size() == 1 && live[0].value("name", "") == "w8" &&
+           live[0].value("state", "") == "active" && !live[0].value("silent", true);
+  }, Millis(20'000))) << Cli({"workers"}).out << w.Log();
 }
 
 TEST_P(SilentWorkerTest, AFullNodeAndADisabledNodeAreWhatHoldsAJobBack) {
