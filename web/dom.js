@@ -78,6 +78,33 @@ export const JOB_STATES = ['scheduled', 'available', 'running', 'succeeded', 're
   'dead', 'cancelled', 'expired'];
 
 export function stateBadge(state) {
-  const known = JOB_STATES.includes(state) || ['active', 'draining', 'stopped'].includes(state);
+  const known = JOB_STATES.includes(state) ||
+    ['active', 'draining', 'stopped', 'silent', 'node-disabled'].includes(state);
   return el('span', {class: known ? `badge state-${state}` : 'badge'}, state);
+}
+
+// What a worker is, as shown: `silent` when it is live but its heartbeat
+// went unrenewed past its keepalive by the store's clock (the server says
+// so: `silent`), `node-disabled` when its node takes no work, else its row's
+// state. A display, not a verdict: recovery decides by its own protocol.
+export function workerState(w) {
+  if (w.silent) return 'silent';
+  if (w.node_disabled && (w.state === 'active' || w.state === 'draining')) return 'node-disabled';
+  return w.state;
+}
+
+// "no heartbeat for 51.0 s, keepalive 10.0 s", or '' for a worker that is not silent.
+export function silenceText(w) {
+  if (!w.silent) return '';
+  return `no heartbeat for ${duration(w.silent_for_ms / 1000)}, ` +
+    `keepalive ${duration(w.keepalive_ms / 1000)}`;
+}
+
+// A worker's state badge, with why it is silent (or idle) as its title.
+export function workerBadge(w) {
+  const shown = workerState(w);
+  const badge = stateBadge(shown);
+  if (shown === 'silent') badge.title = silenceText(w);
+  if (shown === 'node-disabled') badge.title = 'its node takes no work: it claims nothing';
+  return badge;
 }

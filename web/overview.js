@@ -1,7 +1,7 @@
 // Overview: jobs by state, workers, the queues, and two charts (jobs that
 // succeeded, and that failed for good, per second), derived here from the
 // differences between successive fetches of GET /v1/stats.
-import {el, table, link, ago, JOB_STATES, stateBadge} from './dom.js';
+import {el, table, link, ago, JOB_STATES, workerBadge, workerState} from './dom.js';
 import {get} from './api.js';
 import {barChart} from './chart.js';
 import {queueTable} from './queues.js';
@@ -40,6 +40,7 @@ export function render() {
     const r = stats.recovery;
     recovery.replaceChildren(
       `Workers: ${stats.workers.active} active, ${stats.workers.draining} draining, ` +
+      `${ws.filter((w) => w.silent).length} of them silent, ` +
       `${stats.workers.dead} dead. Recovery: ${r.rescued_attempts} rescued attempts, ` +
       `${r.fenced_writes} fenced writes, ${r.crash_loops} crash loops.`);
     const {succeeded, failed} = rates();
@@ -53,11 +54,12 @@ export function render() {
       {title: 'name', cell: (w) => w.name},
       {title: 'node', cell: (w) => w.node},
       {title: 'pid', cell: (w) => String(w.pid)},
-      {title: 'state', cell: (w) => stateBadge(w.state)},
+      {title: 'state', cell: (w) => workerBadge(w)},
       {title: 'heartbeat', cell: (w) => ago(w.last_heartbeat)},
       {title: 'running', cell: (w) => String(w.running), class: 'num'},
       {title: 'queues', cell: (w) => w.queues.join(', ')},
-    ], ws, {id: 'live-workers', empty: 'no live worker', rowAttrs: (w) => ({'data-worker': w.name})}),
+    ], ws, {id: 'live-workers', empty: 'no live worker',
+      rowAttrs: (w) => ({'data-worker': w.name, 'data-shown': workerState(w)})}),
     el('p', {}, link('#/workers', 'every worker, past ones too')));
   }
 

@@ -1,7 +1,8 @@
 // Workers (GET /v1/workers?all=true): every incarnation, live and past,
 // with its node, pid, heartbeat age, running jobs and, for a dead one, why
-// it was declared dead.
-import {el, table, time, ago, stateBadge} from './dom.js';
+// it was declared dead; a silent one (or one on a node that takes no work)
+// shown as such, never as plainly active.
+import {el, table, time, ago, workerBadge, workerState, silenceText} from './dom.js';
 import {get} from './api.js';
 
 const LIVE = ['active', 'draining'];
@@ -22,7 +23,7 @@ export function render() {
       body.replaceChildren(table([
         {title: 'name', cell: (w) => w.name},
         {title: 'id', cell: (w) => String(w.id), class: 'num'},
-        {title: 'state', cell: (w) => stateBadge(w.state)},
+        {title: 'state', cell: (w) => workerBadge(w)},
         {title: 'node', cell: (w) => w.node},
         {title: 'pid', cell: (w) => String(w.pid), class: 'num'},
         {title: 'heartbeat', cell: (w) => (LIVE.includes(w.state) ? `${ago(w.last_heartbeat)} ago`
@@ -31,9 +32,11 @@ export function render() {
         {title: 'queues', cell: (w) => w.queues.join(', ')},
         {title: 'started', cell: (w) => time(w.started_at)},
         {title: 'stopped', cell: (w) => time(w.stopped_at)},
-        {title: 'death reason', cell: (w) => w.death_reason ?? ''},
+        {title: 'note', cell: (w) => w.death_reason ?? (silenceText(w) ||
+          (workerState(w) === 'node-disabled' ? 'its node takes no work: it claims nothing' : ''))},
       ], sorted, {id: 'workers', empty: 'no worker has run yet',
-        rowAttrs: (w) => ({'data-worker': w.name, 'data-state': w.state})}));
+        rowAttrs: (w) => ({'data-worker': w.name, 'data-state': w.state,
+          'data-shown': workerState(w)})}));
     },
   };
 }

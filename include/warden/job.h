@@ -237,6 +237,22 @@ struct WorkerInfo {
   int running = 0;           // jobs it holds now
   std::vector<std::string> tasks;  // it has a handler or a --task for
   bool allow_commands = false;     // it runs command jobs (--allow-cmd)
+  // Its --keepalive-threshold as it registered it (rows older than schema
+  // SQLite 15 / PostgreSQL 18 did not keep it: 10 s, the default).
+  Millis keepalive{10'000};
+  // How long its heartbeat has gone unrenewed, when that is longer than its
+  // keepalive, by the store's clock (warden/worker_silence.h, in src/core):
+  // `silent`. A display, not a verdict: a worker is marked dead, and its
+  // jobs come back, only by the recovery protocol (docs/design.md). Filled
+  // by the Client's listings; nullopt: renewed within its keepalive.
+  std::optional<Millis> silent_for;
+  // Its node is registered and disabled or removed (warden/nodes.h): it
+  // claims nothing there. Filled by the Client's listings.
+  bool node_disabled = false;
+  // Active, not silent, on a node that takes work: it may claim now.
+  bool Claiming() const {
+    return state == WorkerState::kActive && !silent_for && !node_disabled;
+  }
 };
 
 struct Stats {

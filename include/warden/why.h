@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "warden/job.h"
+#include "warden/nodes.h"
 #include "warden/operator.h"
 
 namespace warden {
@@ -21,14 +22,18 @@ struct WhyFacts {
   std::optional<QueueFlow> queue_flow;
   // A running job that holds the job's concurrency key (none: free).
   std::optional<JobId> key_holder;
-  std::vector<WorkerInfo> live_workers;  // active and draining, with running counts
+  // Active and draining, with running counts, silent_for and node_disabled
+  // filled (Client::ListWorkers).
+  std::vector<WorkerInfo> live_workers;
+  std::vector<NodeInfo> nodes;  // the registry: capacities, running, enabled
 };
 
 struct WhyReason {
-  // Stable codes: running, finished, scheduled, backing_off, queue_paused,
-  // queue_concurrency_limit, queue_rate_limit,
+  // Stable codes: running, worker_silent, finished, scheduled, backing_off,
+  // queue_paused, queue_concurrency_limit, queue_rate_limit,
   // concurrency_key_held, start_deadline_passed, avoids_node,
-  // no_worker_serves, only_draining_workers, slots_busy, claimable.
+  // no_worker_serves, only_draining_workers, only_silent_workers,
+  // node_disabled, node_capacity_full, slots_busy, claimable.
   std::string code;
   std::string message;  // for a person, one line
   Json evidence;        // the facts behind it (times, ids, names, counts)

@@ -262,8 +262,20 @@ void AddAddCommand(CLI::App& app, Globals& g, Action* action) {
       Result<bool> served =
           served_before ? std::move(*served_before) : (*client)->AnyWorkerRuns(*spec);
       if (served.has_value() && !*served && r->created) {
-        std::cerr << "warden: note: no active worker runs job " << r->id << " yet; it waits "
-                  << "until one does (" << WhoWouldRun(*spec) << ")\n";
+        // Workers that would run it, but on a node that takes no work: the
+        // fix is the node's, not a new worker (jobs why's node_disabled).
+        std::string node_fix;
+        if (auto why = (*client)->WhyNotRunning(r->id); why.has_value()) {
+          for (const WhyReason& reason : *why) {
+            if (reason.code == "node_disabled") node_fix = reason.message;
+          }
+        }
+        if (!node_fix.empty()) {
+          std::cerr << "warden: note: job " << r->id << " waits: " << node_fix << "\n";
+        } else {
+          std::cerr << "warden: note: no active worker runs job " << r->id << " yet; it waits "
+                    << "until one does (" << WhoWouldRun(*spec) << ")\n";
+        }
       }
       auto paused = (*client)->QueuePausedSince(spec->queue);
       if (paused.has_value() && paused->has_value() && r->created) {

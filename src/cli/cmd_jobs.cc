@@ -1,4 +1,5 @@
 // warden jobs [show | retry | cancel]
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 
@@ -66,7 +67,12 @@ void AddJobsCommand(CLI::App& app, Globals& g, Action* action) {
         for (const auto& j : list) out.push_back(JobToJson(j, false));
         PrintJson(out);
       } else {
-        PrintJobTable(list, total, NowMs(), *wide);
+        std::vector<WorkerInfo> live;
+        if (std::any_of(list.begin(), list.end(),
+                        [](const JobInfo& j) { return j.state == JobState::kRunning; })) {
+          WARDEN_ASSIGN_OR_RETURN(live, c.ListWorkers(/*live_only=*/true));
+        }
+        PrintJobTable(list, total, NowMs(), *wide, live);
         // Jobs that wait because no active worker runs them, whichever
         // rows the filter showed: a note beside the table, on stderr.
         WARDEN_ASSIGN_OR_RETURN(auto unserved, c.Unserved());
@@ -88,7 +94,11 @@ void AddJobsCommand(CLI::App& app, Globals& g, Action* action) {
       if (g.json) {
         PrintJson(JobToJson(job, true));
       } else {
-        PrintJobDetail(job, NowMs());
+        std::vector<WorkerInfo> live;
+        if (job.state == JobState::kRunning) {
+          WARDEN_ASSIGN_OR_RETURN(live, c.ListWorkers(/*live_only=*/true));
+        }
+        PrintJobDetail(job, NowMs(), live);
         const bool waiting = job.state == JobState::kAvailable ||
                              job.state == JobState::kScheduled ||
                              job.state == JobState::kRetryable;
@@ -97,9 +107,26 @@ void AddJobsCommand(CLI::App& app, Globals& g, Action* action) {
         like.task = job.task;
         like.command = job.command;
         if (waiting) {
-          WARDEN_ASSIGN_OR_RETURN(bool served, c.AnyWorkerRuns(like));
-          if (!served) {
-            std::cout << "  waiting:   no active worker runs it (" << WhoWouldRun(like) << ")\n";
+          // The reasons that name a fix of the workers' side (its node
+          // disabled, full, or only silent workers) say it; otherwise how
+          // to start a worker that runs it.
+          WARDEN_ASSIGN_OR_RETURN(auto reasons, c.WhyNotRunning(jid));
+          const WhyReason* told = nullptr;
+          for (const WhyReason& r : reasons) {
+            if (r.code == "node_disabled" || r.code == "node_capacity_full" ||
+                r.code == "only_silent_workers") {
+              told = &r;
+              break;
+            }
+          }
+          if (told) {
+            std::cout << "  waiting:   " << told->message << "\n";
+          } else {
+            WARDEN_ASSIGN_OR_RETURN(bool served, c.AnyWorkerRuns(like));
+            if (!served) {
+              std::cout << "  waiting:   no active worker runs it (" << WhoWouldRun(like)
+                        << ")\n";
+            }
           }
         }
       }

@@ -10,6 +10,7 @@
 #include "warden/duration.h"
 #include "warden/text.h"
 #include "warden/plural.h"
+#include "warden/worker_silence.h"
 
 namespace warden::cli {
 namespace {
@@ -38,6 +39,13 @@ void PrintTail(const char* stream, const std::string& tail) {
 
 // Text from the database on one line, whole.
 std::string Whole(const std::string& text) { return OneLine(text, text.size()); }
+
+const WorkerInfo* FindWorker(const std::vector<WorkerInfo>& workers, WorkerId id) {
+  for (const WorkerInfo& w : workers) {
+    if (w.id == id) return &w;
+  }
+  return nullptr;
+}
 
 // A worker as people know it: its name, else (its row pruned) its id.
 std::string WorkerText(WorkerId id, const std::string& name) {
@@ -90,15 +98,20 @@ std::string HumanWhen(TimeMs t, TimeMs now) {
   return t > now ? "in " + d : d + " ago";
 }
 
-void PrintJobTable(const std::vector<JobInfo>& jobs, int64_t total, TimeMs now, bool wide) {
+void PrintJobTable(const std::vector<JobInfo>& jobs, int64_t total, TimeMs now, bool wide,
+                   const std::vector<WorkerInfo>& live_workers) {
   const int task = ColumnWidth("TASK", jobs, [](const JobInfo& j) { return j.task; }, 24, wide);
   const int queue =
       ColumnWidth("QUEUE", jobs, [](const JobInfo& j) { return j.queue; }, 20, wide);
   // Only running jobs name their worker: a finished job's is history (see
   // `jobs show`).
-  auto worker_of = [](const JobInfo& j) {
+  // A silent worker says so (warden/worker_silence.h): its job may be lost.
+  auto worker_of = [&](const JobInfo& j) {
     if (j.state != JobState::kRunning || !j.worker) return std::string();
-    return j.worker_name.empty() ? fmt::format("#{}", *j.worker) : j.worker_name;
+    std::string text = j.worker_name.empty() ? fmt::format("#{}", *j.worker) : j.worker_name;
+    const WorkerInfo* w = FindWorker(live_workers, *j.worker);
+    if (w && w->silent_for) text += " (silent " + HumanDuration(*w->silent_for) + ")";
+    return text;
   };
   const int worker = ColumnWidth("WORKER", jobs, worker_of, 20, wide);
   std::vector<std::string> created, when;
@@ -131,7 +144,7 @@ void PrintJobTable(const std::vector<JobInfo>& jobs, int64_t total, TimeMs now, 
   }
 }
 
-void PrintJobDetail(const JobInfo& j, TimeMs now) {
+void PrintJobDetail(const JobInfo& j, TimeMs now, const std::vector<WorkerInfo>& live_workers) {
   fmt::print("job {} ({}) on queue {}: {}\n", j.id, Whole(j.task), Whole(j.queue),
              JobStateName(j.state));
   if (!j.command.empty()) fmt::print("  command:   {}\n", Whole(j.command));
@@ -147,7 +160,12 @@ void PrintJobDetail(const JobInfo& j, TimeMs now) {
   fmt::print("  keys:      unique {}, concurrency {}\n",
              j.unique_key.empty() ? "-" : Whole(j.unique_key),
              j.concurrency_key.empty() ? "-" : Whole(j.concurrency_key));
-  if (j.worker) fmt::print("  worker:    {}\n", WorkerText(*j.worker, j.worker_name));
+  if (j.worker) {
+    const WorkerInfo* w = j.state == JobState::kRunning ? FindWorker(live_workers, *j.worker)
+                                                        : nullptr;
+    fmt::print("  worker:    {}{}\n", WorkerText(*j.worker, j.worker_name),
+               w && w->silent_for ? ", silent: " + SilenceText(*w) : "");
+  }
   fmt::print("  created:   {} ({})   finished: {}\n", FormatTime(j.created_at),
              HumanWhen(j.created_at, now), Text(j.finished_at));
   if (j.last_error) fmt::print("  last error: {}\n", Whole(LastErrorText(j)));
@@ -185,9 +203,14 @@ void PrintWorkerTable(const std::vector<WorkerInfo>& workers, bool wide) {
   fmt::print("{:>6}  {}  {:<9}  {}  {:>7}  {:>7}  {:<24}  {}\n", "ID", Cell("NAME", name),
              "STATE", Cell("NODE", node), "PID", "RUNNING", "LAST HEARTBEAT", "NOTE");
   for (const auto& w : workers) {
+    // A live worker whose heartbeat went unrenewed past its keepalive is
+    // shown silent whatever its row says (a display: recovery decides).
+    std::string note = w.death_reason;
+    if (w.node_disabled) note = "its node takes no work (disabled or removed): claims nothing";
+    if (w.silent_for) note = SilenceText(w) + (note.empty() ? "" : "; " + note);
     fmt::print("{:>6}  {}  {:<9}  {}  {:>7}  {:>7}  {:<24}  {}\n", w.id, Cell(w.name, name),
-               WorkerStateName(w.state), Cell(w.node, node), w.pid, w.running,
-               FormatTime(w.last_heartbeat), w.death_reason);
+               w.silent_for ? "silent" : WorkerStateName(w.state), Cell(w.node, node), w.pid,
+               w.running, FormatTime(w.last_heartbeat), note);
   }
 }
 

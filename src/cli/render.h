@@ -17,8 +17,12 @@ namespace warden::cli {
 // "…". `wide` lifts the caps: every name is shown whole.
 // `total`: how many jobs matched (a footer says when only some are shown).
 // Times are shown relative to `now` (this host's clock).
-void PrintJobTable(const std::vector<JobInfo>& jobs, int64_t total, TimeMs now, bool wide);
-void PrintJobDetail(const JobInfo& j, TimeMs now);
+// `live_workers` (Client::ListWorkers(true)): a running job's silent worker
+// is shown as silent.
+void PrintJobTable(const std::vector<JobInfo>& jobs, int64_t total, TimeMs now, bool wide,
+                   const std::vector<WorkerInfo>& live_workers = {});
+void PrintJobDetail(const JobInfo& j, TimeMs now,
+                    const std::vector<WorkerInfo>& live_workers = {});
 
 // `t` seen from `now`, to the second: "3s ago", "in 1h30m", "now".
 std::string HumanWhen(TimeMs t, TimeMs now);

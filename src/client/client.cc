@@ -9,6 +9,7 @@
 
 #include "warden/duration.h"
 #include "warden/text.h"
+#include "client/workers_shown.h"
 #include "env/env.h"
 #include "maintenance/inventory_sync.h"
 #include "maintenance/recovery_metrics.h"
@@ -183,7 +184,8 @@ Result<JobState> Client::CancelJob(JobId id) {
 Result<int64_t> Client::CountUnfinished() { return store_->JobCountUnfinished(); }
 
 Result<std::vector<WorkerInfo>> Client::ListWorkers(bool live_only) {
-  return store_->WorkerList(live_only);
+  WARDEN_ASSIGN_OR_RETURN(ShownWorkers shown, ReadShownWorkers(*store_, live_only));
+  return std::move(shown.workers);
 }
 
 Result<int> Client::ReleaseWorker(const std::string& name_or_id, bool force) {

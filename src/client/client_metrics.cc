@@ -5,6 +5,7 @@
 // The counters and histograms are the fleet's totals (core/metrics.h).
 #include <algorithm>
 
+#include "client/workers_shown.h"
 #include "core/metrics.h"
 #include "maintenance/maintainer.h"
 #include "store/store.h"
@@ -16,6 +17,7 @@ namespace {
 constexpr JobState kStates[] = {JobState::kScheduled, JobState::kAvailable, JobState::kRunning,
                                 JobState::kSucceeded, JobState::kRetryable, JobState::kDead,
                                 JobState::kCancelled, JobState::kExpired};
+constexpr char kSilentState[] = "silent";
 constexpr WorkerState kWorkerStates[] = {WorkerState::kActive, WorkerState::kDraining,
                                          WorkerState::kStopped, WorkerState::kDead};
 
@@ -25,8 +27,10 @@ Result<std::string> Client::ExportMetrics() {
   WARDEN_ASSIGN_OR_RETURN(auto queues, ListQueues());
   WARDEN_ASSIGN_OR_RETURN(auto now, StoreNow());
   // Every worker row, for the states and the leader's name (GetStats would
-  // also count every job, once more than ListQueues does).
-  WARDEN_ASSIGN_OR_RETURN(auto workers, store_->WorkerList(/*live_only=*/false));
+  // also count every job, once more than ListQueues does), silent ones
+  // marked (warden/worker_silence.h).
+  WARDEN_ASSIGN_OR_RETURN(ShownWorkers shown, ReadShownWorkers(*store_, /*live_only=*/false));
+  const std::vector<WorkerInfo>& workers = shown.workers;
   WARDEN_ASSIGN_OR_RETURN(auto totals, MetricTotals());
   WARDEN_ASSIGN_OR_RETURN(auto leader, store_->LeaderRead(kMaintenanceRole));
 
@@ -43,15 +47,22 @@ Result<std::string> Client::ExportMetrics() {
     m[MetricSeries("warden_queue_paused", {{"queue", q.name}})] = q.paused ? 1 : 0;
     m[MetricSeries("warden_queue_live_workers", {{"queue", q.name}})] = q.live_workers;
   }
-  std::map<WorkerState, int64_t> by_state;
-  for (const WorkerInfo& w : workers) ++by_state[w.state];
-  for (WorkerState s : kWorkerStates) {
-    m[MetricSeries("warden_workers", {{"state", WorkerStateName(s)}})] =
-        static_cast<double>(by_state[s]);
+  // A live worker whose heartbeat went unrenewed past its keepalive is
+  // counted as `silent`, not by its row's state: until recovery marks it
+  // dead, its row still says active (or draining).
+  std::map<std::string, int64_t> by_state;
+  for (WorkerState s : kWorkerStates) by_state[WorkerStateName(s)] = 0;
+  by_state[kSilentState] = 0;
+  for (const WorkerInfo& w : workers) {
+    ++by_state[w.silent_for ? kSilentState : WorkerStateName(w.state)];
+  }
+  for (const auto& [state, n] : by_state) {
+    m[MetricSeries("warden_workers", {{"state", state}})] = static_cast<double>(n);
   }
   if (leader && leader->holder_live) {
     for (const WorkerInfo& w : workers) {
-      if (w.id == leader->holder) {
+      // A silent leader is left out: a fleet led by it has no maintenance.
+      if (w.id == leader->holder && !w.silent_for) {
         m[MetricSeries("warden_maintenance_leader", {{"worker", w.name}})] = 1;
       }
     }

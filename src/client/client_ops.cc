@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "client/token.h"
+#include "client/workers_shown.h"
 #include "store/store.h"
 #include "warden/client.h"
 #include "warden/duration.h"
@@ -27,10 +28,12 @@ Result<std::optional<TimeMs>> Client::QueuePausedSince(const std::string& queue)
 
 Result<std::vector<QueueInfo>> Client::ListQueues() {
   WARDEN_ASSIGN_OR_RETURN(std::vector<QueueInfo> queues, store_->QueueList());
-  WARDEN_ASSIGN_OR_RETURN(std::vector<WorkerInfo> live, store_->WorkerList(true));
+  WARDEN_ASSIGN_OR_RETURN(ShownWorkers shown, ReadShownWorkers(*store_, /*live_only=*/true));
+  const std::vector<WorkerInfo>& live = shown.workers;
   for (QueueInfo& q : queues) {
+    // Live: claiming now (not silent, its node takes work).
     q.live_workers = static_cast<int>(std::count_if(live.begin(), live.end(), [&](const auto& w) {
-      return w.state == WorkerState::kActive &&
+      return w.Claiming() &&
              (w.queues.empty() ||
               std::find(w.queues.begin(), w.queues.end(), q.name) != w.queues.end());
     }));
@@ -106,7 +109,9 @@ Result<std::vector<WhyReason>> Client::WhyNotRunning(JobId id) {
     WARDEN_ASSIGN_OR_RETURN(facts.key_holder, store_->JobHoldingKey(facts.job.concurrency_key));
     if (facts.key_holder == id) facts.key_holder.reset();
   }
-  WARDEN_ASSIGN_OR_RETURN(facts.live_workers, store_->WorkerList(true));
+  WARDEN_ASSIGN_OR_RETURN(ShownWorkers shown, ReadShownWorkers(*store_, /*live_only=*/true));
+  facts.live_workers = std::move(shown.workers);
+  facts.nodes = std::move(shown.nodes);
   return warden::WhyNotRunning(facts);
 }
 

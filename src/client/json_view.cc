@@ -108,7 +108,11 @@ Json WorkerToJson(const WorkerInfo& w) {
           {"last_heartbeat", FormatTime(w.last_heartbeat)},
           {"stopped_at", OptTime(w.stopped_at)},
           {"death_reason", w.death_reason.empty() ? Json() : Json(w.death_reason)},
-          {"running", w.running}};
+          {"running", w.running},
+          {"keepalive_ms", w.keepalive.count()},
+          {"silent", w.silent_for.has_value()},
+          {"silent_for_ms", w.silent_for ? Json(w.silent_for->count()) : Json()},
+          {"node_disabled", w.node_disabled}};
 }
 
 Json StatsToJson(const Stats& s) {

@@ -1,9 +1,14 @@
 #include "warden/why.h"
 
+#include <algorithm>
+#include <map>
+#include <set>
+
 #include "warden/backlog.h"
 #include "warden/duration.h"
 #include "warden/flow.h"
 #include "warden/plural.h"
+#include "warden/worker_silence.h"
 
 namespace warden {
 namespace {
@@ -59,6 +64,144 @@ void AddFlowReasons(const WhyFacts& f, std::vector<WhyReason>* out) {
   }
 }
 
+// A running job's worker, when it is silent (warden/worker_silence.h).
+void AddSilentWorker(const WhyFacts& f, std::vector<WhyReason>* out) {
+  const JobInfo& j = f.job;
+  for (const WorkerInfo& w : f.live_workers) {
+    if (!j.worker || w.id != *j.worker || !w.silent_for) continue;
+    out->push_back({"worker_silent",
+                    "its worker " + w.name + " is silent: " + SilenceText(w) +
+                        "; if it is gone, the job comes back when recovery finds its lease "
+                        "silent",
+                    {{"worker", w.id},
+                     {"worker_name", w.name},
+                     {"silent_for_ms", w.silent_for->count()},
+                     {"keepalive_ms", w.keepalive.count()}}});
+  }
+}
+
+const NodeInfo* FindNode(const WhyFacts& f, const std::string& name) {
+  for (const NodeInfo& n : f.nodes) {
+    if (n.name == name && n.registered) return &n;
+  }
+  return nullptr;
+}
+
+// What the workers that could run a waiting job have room for.
+struct ServedBy {
+  int free_slots = 0;  // on claiming workers, within their nodes' capacities
+  Json workers = Json::array();
+};
+
+// The reasons that come from the workers that could run the job: none
+// claiming (none at all, only draining, only silent, only on nodes that
+// take no work), or every one busy (its slots, or its node's capacity).
+ServedBy ServeWorkers(const WhyFacts& f, bool command, std::vector<WhyReason>* out) {
+  const JobInfo& j = f.job;
+  ServedBy r;
+  int active = 0, draining = 0, slots = 0, on_open_nodes = 0;
+  std::vector<const WorkerInfo*> silent;
+  std::set<std::string> closed;  // nodes that take no work
+  std::map<std::string, int> node_free;  // free worker slots on each node
+  for (const WorkerInfo& w : f.live_workers) {
+    if (!CanRun(ServingOf(w), j.queue, j.task, command)) continue;
+    if (w.silent_for) {
+      silent.push_back(&w);
+    } else if (w.node_disabled) {
+      closed.insert(w.node);
+    } else if (w.state == WorkerState::kDraining) {
+      ++draining;
+    } else if (w.state == WorkerState::kActive) {
+      ++active;
+      slots += w.concurrency;
+      node_free[w.node] += std::max(0, w.concurrency - w.running);
+      r.workers.push_back({{"id", w.id}, {"name", w.name}, {"node", w.node},
+                           {"running", w.running}, {"concurrency", w.concurrency}});
+    }
+  }
+  std::string full_text;
+  Json full = Json::array();
+  for (const auto& [name, free] : node_free) {
+    const NodeInfo* n = FindNode(f, name);
+    if (n && n->capacity) {
+      const int64_t room = std::max<int64_t>(0, *n->capacity - n->running);
+      if (room == 0) {
+        full_text += (full_text.empty() ? "node " : "; node ") + name + " runs " +
+                     std::to_string(n->running) + " of its capacity " +
+                     std::to_string(*n->capacity);
+        full.push_back({{"node", name}, {"running", n->running}, {"capacity", *n->capacity}});
+        continue;
+      }
+      r.free_slots += static_cast<int>(std::min<int64_t>(free, room));
+    } else {
+      r.free_slots += free;
+    }
+    ++on_open_nodes;
+  }
+  if (active == 0) {
+    Json evidence = {{"queue", j.queue}, {"task", j.task}, {"command", command},
+                     {"draining_workers", draining}};
+    if (!closed.empty()) {
+      std::string fixes;
+      Json nodes = Json::array();
+      for (const std::string& name : closed) {
+        const NodeInfo* n = FindNode(f, name);
+        const bool removed = n && !n->present;
+        fixes += std::string(fixes.empty() ? "" : " or ") +
+                 (removed ? "warden nodes add " : "warden nodes enable ") + name;
+        nodes.push_back({{"node", name}, {"state", removed ? "removed" : "disabled"}});
+      }
+      out->push_back({"node_disabled", "no worker on an enabled node serves it; " + fixes,
+                      {{"queue", j.queue}, {"task", j.task}, {"command", command},
+                       {"nodes", nodes}}});
+    }
+    if (!silent.empty()) {
+      std::string names;
+      Json workers = Json::array();
+      for (const WorkerInfo* w : silent) {
+        if (workers.size() < 5) {
+          names += (names.empty() ? "" : ", ") + w->name + " (" + SilenceText(*w) + ")";
+        }
+        workers.push_back({{"id", w->id},
+                           {"name", w->name},
+                           {"silent_for_ms", w->silent_for->count()},
+                           {"keepalive_ms", w->keepalive.count()}});
+      }
+      if (silent.size() > 5) names += ", ...";
+      out->push_back({"only_silent_workers",
+                      "only silent workers serve it: " + names +
+                          "; they claim nothing until they heartbeat again",
+                      {{"queue", j.queue}, {"workers", workers}}});
+    }
+    if (draining > 0) {
+      out->push_back({"only_draining_workers",
+                      "only draining workers serve it (" + Plural(draining, "worker") +
+                          "): they claim nothing more",
+                      evidence});
+    }
+    if (closed.empty() && silent.empty() && draining == 0) {
+      out->push_back({"no_worker_serves",
+                      "no active worker serves it: none listens on queue " + j.queue +
+                          (command ? " and runs command jobs (--allow-cmd)"
+                                   : " with a handler or --task for " + j.task),
+                      evidence});
+    }
+    return r;
+  }
+  if (r.free_slots > 0) return r;
+  if (!full.empty()) {
+    out->push_back({"node_capacity_full", full_text + ": the next starts when one there ends",
+                    {{"nodes", full}}});
+  }
+  if (on_open_nodes > 0) {
+    out->push_back({"slots_busy",
+                    "every slot of the " + Plural(active, "worker") +
+                        " that serve it is busy (" + std::to_string(slots) + " running)",
+                    {{"workers", r.workers}, {"slots", slots}}});
+  }
+  return r;
+}
+
 }  // namespace
 
 std::vector<WhyReason> WhyNotRunning(const WhyFacts& f) {
@@ -75,6 +218,7 @@ std::vector<WhyReason> WhyNotRunning(const WhyFacts& f) {
                     {"lease_token", j.lease_token},
                     {"lease_expires_at",
                      j.lease_expires_at ? Json(FormatTime(*j.lease_expires_at)) : Json()}}});
+    AddSilentWorker(f, &out);
     return out;
   }
   if (IsTerminal(j.state)) {
@@ -133,48 +277,13 @@ std::vector<WhyReason> WhyNotRunning(const WhyFacts& f) {
                    {{"node", j.avoid_node}, {"until", FormatTime(*j.avoid_node_until)}}});
   }
   const bool command = !j.command.empty();
-  int serving_active = 0, serving_draining = 0, free_slots = 0, slots = 0;
-  Json serving = Json::array();
-  for (const WorkerInfo& w : f.live_workers) {
-    if (!CanRun(ServingOf(w), j.queue, j.task, command)) continue;
-    if (w.state == WorkerState::kDraining) {
-      ++serving_draining;
-      continue;
-    }
-    if (w.state != WorkerState::kActive) continue;
-    ++serving_active;
-    slots += w.concurrency;
-    free_slots += std::max(0, w.concurrency - w.running);
-    serving.push_back({{"id", w.id}, {"name", w.name}, {"running", w.running},
-                       {"concurrency", w.concurrency}});
-  }
-  if (serving_active == 0) {
-    Json evidence = {{"queue", j.queue}, {"task", j.task}, {"command", command},
-                     {"draining_workers", serving_draining}};
-    if (serving_draining > 0) {
-      out.push_back({"only_draining_workers",
-                     "only draining workers serve it (" + Plural(serving_draining, "worker") +
-                         "): they claim nothing more",
-                     evidence});
-    } else {
-      out.push_back({"no_worker_serves",
-                     "no active worker serves it: none listens on queue " + j.queue +
-                         (command ? " and runs command jobs (--allow-cmd)"
-                                  : " with a handler or --task for " + j.task),
-                     evidence});
-    }
-  } else if (free_slots == 0) {
-    out.push_back({"slots_busy",
-                   "every slot of the " + Plural(serving_active, "worker") +
-                       " that serve it is busy (" + std::to_string(slots) + " running)",
-                   {{"workers", serving}, {"slots", slots}}});
-  }
+  const ServedBy serving = ServeWorkers(f, command, &out);
   const bool only_avoids = out.size() == 1 && out[0].code == "avoids_node";
-  if (out.empty() || (only_avoids && free_slots > 0)) {
+  if (out.empty() || (only_avoids && serving.free_slots > 0)) {
     out.push_back({"claimable",
                    "nothing holds it back: a serving worker with a free slot claims it next "
                    "(jobs of higher priority, or older, go first)",
-                   {{"free_slots", free_slots}, {"workers", serving}}});
+                   {{"free_slots", serving.free_slots}, {"workers", serving.workers}}});
   }
   return out;
 }

@@ -203,6 +203,7 @@ Status Worker::Impl::Register() {
   reg.tasks = Tasks();
   reg.concurrency = opt_.concurrency;
   reg.allow_commands = opt_.allow_commands;
+  reg.keepalive = opt_.keepalive_threshold;
   WARDEN_ASSIGN_OR_RETURN(WorkerId id, heartbeat_store_->WorkerRegister(reg));
   id_ = id;
   return Status::Ok();

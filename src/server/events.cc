@@ -70,7 +70,10 @@ std::string EventHub::Look(std::string* error) {
                       q.live_workers});
   }
   for (const WorkerInfo& w : *workers) {
-    digest.push_back({w.id, WorkerStateName(w.state), w.running});
+    // Silent or not (past its keepalive) and its node's word change what a
+    // page shows of it, not its age.
+    digest.push_back({w.id, WorkerStateName(w.state), w.running, w.silent_for.has_value(),
+                      w.node_disabled});
   }
   digest.push_back(audit->empty() ? 0 : audit->front().id);
   return digest.dump();

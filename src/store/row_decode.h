@@ -141,18 +141,19 @@ WorkerInfo WorkerFromColumns(const R& r) {
   w.running = static_cast<int>(r.Int(12));
   w.tasks = SplitList(r.Text(13));
   w.allow_commands = r.Bool(14);
+  w.keepalive = Millis(r.Int(15));
   return w;
 }
 
 // NodeToAvoidLocked's rows: kWorkerColumns, then the node that lost the
 // job, then the worker's node's capacity (NULL: none) and running jobs.
-inline constexpr int kClaimerLostNodeColumn = 15;
+inline constexpr int kClaimerLostNodeColumn = 16;
 template <ColumnReader R>
 ClaimerElsewhere ClaimerElsewhereFromColumns(const R& r) {
   ClaimerElsewhere c;
   c.worker = WorkerFromColumns(r);
-  c.node_capacity = r.OptInt(16);
-  c.node_running = r.Int(17);
+  c.node_capacity = r.OptInt(17);
+  c.node_running = r.Int(18);
   return c;
 }
 

@@ -89,6 +89,7 @@ struct WorkerRegistration {
   std::vector<std::string> queues;
   std::vector<std::string> tasks;
   int concurrency = 1;
+  Millis keepalive{10'000};  // its --keepalive-threshold: what displays call silent
 };
 
 // A worker row as the sweeper needs it to judge liveness.

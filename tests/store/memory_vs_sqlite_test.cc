@@ -94,7 +94,8 @@ Json WorkerJson(const WorkerInfo& w) {
           {"stopped_at", Opt(w.stopped_at)},
           {"death_reason", w.death_reason},
           {"running", w.running},
-          {"allow_commands", w.allow_commands}};
+          {"allow_commands", w.allow_commands},
+          {"keepalive_ms", w.keepalive.count()}};
 }
 
 Json LeaseJson(const LeaseRow& l) {
@@ -328,6 +329,7 @@ class MemoryVsSqlite {
       r.tasks = {"t", "u"};
       r.concurrency = 1 + Pick(4);
       r.allow_commands = Chance(30);
+      r.keepalive = Millis(1000 * (1 + Pick(20)));
       auto out = both("register", [&](Store& s) {
         return Answer(s.WorkerRegister(r), [](WorkerId id) { return Json(id); });
       });

@@ -678,6 +678,29 @@ TEST_F(PostgresTest, TheDueGroupIndexHoldsOnlyScheduledAndRetryableJobs) {
       << def->Text(0, 0);
 }
 
+// Schema 18 keeps each worker's keepalive threshold; a worker registered
+// before it gets 10 s, the default every worker had.
+TEST_F(PostgresTest, SchemaSeventeenWorkersGetTheDefaultKeepalive) {
+  WorkerRegistration r;
+  r.name = "old";
+  r.node = "host-old";
+  r.boot_id = "boot";
+  r.pid = 1;
+  r.version = "test";
+  r.keepalive = Millis(2'000);
+  ASSERT_TRUE(store_->WorkerRegister(r).has_value());
+  auto sql = Sql();
+  ASSERT_TRUE(sql->ExecScript("ALTER TABLE warden.workers DROP COLUMN keepalive_ms; "
+                              "DELETE FROM warden.schema_version WHERE version > 17")
+                  .ok());
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->SchemaVersion().value(), pg::kSchemaVersion);
+  const auto workers = store->WorkerList(false).value();
+  ASSERT_EQ(workers.size(), 1u);
+  EXPECT_EQ(workers[0].keepalive, Millis(10'000));
+}
+
 TEST_F(PostgresTest, NewerSchemaIsRefusedAndLeftAlone) {
   auto sql = Sql();
   ASSERT_TRUE(sql->ExecScript("INSERT INTO warden.schema_version (version) VALUES (99)").ok());

@@ -42,6 +42,32 @@ class SqliteFileTest : public ::testing::Test {
   std::string dir_, path_;
 };
 
+// Schema 15 keeps each worker's keepalive threshold; a worker registered
+// before it gets 10 s, the default every worker had.
+TEST_F(SqliteFileTest, SchemaFourteenWorkersGetTheDefaultKeepalive) {
+  {
+    auto store = OpenStore(path_);
+    ASSERT_TRUE(store.has_value()) << store.error().ToString();
+    WorkerRegistration r = testing::TestWorker("old");
+    r.keepalive = Millis(2'000);
+    ASSERT_TRUE((*store)->WorkerRegister(r).has_value());
+  }
+  sqlite3* db = Raw();
+  ASSERT_EQ(sqlite3_exec(db,
+                         "ALTER TABLE workers DROP COLUMN keepalive_ms; "
+                         "DELETE FROM warden_schema WHERE version > 14",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  auto store = OpenStore(path_);
+  ASSERT_TRUE(store.has_value()) << store.error().ToString();
+  EXPECT_EQ((*store)->SchemaVersion().value(), sqlite::kSchemaVersion);
+  const auto workers = (*store)->WorkerList(false).value();
+  ASSERT_EQ(workers.size(), 1u);
+  EXPECT_EQ(workers[0].keepalive, Millis(10'000));
+}
+
 TEST_F(SqliteFileTest, NewerSchemaIsRefusedAndLeftAlone) {
   ASSERT_TRUE(OpenStore(path_).has_value());
   sqlite3* db = Raw();
@@ -79,6 +105,7 @@ TEST_F(SqliteFileTest, SchemaEightDatabaseGetsItsJobCountsFromItsJobs) {
                          "ALTER TABLE workers DROP COLUMN host; DROP INDEX workers_node; DROP TABLE nodes; "
                          "ALTER TABLE jobs DROP COLUMN avoid_node; "
                          "ALTER TABLE jobs DROP COLUMN avoid_until; "
+                         "ALTER TABLE workers DROP COLUMN keepalive_ms; "
                          "DELETE FROM warden_schema WHERE version > 8; "
                          "UPDATE jobs SET state = 'dead' WHERE id = 1",
                          nullptr, nullptr, nullptr),
@@ -126,6 +153,7 @@ TEST_F(SqliteFileTest, SchemaTenDatabaseGetsItsGroupCountsFromItsJobs) {
                          "ALTER TABLE workers DROP COLUMN host; DROP INDEX workers_node; DROP TABLE nodes; "
                          "ALTER TABLE jobs DROP COLUMN avoid_node; "
                          "ALTER TABLE jobs DROP COLUMN avoid_until; "
+                         "ALTER TABLE workers DROP COLUMN keepalive_ms; "
                          "DELETE FROM warden_schema WHERE version > 10",
                          nullptr, nullptr, nullptr),
             SQLITE_OK)
@@ -166,6 +194,7 @@ TEST_F(SqliteFileTest, SchemaElevenDatabaseGetsFlowControl) {
                          "ALTER TABLE workers DROP COLUMN host; DROP INDEX workers_node; DROP TABLE nodes; "
                          "ALTER TABLE jobs DROP COLUMN avoid_node; "
                          "ALTER TABLE jobs DROP COLUMN avoid_until; "
+                         "ALTER TABLE workers DROP COLUMN keepalive_ms; "
                          "DELETE FROM warden_schema WHERE version > 11",
                          nullptr, nullptr, nullptr),
             SQLITE_OK)
@@ -523,6 +552,7 @@ TEST_F(SqliteFileTest, VersionOneFileIsMigratedAndKeepsItsJobsAndAttempts) {
                          "ALTER TABLE workers DROP COLUMN host; DROP INDEX workers_node; DROP TABLE nodes; "
                          "ALTER TABLE jobs DROP COLUMN avoid_node; "
                          "ALTER TABLE jobs DROP COLUMN avoid_until; "
+                         "ALTER TABLE workers DROP COLUMN keepalive_ms; "
                          "DELETE FROM warden_schema WHERE version > 1",
                          nullptr, nullptr, nullptr),
             SQLITE_OK)

@@ -816,6 +816,26 @@ TEST_P(StoreTest, SilenceVerdictsApplyOnlyToRowsStillAsJudged) {
   EXPECT_EQ(store_->JobLeases()->at(0).worker, b);
 }
 
+// Each worker row keeps the keepalive threshold it registered with (the
+// displays' "silent" needs it), and its heartbeats are stamped by the clock
+// Store::Now reads (warden/worker_silence.h compares the two).
+TEST_P(StoreTest, AWorkerRowKeepsItsKeepaliveAndHeartbeatsOnTheStoresClock) {
+  WorkerRegistration r = TestWorker("short");
+  r.keepalive = Millis(3'500);
+  const WorkerId short_one = store_->WorkerRegister(r).value();
+  const WorkerId usual = RegisterWorker("usual");
+  ASSERT_TRUE(store_->WorkerHeartbeat(short_one).value().alive);
+  const TimeMs now = store_->Now().value();
+  const std::vector<WorkerInfo> workers = store_->WorkerList(true).value();
+  ASSERT_EQ(workers.size(), 2u);
+  for (const WorkerInfo& w : workers) {
+    EXPECT_EQ(w.keepalive, w.id == short_one ? Millis(3'500) : Millis(10'000)) << w.name;
+    EXPECT_LE(w.last_heartbeat, now) << w.name;
+    EXPECT_LT(now - w.last_heartbeat, 5'000) << w.name;
+  }
+  EXPECT_NE(usual, 0);
+}
+
 // Every worker judged silent in one pass is marked, not only the first
 // (SQLite re-ran its first worker's statement for the others).
 TEST_P(StoreTest, EverySilentWorkerOfABatchIsMarked) {

@@ -4,7 +4,8 @@
 // filtering jobs, a job's attempts, retrying a dead job, a bulk cancel by
 // filter and deleting a job, pausing a queue, disabling a node,
 // a worker SIGKILLed and its job rescued (seen within seconds, without a
-// reload), markup in every field shown as text and never run, the
+// reload), a SIGKILLed worker nobody else notices shown silent (never a
+// green badge) and one on a disabled node shown so, markup in every field shown as text and never run, the
 // Content-Security-Policy, --no-auth (and a DNS-rebinding page refused),
 // and a revoked token.
 //
@@ -50,9 +51,9 @@ const DB = path.join(dir, 'jobs.db');
 const children = new Set();
 let browser = null;
 
-function start(name, args) {
+function start(name, args, db = DB) {
   const log = fs.createWriteStream(path.join(dir, `${name}.log`));
-  const child = spawn(BIN, ['--db', DB, ...args], {stdio: ['ignore', 'pipe', 'pipe']});
+  const child = spawn(BIN, ['--db', db, ...args], {stdio: ['ignore', 'pipe', 'pipe']});
   child.output = '';
   for (const stream of [child.stdout, child.stderr]) {
     stream.on('data', (chunk) => {
@@ -128,8 +129,8 @@ async function shot(page, name) {
   await page.screenshot({path: path.join(ARTIFACTS, `${name}.png`), fullPage: true});
 }
 
-async function startServer(name, extra = []) {
-  const server = start(name, ['serve', '--listen', '127.0.0.1:0', ...extra]);
+async function startServer(name, extra = [], db = DB) {
+  const server = start(name, ['serve', '--listen', '127.0.0.1:0', ...extra], db);
   const port = await until('warden serve says where it serves', () => {
     if (server.exitCode !== null) throw new Error(`serve exited: ${server.output}`);
     const m = server.output.match(/serving on 127\.0\.0\.1:(\d+) \(http\)/);
@@ -512,6 +513,55 @@ test('the dashboard, end to end in Chromium', async (t) => {
       await rebinding.close();
     }
   });
+
+  await t.test('a silent worker is never a green badge; a disabled node\'s worker says so',
+    async () => {
+      // A database of its own, where the SIGKILLed worker is the only one:
+      // no other process proves its death, so its row stays `active`.
+      const db2 = path.join(dir, 'silent.db');
+      const run2 = (...args) => execFileSync(BIN, ['--db', db2, ...args],
+        {encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe']}).trim();
+      const w9 = start('w9', ['worker', '--allow-cmd', '--name', 'w9', '--queues', 'quiet',
+        ...FAST], db2);
+      await until('w9 registered', () => JSON.parse(run2('workers', '--json')).length === 1);
+      const job = Number(run2('add', '--cmd', 'sleep 60', '--queue', 'quiet'));
+      await until('the job running on w9', () =>
+        JSON.parse(run2('jobs', 'show', String(job), '--json')).state === 'running');
+      const open2 = await startServer('serve-silent', ['--no-auth'], db2);
+      const p = await newPage(context, problems);
+      await p.goto(`${open2}/#/workers`);
+      await until('w9 shown live', () =>
+        count(p, '#workers tr[data-worker=w9][data-shown=active]'));
+      await stop(w9, 'SIGKILL');
+      await until('w9 shown silent', () =>
+        count(p, '#workers tr[data-worker=w9][data-state=active][data-shown=silent]'));
+      const badge = '#workers tr[data-worker=w9] .badge';
+      assert.equal(await textOf(p, badge), 'silent');
+      assert.equal(await p.$eval(badge, (b) => b.classList.contains('state-active')), false);
+      const green = 'rgb(220, 243, 229)';
+      assert.notEqual(await p.$eval(badge, (b) => getComputedStyle(b).backgroundColor), green);
+      assert.match(await textOf(p, '#workers tr[data-worker=w9] td:last-child'),
+        /^no heartbeat for .+, keepalive 1\.0 s$/);
+      await go(p, '#/');
+      await until('w9 silent among the live workers', () =>
+        count(p, '#live-workers tr[data-worker=w9][data-shown=silent]'));
+      assert.equal(await textOf(p, '#live-workers tr[data-worker=w9] .badge'), 'silent');
+      await shot(p, 'silent-worker');
+
+      // A worker on a node that takes no work is not shown plainly active.
+      run2('nodes', 'add', 'vm2');
+      const w10 = start('w10', ['worker', '--allow-cmd', '--name', 'w10', '--node', 'vm2',
+        '--queues', 'quiet', ...FAST], db2);
+      await go(p, '#/workers');
+      await until('w10 shown active', () =>
+        count(p, '#workers tr[data-worker=w10][data-shown=active]'));
+      run2('nodes', 'disable', 'vm2');
+      await until('w10 shown on a disabled node', () =>
+        count(p, '#workers tr[data-worker=w10][data-state=active][data-shown=node-disabled]'));
+      assert.equal(await textOf(p, '#workers tr[data-worker=w10] .badge'), 'node-disabled');
+      await p.close();
+      await stop(w10);
+    });
 
   await t.test('a revoked token brings the login form back', async () => {
     await go(page, '#/');

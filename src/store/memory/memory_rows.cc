@@ -174,6 +174,7 @@ WorkerInfo ToWorkerInfo(const WorkerRow& r, int running) {
   w.running = running;
   w.tasks = SplitList(r.tasks);
   w.allow_commands = r.allow_commands;
+  w.keepalive = r.keepalive;
   return w;
 }
 

@@ -106,6 +106,7 @@ struct WorkerRow {
   std::optional<TimeMs> stopped_at;
   std::string death_reason;
   bool allow_commands = false;
+  Millis keepalive{10'000};
   MetricSnapshot metrics;  // its last snapshot (Store::WorkerPutMetrics)
 };
 

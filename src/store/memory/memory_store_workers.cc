@@ -39,6 +39,7 @@ Result<WorkerId> MemoryStore::WorkerRegister(const WorkerRegistration& r) {
   w.started_at = now;
   w.last_heartbeat = now;
   w.allow_commands = r.allow_commands;
+  w.keepalive = r.keepalive;
   t.workers.emplace(w.id, std::move(w));
   return t.last_worker_id;
 }

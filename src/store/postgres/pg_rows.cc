@@ -54,7 +54,7 @@ const char* const kWorkerColumns =
     "w.id, w.name, w.node, w.pid, w.version, w.queues, w.concurrency, w.state, "
     "w.started_at, w.last_heartbeat, w.stopped_at, w.death_reason, "
     "(SELECT count(*) FROM warden.jobs j WHERE j.worker_id = w.id AND j.state = 'running'), "
-    "w.tasks, w.allow_commands";
+    "w.tasks, w.allow_commands, w.keepalive_ms";
 
 WorkerInfo WorkerFromRow(const Rows& r, int i) { return WorkerFromColumns(RowAt(r, i)); }
 AttemptInfo AttemptFromRow(const Rows& r, int i) { return AttemptFromColumns(RowAt(r, i)); }

@@ -18,12 +18,12 @@ Result<WorkerId> PgStore::WorkerRegister(const WorkerRegistration& r) {
   Params p;
   p.Add(r.name).Add(r.node).Add(r.boot_id).Add(r.pid_ns).Add(r.pid).Add(r.pid_start);
   p.Add(r.version).Add(JoinList(r.queues)).Add(JoinList(r.tasks)).Add(r.concurrency).Add(now);
-  p.Add(r.allow_commands).Add(r.host);
+  p.Add(r.allow_commands).Add(r.host).Add(static_cast<int64_t>(r.keepalive.count()));
   auto rows = conn_->Exec(
       "INSERT INTO warden.workers (name, node, boot_id, pid_ns, pid, pid_start, version, "
-      "queues, tasks, concurrency, state, started_at, last_heartbeat, allow_commands, host) "
-      "VALUES ($1, $2, $3, $4, $5::int, $6::bigint, $7, $8, $9, $10::int, 'active', "
-      "$11::bigint, $11::bigint, $12::boolean, $13) RETURNING id",
+      "queues, tasks, concurrency, state, started_at, last_heartbeat, allow_commands, host, "
+      "keepalive_ms) VALUES ($1, $2, $3, $4, $5::int, $6::bigint, $7, $8, $9, $10::int, "
+      "'active', $11::bigint, $11::bigint, $12::boolean, $13, $14::bigint) RETURNING id",
       p);
   if (!rows.has_value()) {
     if (rows.error().code() == StatusCode::kFailedPrecondition) {

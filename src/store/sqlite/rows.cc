@@ -27,6 +27,6 @@ const char* const kWorkerColumns =
     "w.id, w.name, w.node, w.pid, w.version, w.queues, w.concurrency, w.state, "
     "w.started_at, w.last_heartbeat, w.stopped_at, w.death_reason, "
     "(SELECT count(*) FROM jobs j WHERE j.worker_id = w.id AND j.state = 'running'), "
-    "w.tasks, w.allow_commands";
+    "w.tasks, w.allow_commands, w.keepalive_ms";
 
 }  // namespace warden::sqlite

@@ -16,8 +16,8 @@ Result<WorkerId> SqliteStore::WorkerRegister(const WorkerRegistration& r) {
       Stmt ins,
       db_->Prepare("INSERT INTO workers (name, node, boot_id, pid_ns, pid, pid_start, version, "
                    "queues, tasks, concurrency, state, started_at, last_heartbeat, "
-                   "allow_commands, host) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, "
-                   "?)"));
+                   "allow_commands, host, keepalive_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                   "'active', ?, ?, ?, ?, ?)"));
   ins.Bind(1, r.name)
       .Bind(2, r.node)
       .Bind(3, r.boot_id)
@@ -31,7 +31,8 @@ Result<WorkerId> SqliteStore::WorkerRegister(const WorkerRegistration& r) {
       .Bind(11, now)
       .Bind(12, now)
       .Bind(13, r.allow_commands ? 1 : 0)
-      .Bind(14, r.host);
+      .Bind(14, r.host)
+      .Bind(15, static_cast<int64_t>(r.keepalive.count()));
   Status s = ins.Exec().status();
   if (s.code() == StatusCode::kFailedPrecondition) {
     return FailedPrecondition("a live worker named '" + r.name + "' is already registered");

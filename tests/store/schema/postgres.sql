@@ -509,7 +509,8 @@ CREATE TABLE warden.workers (
   lock_epoch bigint NOT NULL DEFAULT 0,
   allow_commands boolean NOT NULL DEFAULT false,
   metrics jsonb,
-  host text NOT NULL DEFAULT ''::text
+  host text NOT NULL DEFAULT ''::text,
+  keepalive_ms bigint NOT NULL DEFAULT 10000
 );
 
 -- trigger warden.jobs jobs_count_delete

@@ -232,5 +232,5 @@ CREATE TABLE workers (
   last_heartbeat INTEGER NOT NULL,
   stopped_at     INTEGER,
   death_reason   TEXT
-, allow_commands INTEGER NOT NULL DEFAULT 0, metrics TEXT, host TEXT NOT NULL DEFAULT '');
+, allow_commands INTEGER NOT NULL DEFAULT 0, metrics TEXT, host TEXT NOT NULL DEFAULT '', keepalive_ms INTEGER NOT NULL DEFAULT 10000);
 
