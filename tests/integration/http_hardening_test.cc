@@ -1,0 +1,93 @@
+// `warden serve` against what a hostile client sends: smuggled bodies,
+// unauthenticated uploads, idle connections, slow handlers. A real server
+// process and raw sockets (curl would not send most of it).
+#include <poll.h>
+
+#include <cerrno>
+#include <csignal>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "database_lock.h"
+#include "http_fixture.h"
+
+namespace wt {
+namespace {
+
+class HttpHardeningTest : public HttpApiTest {
+ protected:
+  static size_t Count(const std::string& text, const std::string& part) {
+    size_t n = 0;
+    for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+    return n;
+  }
+
+  // A connection that has sent `bytes` and waits: its fd.
+  int Open(const std::string& bytes) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port_));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    timeval tv{10, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    if (!bytes.empty()) send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    return fd;
+  }
+
+  // What `fd` reads until the server closes it or 10 s pass.
+  static std::string ReadAll(int fd) {
+    std::string got;
+    char buf[4096];
+    while (true) {
+      const ssize_t n = recv(fd, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      got.append(buf, static_cast<size_t>(n));
+    }
+    return got;
+  }
+
+  // A /proc/PID/status field of the server, in kB (VmRSS, VmHWM).
+  long ServerKb(const std::string& field) {
+    std::ifstream in("/proc/" + std::to_string(server().pid()) + "/status");
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind(field + ":", 0) == 0) return std::atol(line.c_str() + field.size() + 1);
+    }
+    ADD_FAILURE() << "no " << field;
+    return -1;
+  }
+
+  static std::string Post(const std::string& path, const std::string& headers, size_t length) {
+    return "POST " + path +
+           " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+           "application/json\r\n" +
+           headers + "Content-Length: " + std::to_string(length) + "\r\n\r\n";
+  }
+};
+
+// A name with a character that does not show is refused over HTTP as by
+// the CLI, the code point named: `ma\u200bil` would list beside `mail`.
+TEST_P(HttpHardeningTest, NamesWithCharactersThatDoNotShowAreRefused) {
+  StartServer({"--no-auth"});
+  HttpResult job = Http("POST", "/v1/jobs", "", R"({"task": "t", "queue": "ma\u200bil"})");
+  EXPECT_EQ(job.status, 400) << job.body;
+  EXPECT_TRUE(Has(job.json["error"].value("message", ""), "queue must not contain U+200B"))
+      << job.body;
+  HttpResult task = Http("POST", "/v1/jobs", "", R"({"task": "\u202eliam"})");
+  EXPECT_EQ(task.status, 400) << task.body;
+  EXPECT_TRUE(Has(task.body, "task must not contain U+202E")) << task.body;
+  HttpResult pause = Http("POST", "/v1/queues/ma%E2%80%8Bil/pause");
+  EXPECT_EQ(pause.status, 400) << pause.body;
+  EXPECT_TRUE(Has(pause.body, "U+200B")) << pause.body;
+  EXPECT_EQ(Http("GET", "/v1/queues").json["queues"].size(), 0u) << "nothing was stored";
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, HttpHardeningTest, ::testing::ValuesIn(AllBackends()),
+                         BackendName);
+
+}  // namespace
+}  // namespace wt
