@@ -6,7 +6,8 @@
 // built from the input and percent-encoded come back exactly; a Host is
 // accepted only as a lower-case name or IP literal, and answered only when
 // it is an IP literal, localhost or an allowed name; a token parses only
-// in its one shape, and then formats back to the same text.
+// in its one shape, and then formats back to the same text; each path
+// segment, encoded, comes back as one segment whatever it holds ('/', "..").
 #include <cctype>
 
 #include "client/token.h"
@@ -54,9 +55,20 @@ void CheckRoundTrip(const std::string& input) {
   if (target.size() > 8 * 1024) return;
   std::string got_path;
   std::vector<std::pair<std::string, std::string>> got_query;
-  const Status s = server::SplitTarget(target, &got_path, &got_query);
+  std::vector<std::string> got_segments;
+  const Status s = server::SplitTarget(target, &got_path, &got_query, &got_segments);
   FUZZ_CHECK(s.ok(), target + ": " + s.ToString());
   FUZZ_CHECK(got_path == path, target + " -> " + got_path);
+  // The value, '/' and all, as one segment of a path: it comes back whole.
+  if (!value.empty()) {
+    std::vector<std::string> segments;
+    std::vector<std::pair<std::string, std::string>> no_query;
+    const std::string one = "/v1/" + Encode(value) + "/x";
+    if (one.size() <= 8 * 1024) {
+      FUZZ_CHECK(server::SplitTarget(one, &got_path, &no_query, &segments).ok(), one);
+      FUZZ_CHECK((segments == std::vector<std::string>{"v1", value, "x"}), one);
+    }
+  }
   FUZZ_CHECK(got_query.size() == 1 && got_query[0].first == name &&
                  got_query[0].second == value,
              target);

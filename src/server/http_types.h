@@ -16,7 +16,10 @@ namespace warden::server {
 
 struct Request {
   std::string method;  // "GET", "POST", ...
-  std::string path;    // decoded, without the query
+  std::string path;    // decoded, without the query (to compare and quote)
+  // The path's segments, each decoded alone (SplitTarget): what routes by
+  // segment must read, since `path` cannot tell "a%2Fb" from "a/b".
+  std::vector<std::string> segments;
   std::vector<std::pair<std::string, std::string>> query;  // decoded, in order
   std::map<std::string, std::string> headers;  // names lower-cased
   std::string body;

@@ -182,7 +182,8 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       req->headers[name] = std::string(field.value());
     }
     req->body = std::move(raw.body());
-    Status target = SplitTarget(std::string(raw.target()), &req->path, &req->query);
+    Status target =
+        SplitTarget(std::string(raw.target()), &req->path, &req->query, &req->segments);
     if (!target.ok()) {
       // The message quotes the target: ErrorResponse escapes it as JSON.
       return Write(ErrorResponse(400, "bad_request", "bad request target (" + target.message() + ")"),

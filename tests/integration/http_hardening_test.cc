@@ -69,6 +69,32 @@ class HttpHardeningTest : public HttpApiTest {
   }
 };
 
+// The path is split at '/' before its segments are decoded: a queue named
+// "a/b" is reached as a%2Fb, and "." and ".." (which a client normalises
+// away unless they are encoded) as %2E and %2E%2E.
+TEST_P(HttpHardeningTest, QueuesNamedWithASlashOrDotsAreManagedOverHttp) {
+  StartServer({"--no-auth"});
+  const std::vector<std::pair<std::string, std::string>> names = {
+      {"a/b", "a%2Fb"}, {"..", "%2E%2E"}, {".", "%2e"}, {"a%b", "a%25b"}};
+  for (const auto& [name, encoded] : names) {
+    for (const std::string action : {"pause", "resume"}) {
+      HttpResult r = Http("POST", "/v1/queues/" + encoded + "/" + action, "", "", {"--path-as-is"});
+      ASSERT_EQ(r.status, 200) << name << " " << action << ": " << r.body;
+      EXPECT_EQ(r.json.value("queue", ""), name) << r.body;
+      EXPECT_EQ(r.json.value("paused", action != "pause"), action == "pause") << r.body;
+      EXPECT_TRUE(r.json.value("changed", false)) << name << " " << action << ": " << r.body;
+    }
+  }
+  // And the CLI sees the same queue: paused by name, once more over HTTP.
+  ASSERT_EQ(Http("POST", "/v1/queues/a%2Fb/pause").status, 200);
+  CliResult queues = Cli({"queues"});
+  ASSERT_EQ(queues.exit_code, 0) << queues.err;
+  bool paused = false;
+  for (const Json& q : queues.json)
+    paused |= q.value("name", "") == "a/b" && q.value("paused", false);
+  EXPECT_TRUE(paused) << queues.out;
+}
+
 // A name with a character that does not show is refused over HTTP as by
 // the CLI, the code point named: `ma\u200bil` would list beside `mail`.
 TEST_P(HttpHardeningTest, NamesWithCharactersThatDoNotShowAreRefused) {
