@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "server/api.h"
+#include "server/framing.h"
 #include "server/url.h"
 
 namespace warden::server {
@@ -134,6 +135,22 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
 
   void OnHeader(beast::error_code ec) {
     if (ec) return OnReadError(ec);
+    // A body framed any other way than by Content-Length or `chunked` is
+    // refused before a byte of it is read, and the connection closed: its
+    // rest must never be read as another request (server/framing.h).
+    const auto& head = parser_->get();
+    Framing framing;
+    for (const auto& field : head) {
+      if (field.name() == http::field::transfer_encoding) {
+        framing.transfer_encodings.emplace_back(field.value().data(), field.value().size());
+      }
+      if (field.name() == http::field::content_length) framing.content_length = true;
+    }
+    framing.version = static_cast<int>(head.version());
+    if (Status s = CheckFraming(framing); !s.ok()) {
+      return Write(ErrorResponse(400, "bad_request", s.message()), /*keep_alive=*/false,
+                   /*counted=*/false);
+    }
     // Once a request has begun, the whole of it must come within the I/O
     // timeout (a client that trickles a body is cut off).
     beast::get_lowest_layer(stream_).expires_after(server_.options.io_timeout);

@@ -69,6 +69,43 @@ class HttpHardeningTest : public HttpApiTest {
   }
 };
 
+// RFC 9112 §6.3: a body framed by anything but Content-Length or one
+// `chunked` is refused, and what follows it is never read as a request.
+TEST_P(HttpHardeningTest, ABodyFramedAnyOtherWayIs400AndNothingIsSmuggled) {
+  StartServer({"--no-auth"});
+  const std::string smuggled =
+      "POST /v1/queues/smuggled/pause HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+      "Content-Type: application/json\r\nContent-Length: 0\r\n\r\n";
+  for (const std::string te :
+       {"Transfer-Encoding: gzip\r\n", "Transfer-Encoding: chunked, gzip\r\n",
+        "Transfer-Encoding: foo, chunked\r\n",
+        "Transfer-Encoding: chunked\r\nContent-Length: 3\r\n",
+        "Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n"}) {
+    const std::string answer =
+        Raw("POST /v1/queues/first/pause HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            "Content-Type: application/json\r\n" +
+            te + "\r\n" + smuggled);
+    EXPECT_TRUE(answer.rfind("HTTP/1.1 400", 0) == 0) << te << answer;
+    // (Beast's parser refuses Transfer-Encoding with Content-Length itself.)
+    EXPECT_TRUE(Has(answer, "Transfer-Encoding") || Has(answer, "bad Content-Length"))
+        << te << answer;
+    EXPECT_TRUE(Has(answer, "Connection: close")) << te << answer;
+    EXPECT_EQ(Count(answer, "HTTP/1.1 "), 1u) << "one answer, then closed: " << te << answer;
+  }
+  HttpResult queues = Http("GET", "/v1/queues");
+  ASSERT_EQ(queues.status, 200) << queues.body;
+  EXPECT_FALSE(Has(queues.body, "smuggled")) << queues.body;
+  EXPECT_FALSE(Has(queues.body, "first")) << queues.body;
+  // One `chunked` (any case) is served.
+  const std::string chunked =
+      Raw("POST /v1/queues/ok/pause HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: "
+          "close\r\n"
+          "Content-Type: application/json\r\nTransfer-Encoding: "
+          "Chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n");
+  EXPECT_TRUE(chunked.rfind("HTTP/1.1 200", 0) == 0) << chunked;
+  EXPECT_FALSE(server().Exited()) << server().Stderr();
+}
+
 // The path is split at '/' before its segments are decoded: a queue named
 // "a/b" is reached as a%2Fb, and "." and ".." (which a client normalises
 // away unless they are encoded) as %2E and %2E%2E.
