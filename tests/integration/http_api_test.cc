@@ -548,7 +548,12 @@ TEST_P(HttpApiTest, EventStreamsHoldNoThreadAndEachHearsOfAChange) {
 
 TEST_P(HttpApiTest, AConnectionFloodIsAnswered503AndTheServerGoesOn) {
   StartServer({"--no-auth", "--max-connections", "20"});
-  std::vector<int> flood = Flood(port_, 20);
+  // Each in the middle of a request (its body not all sent): busy, not idle
+  // (idle ones make room: HttpHardeningTest).
+  std::vector<int> flood =
+      Flood(port_, 20,
+            "POST /v1/queues/q/pause HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+            "application/json\r\nContent-Length: 10\r\n\r\n{");
   // The 21st and later: 503 at once, and closed; none waits for a slot.
   EXPECT_TRUE(WaitFor([&] {
     const std::string answer =

@@ -120,8 +120,9 @@ class HttpApiTest : public IntegrationTest {
   int requests_ = 0;
 };
 
-// Connects `n` sockets to the server and sends nothing: a connection flood.
-inline std::vector<int> Flood(int port, int n) {
+// Connects `n` sockets to the server and sends `first` on each (nothing:
+// idle connections): a connection flood.
+inline std::vector<int> Flood(int port, int n, const std::string& first = "") {
   std::vector<int> fds;
   for (int i = 0; i < n; ++i) {
     const int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -132,6 +133,7 @@ inline std::vector<int> Flood(int port, int n) {
     EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
     timeval tv{0, 200'000};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    if (!first.empty()) send(fd, first.data(), first.size(), MSG_NOSIGNAL);
     fds.push_back(fd);
   }
   return fds;
