@@ -12,6 +12,7 @@
 // rest with one InvalidArgument line.
 #include "warden/lists.h"
 #include "fuzz_check.h"
+#include "warden/text.h"
 
 namespace warden::fuzz {
 namespace {
