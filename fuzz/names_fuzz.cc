@@ -6,11 +6,13 @@
 // items and round-trips through JoinList; ValidateSpec accepts a name iff
 // it is non-empty (where required), at most kMaxNameBytes, UTF-8 without
 // NUL or other control bytes (PostgreSQL truncates at NUL and refuses
-// invalid UTF-8), and one a `warden worker` can name: no ',' in a queue
+// invalid UTF-8), with no character that does not show (zero-width,
+// direction controls, C1), and one a `warden worker` can name: no ',' in a queue
 // (--queues a,b), no '=' in a task (--task NAME=COMMAND); it refuses the
 // rest with one InvalidArgument line.
 #include "warden/lists.h"
 #include "fuzz_check.h"
+#include "warden/text.h"
 
 namespace warden::fuzz {
 namespace {
@@ -60,12 +62,16 @@ void CheckName(const std::string& text) {
     if (s.ok()) {
       FUZZ_CHECK(fits && (!required || !text.empty()), text);
       FUZZ_CHECK(IsOneLine(text) && ValidUtf8(text), "accepted as a name: " + text);
+      for (const char* hidden : {"\u200B", "\u200D", "\u2060", "\uFEFF", "\u202E", "\u2066",
+                                 "\u2069", "\u0085", "\u200F"}) {
+        FUZZ_CHECK(text.find(hidden) == std::string::npos, "accepted as a name: " + text);
+      }
       if (field == 1) FUZZ_CHECK(SplitList(text) == std::vector{text}, "queue " + text);
       FUZZ_CHECK(servable, "accepted as a name: " + text);
     } else {
       CheckRefusal(s);
       FUZZ_CHECK(!fits || (required && text.empty()) || !IsOneLine(text) || !ValidUtf8(text) ||
-                     !servable,
+                     !servable || FirstHiddenCharacter(text).code_point != 0,
                  s.ToString() + " for " + text);
     }
   }

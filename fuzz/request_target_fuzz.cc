@@ -1,16 +1,20 @@
 // What `warden serve` reads from a request before any handler: the
 // request target (SplitTarget, PercentDecode), the Host header
-// (ParseHostHeader, CheckHost) and the bearer token (token::Parse).
+// (ParseHostHeader, CheckHost), the bearer token (token::Parse) and the
+// body's framing (CheckFraming).
 // Checks: nothing crashes; what is accepted is UTF-8 without NUL, with a
 // path that starts with '/' and named parameters; a path and parameters
 // built from the input and percent-encoded come back exactly; a Host is
 // accepted only as a lower-case name or IP literal, and answered only when
 // it is an IP literal, localhost or an allowed name; a token parses only
-// in its one shape, and then formats back to the same text.
+// in its one shape, and then formats back to the same text; each path
+// segment, encoded, comes back as one segment whatever it holds ('/', "..");
+// a framing is accepted only as one `chunked` without Content-Length.
 #include <cctype>
 
 #include "client/token.h"
 #include "fuzz_check.h"
+#include "server/framing.h"
 #include "server/host_check.h"
 #include "server/url.h"
 #include "warden/text.h"
@@ -54,9 +58,20 @@ void CheckRoundTrip(const std::string& input) {
   if (target.size() > 8 * 1024) return;
   std::string got_path;
   std::vector<std::pair<std::string, std::string>> got_query;
-  const Status s = server::SplitTarget(target, &got_path, &got_query);
+  std::vector<std::string> got_segments;
+  const Status s = server::SplitTarget(target, &got_path, &got_query, &got_segments);
   FUZZ_CHECK(s.ok(), target + ": " + s.ToString());
   FUZZ_CHECK(got_path == path, target + " -> " + got_path);
+  // The value, '/' and all, as one segment of a path: it comes back whole.
+  if (!value.empty()) {
+    std::vector<std::string> segments;
+    std::vector<std::pair<std::string, std::string>> no_query;
+    const std::string one = "/v1/" + Encode(value) + "/x";
+    if (one.size() <= 8 * 1024) {
+      FUZZ_CHECK(server::SplitTarget(one, &got_path, &no_query, &segments).ok(), one);
+      FUZZ_CHECK((segments == std::vector<std::string>{"v1", value, "x"}), one);
+    }
+  }
   FUZZ_CHECK(got_query.size() == 1 && got_query[0].first == name &&
                  got_query[0].second == value,
              target);
@@ -78,6 +93,39 @@ void CheckHostHeader(const std::string& text) {
                     host->name == "warden.example";
   FUZZ_CHECK(answered.ok() == ours, text + ": " + answered.ToString());
   if (!answered.ok()) FUZZ_CHECK(answered.code() == StatusCode::kFailedPrecondition, text);
+}
+
+// input split at '\n' into Transfer-Encoding values; its first byte's
+// low bits say whether Content-Length came too and the version.
+void CheckFramingOf(const std::string& text) {
+  if (text.empty()) return;
+  server::Framing f;
+  f.content_length = (text[0] & 1) != 0;
+  f.version = (text[0] & 2) != 0 ? 10 : 11;
+  std::string_view rest(text);
+  rest.remove_prefix(1);
+  while (!rest.empty()) {
+    const size_t nl = rest.find('\n');
+    f.transfer_encodings.push_back(rest.substr(0, nl));
+    if (nl == std::string_view::npos) break;
+    rest.remove_prefix(nl + 1);
+  }
+  const Status s = server::CheckFraming(f);
+  if (s.ok() && !f.transfer_encodings.empty()) {
+    // Accepted: exactly one coding, `chunked`, and nothing else.
+    std::string letters;
+    for (std::string_view v : f.transfer_encodings) {
+      for (const char c : v) {
+        if (c != ',' && c != ' ' && c != '\t') {
+          letters += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        }
+      }
+    }
+    FUZZ_CHECK(letters == "chunked" && !f.content_length && f.version == 11, text);
+  }
+  if (!s.ok()) {
+    FUZZ_CHECK(s.code() == StatusCode::kInvalidArgument && IsOneLine(s.message()), text);
+  }
 }
 
 }  // namespace
@@ -105,5 +153,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   CheckRoundTrip(text);
   CheckHostHeader(text);
+  CheckFramingOf(text);
   return 0;
 }

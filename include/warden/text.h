@@ -126,6 +126,71 @@ inline std::string OneLine(std::string_view text, size_t max) {
   return out;
 }
 
+// The first character of `text` (UTF-8) that a name must not hold because
+// it does not show, or changes how what follows shows: C1 controls
+// (U+0080-U+009F), zero-width characters (U+200B-U+200D, U+2060, U+FEFF),
+// direction marks (U+200E, U+200F), embeddings and overrides
+// (U+202A-U+202E) and isolates (U+2066-U+2069). `mail` and `ma\u200bil`
+// would list as two identical queues; U+202E would show `liam` for `mail`.
+// Returns its code point, what it is and where, or code_point 0 if none.
+struct HiddenCharacter {
+  char32_t code_point = 0;
+  const char* what = "";
+  size_t at = 0;      // its offset in bytes
+  size_t length = 0;  // its length in bytes
+};
+inline HiddenCharacter FirstHiddenCharacter(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = json_text_internal::Utf8Length(text, i);
+    if (n == 0) {
+      ++i;
+      continue;
+    }
+    const auto b = [&](size_t k) {
+      return static_cast<char32_t>(static_cast<unsigned char>(text[i + k]));
+    };
+    // Four-byte characters are above U+FFFF: none of those below.
+    const char32_t cp = n == 1   ? b(0)
+                        : n == 2 ? ((b(0) & 0x1F) << 6) | (b(1) & 0x3F)
+                        : n == 3 ? ((b(0) & 0x0F) << 12) | ((b(1) & 0x3F) << 6) | (b(2) & 0x3F)
+                                 : 0x10000;
+    const char* what = "";
+    if (cp >= 0x80 && cp <= 0x9F) what = "a C1 control character";
+    if (cp >= 0x200B && cp <= 0x200D) what = "a zero-width character";
+    if (cp == 0x2060 || cp == 0xFEFF) what = "a zero-width character";
+    if (cp == 0x200E || cp == 0x200F) what = "a direction mark";
+    if (cp >= 0x202A && cp <= 0x202E) what = "a direction embedding or override";
+    if (cp >= 0x2066 && cp <= 0x2069) what = "a direction isolate";
+    if (*what != '\0') return {cp, what, i, n};
+    i += n;
+  }
+  return {};
+}
+
+// "U+200B".
+inline std::string CodePointName(char32_t cp) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string digits;
+  for (; cp != 0 || digits.size() < 4; cp >>= 4) digits.insert(digits.begin(), kHex[cp & 15]);
+  return "U+" + digits;
+}
+
+// `text` with each character FirstHiddenCharacter finds as "<U+200B>", so
+// that a message quoting it shows what is there.
+inline std::string ShowHidden(std::string_view text) {
+  std::string out;
+  for (HiddenCharacter h = FirstHiddenCharacter(text); h.code_point != 0;
+       h = FirstHiddenCharacter(text)) {
+    out.append(text.substr(0, h.at));
+    out += '<';
+    out += CodePointName(h.code_point);
+    out += '>';
+    text.remove_prefix(h.at + h.length);
+  }
+  out.append(text);
+  return out;
+}
+
 // Strict JSON from outside (a payload, a command job's `checkpoint JSON` or
 // `result JSON` line): refuses text that is not one valid JSON document,
 // is not UTF-8, holds a NUL byte, or nests deeper than kMaxJsonDepth

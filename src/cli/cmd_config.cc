@@ -68,6 +68,7 @@ Json ServerValues(const ServeSetup& s) {
           {"max_connections", o.max_connections},
           {"io_timeout", FormatDuration(o.io_timeout)},
           {"log_format", LogFormatName(s.log_format)},
+          {"access_log", o.access_log},
           {"bulk_batch", o.bulk_batch},
           {"bulk_lease", FormatDuration(o.bulk_lease)},
           {"bulk_pause", FormatDuration(o.bulk_pause)}};

@@ -34,6 +34,8 @@ void AddServeFlags(CLI::App* serve, ServeFlags& f) {
   serve->add_option("--io-timeout", f.io_timeout,
                     "a client must send a request, or read a response, within this")
       ->capture_default_str();
+  serve->add_flag("--access-log", o.access_log,
+                  "log one line per response: client, method, path, status, time, token name");
   serve->add_option("--log-format", f.log_format,
                     "text | json: one JSON object a line on stderr (time, level, message)")
       ->capture_default_str();

@@ -103,6 +103,13 @@ Status ValidateName(const std::string& what, const std::string& v, bool required
                              OneLine(v, 60) + "'");
     }
   }
+  // Characters that do not show would make two names look alike (a queue
+  // `ma\u200bil` beside `mail`, one paused), or a name look like another.
+  if (const HiddenCharacter h = FirstHiddenCharacter(v); h.code_point != 0) {
+    return InvalidArgument(what + " must not contain " + CodePointName(h.code_point) + " (" +
+                           h.what + ", which does not show): '" +
+                           OneLine(ShowHidden(v), 80) + "'");
+  }
   return Status::Ok();
 }
 

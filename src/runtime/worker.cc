@@ -4,6 +4,7 @@
 
 #include "core/claim_ahead.h"
 #include "core/held_bound.h"
+#include "warden/client.h"
 #include "warden/duration.h"
 #include "warden/text.h"
 #include "warden/plural.h"
@@ -29,6 +30,10 @@ struct WorkerFactory {
 Status ValidateWorkerOptions(const WorkerOptions& options) {
   if (options.concurrency < 1) return InvalidArgument("concurrency must be at least 1");
   if (options.queues.empty()) return InvalidArgument("a worker needs at least one queue");
+  // Shown in `warden workers`, the jobs it ran and the dashboard: the same
+  // rules as a queue's name (no control or invisible characters).
+  WARDEN_RETURN_IF_ERROR(ValidateName("worker name", options.name, /*required=*/false));
+  for (const std::string& queue : options.queues) WARDEN_RETURN_IF_ERROR(ValidateQueueName(queue));
   // Self-fencing stops a job at SelfFenceAfter(lease): with fewer than three
   // heartbeats per lease, one slow heartbeat would stop healthy jobs.
   if (options.heartbeat.count() <= 0 || options.lease < options.heartbeat * 3) {

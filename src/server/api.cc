@@ -76,7 +76,7 @@ std::string CrossSiteRefusal(const Request& req, bool tls) {
     return "a " + req.method + " from another origin (" + OneLine(origin, 60) + ", not " +
            OneLine(self, 60) + ")";
   }
-  if (!req.body.empty()) {
+  if (!req.body.empty() || req.declares_body) {
     const std::string type = MediaType(req.Header("content-type"));
     if (type != "application/json" && type != "application/x-ndjson") {
       // A page of another site can send any other type as a form.
@@ -87,7 +87,7 @@ std::string CrossSiteRefusal(const Request& req, bool tls) {
   return "";
 }
 
-Response Api::Handle(const Request& req) {
+std::optional<Response> Api::Open(const Request& req) const {
   // Before anything else: a page whose name was made to point here reads
   // nothing, not even the dashboard.
   if (Status host = CheckHost(req.Header("host"), options_.allowed_hosts); !host.ok()) {
@@ -115,7 +115,77 @@ Response Api::Handle(const Request& req) {
     return r;
   }
   // The dashboard's static files: no token, no database (server/dashboard.h).
-  if (auto page = DashboardResponse(req)) return *page;
+  return DashboardResponse(req);
+}
+
+std::optional<Response> Api::AnswerNow(const Request& req) const {
+  if (req.path != "/healthz") return std::nullopt;
+  return Open(req);
+}
+
+void Api::LogRefusal(LogLimit& limit, const Request& req, const Response& r,
+                     const std::string& why) {
+  if (!options_.log_refusal) return;
+  const std::optional<std::string> more = limit.Allow();
+  if (!more) return;
+  // The path without its query, the peer and why: never a header's value
+  // but Origin's and Host's (a token is in neither).
+  options_.log_refusal("refused " + OneLine(req.method, 16) + " " +
+                       OneLine(req.raw_path, 120) + " from " + req.peer + ": " +
+                       std::to_string(r.status) + ", " + why + *more);
+}
+
+std::optional<Response> Api::Gate(const Request& req, Client& c, Caller* caller) {
+  if (const std::string refusal = CrossSiteRefusal(req, options_.tls); !refusal.empty()) {
+    Response r = ErrorResponse(403, "cross_site", refusal + " is refused");
+    LogRefusal(cross_site_, req, r, "cross-site: " + refusal);
+    return r;
+  }
+  *caller = Caller{"no-auth", Scope::kAdmin};
+  if (options_.no_auth) return std::nullopt;
+  const std::string auth = req.Header("authorization");
+  // The scheme's name is case-insensitive (RFC 9110 §11.1).
+  constexpr std::string_view kBearer = "bearer ";
+  if (auth.size() <= kBearer.size() || Lower(auth.substr(0, kBearer.size())) != kBearer) {
+    Response r = ErrorResponse(401, "unauthorized",
+                               "send a token: Authorization: Bearer TOKEN (warden tokens "
+                               "create NAME makes one)");
+    r.headers.emplace_back("WWW-Authenticate", "Bearer");
+    LogRefusal(auth_failures_, req, r,
+               auth.empty() ? "no Authorization header"
+                            : "an Authorization that is no Bearer token");
+    return r;
+  }
+  auto token = c.Authenticate(auth.substr(kBearer.size()));
+  if (!token.has_value()) {
+    if (token.error().code() != StatusCode::kNotFound) return ErrorResponse(token.error());
+    Response r = ErrorResponse(401, "unauthorized", "the token is not a live token");
+    r.headers.emplace_back("WWW-Authenticate", "Bearer error=\"invalid_token\"");
+    LogRefusal(auth_failures_, req, r, "a token that is not a live token");
+    return r;
+  }
+  *caller = Caller{"token:" + token->name, token->scope};
+  return std::nullopt;
+}
+
+std::optional<Response> Api::Admit(const Request& head) {
+  if (std::optional<Response> open = Open(head)) {
+    if (open->status == 403) LogRefusal(cross_site_, head, *open, "a Host it does not answer to");
+    // A refusal now; an answer (a probe's) once the body is read.
+    if (open->status >= 400) return open;
+    return std::nullopt;
+  }
+  if (head.path == "/readyz") return std::nullopt;
+  auto lease = clients_.Acquire();
+  Caller caller;
+  return Gate(head, *lease, &caller);
+}
+
+Response Api::Handle(const Request& req) {
+  if (std::optional<Response> open = Open(req)) {
+    if (open->status == 403) LogRefusal(cross_site_, req, *open, "a Host it does not answer to");
+    return *open;
+  }
   auto lease = clients_.Acquire();
   Client& c = *lease;
   if (req.path == "/readyz" && req.method == "GET") {
@@ -124,32 +194,12 @@ Response Api::Handle(const Request& req) {
     if (!version.has_value()) return ErrorResponse(version.error());
     return JsonResponse({{"status", "ready"}, {"schema_version", *version}});
   }
-  if (const std::string refusal = CrossSiteRefusal(req, options_.tls); !refusal.empty()) {
-    return ErrorResponse(403, "cross_site", refusal + " is refused");
-  }
-  Caller caller{"no-auth", Scope::kAdmin};
-  if (!options_.no_auth) {
-    const std::string auth = req.Header("authorization");
-    // The scheme's name is case-insensitive (RFC 9110 §11.1).
-    constexpr std::string_view kBearer = "bearer ";
-    if (auth.size() <= kBearer.size() || Lower(auth.substr(0, kBearer.size())) != kBearer) {
-      Response r = ErrorResponse(401, "unauthorized",
-                                 "send a token: Authorization: Bearer TOKEN (warden tokens "
-                                 "create NAME makes one)");
-      r.headers.emplace_back("WWW-Authenticate", "Bearer");
-      return r;
-    }
-    auto token = c.Authenticate(auth.substr(kBearer.size()));
-    if (!token.has_value()) {
-      if (token.error().code() != StatusCode::kNotFound) return ErrorResponse(token.error());
-      Response r = ErrorResponse(401, "unauthorized", "the token is not a live token");
-      r.headers.emplace_back("WWW-Authenticate", "Bearer error=\"invalid_token\"");
-      return r;
-    }
-    caller = Caller{"token:" + token->name, token->scope};
-  }
+  Caller caller;
+  if (std::optional<Response> refused = Gate(req, c, &caller)) return *refused;
   c.SetActor(caller.actor);
-  return Route(req, c, caller);
+  Response r = Route(req, c, caller);
+  r.actor = caller.actor;
+  return r;
 }
 
 }  // namespace warden::server

@@ -7,12 +7,14 @@
 
 #include <atomic>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "server/client_pool.h"
 #include "server/events.h"
 #include "server/http_types.h"
+#include "server/log_limit.h"
 
 namespace warden::server {
 
@@ -30,12 +32,25 @@ struct ApiOptions {
   std::vector<std::string> allowed_hosts;
   // Served over TLS: a browser's Origin for this server says https.
   bool tls = false;
+  // Where refusals any client can cause are told (a failed authentication,
+  // a cross-site or wrong-Host request): one line each, one a second at
+  // most of each kind. Never holds a token.
+  std::function<void(const std::string&)> log_refusal;
 };
 
 class Api {
  public:
   Api(ApiOptions options, ClientPool& clients) : options_(options), clients_(clients) {}
   Response Handle(const Request& req);
+  // /healthz, answered on the listener's I/O thread (ListenerHooks::
+  // answer_now): without a handler thread or the store, so that it answers
+  // while every handler is busy. nullopt for any other request. Never
+  // blocks.
+  std::optional<Response> AnswerNow(const Request& req) const;
+  // What Handle would refuse a request for before its route, from its head
+  // alone (ListenerHooks::admit): a wrong Host, a cross-site request, no
+  // valid token. nullopt lets its body be read.
+  std::optional<Response> Admit(const Request& head);
   // /readyz answers 503 from now on (a server being stopped).
   void SetDraining() { draining_ = true; }
 
@@ -47,11 +62,19 @@ class Api {
 
  private:
   Response Route(const Request& req, Client& c, const Caller& caller);
+  // What needs neither the store nor a token: the Host check, the probes'
+  // 405, /healthz, /openapi.json and the dashboard's files.
+  std::optional<Response> Open(const Request& req) const;
+  // The cross-site check and the token: a refusal, or nullopt and the caller.
+  std::optional<Response> Gate(const Request& req, Client& c, Caller* caller);
+  void LogRefusal(LogLimit& limit, const Request& req, const Response& r,
+                  const std::string& why);
   Response Metrics(Client& c);
 
   ApiOptions options_;
   ClientPool& clients_;
   std::atomic<bool> draining_{false};
+  LogLimit auth_failures_, cross_site_;
 };
 
 // {"error": {"code", "message"}} with its HTTP status.

@@ -19,19 +19,6 @@
 namespace warden::server {
 namespace {
 
-std::vector<std::string> Segments(const std::string& path) {
-  std::vector<std::string> out;
-  size_t start = 1;
-  while (start <= path.size()) {
-    size_t end = path.find('/', start);
-    if (end == std::string::npos) end = path.size();
-    out.push_back(path.substr(start, end - start));
-    start = end + 1;
-  }
-  if (!out.empty() && out.back().empty()) out.pop_back();  // a trailing '/'
-  return out;
-}
-
 // The query parameters of one request, each allowed name read at most once.
 class Params {
  public:
@@ -342,7 +329,7 @@ Response QueueLimitsRoute(const Request& req, Client& c, const std::string& queu
 }  // namespace
 
 Response Api::Route(const Request& req, Client& c, const Caller& caller) {
-  const std::vector<std::string> seg = Segments(req.path);
+  const std::vector<std::string>& seg = req.segments;
   const std::string& m = req.method;
   auto needs = [&](Scope s) { return static_cast<int>(caller.scope) >= static_cast<int>(s); };
 

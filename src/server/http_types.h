@@ -16,10 +16,18 @@ namespace warden::server {
 
 struct Request {
   std::string method;  // "GET", "POST", ...
-  std::string path;    // decoded, without the query
+  std::string path;    // decoded, without the query (to compare and quote)
+  // The path's segments, each decoded alone (SplitTarget): what routes by
+  // segment must read, since `path` cannot tell "a%2Fb" from "a/b".
+  std::vector<std::string> segments;
+  // The path as sent, still encoded (what the logs quote: unambiguous).
+  std::string raw_path;
   std::vector<std::pair<std::string, std::string>> query;  // decoded, in order
   std::map<std::string, std::string> headers;  // names lower-cased
   std::string body;
+  // The request declares a body (Content-Length above 0, or chunked): set
+  // before its body is read, while `body` is still empty.
+  bool declares_body = false;
   std::string peer;  // "ADDR:PORT" of the client
 
   std::string Header(const std::string& lower_name) const {
@@ -46,6 +54,8 @@ struct Response {
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;
   std::shared_ptr<StreamBody> stream;  // set: `body` is ignored
+  // Who was served ("token:NAME", "no-auth"), for the access log; not sent.
+  std::string actor;
 };
 
 }  // namespace warden::server

@@ -1,333 +1,14 @@
 #include "server/listener.h"
 
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/ssl.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
-#include <boost/asio/thread_pool.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-#include <boost/beast/ssl.hpp>
-
-#include <algorithm>
-#include <atomic>
-#include <deque>
 #include <limits>
-#include <optional>
-#include <thread>
-#include <vector>
 
 #include "server/api.h"
-#include "server/url.h"
+#include "server/listener_impl.h"
+#include "server/session.h"
 
 namespace warden::server {
 
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace ssl = asio::ssl;
-using tcp = asio::ip::tcp;
-
-struct Listener::Impl {
-  ListenerOptions options;
-  Handler handler;
-  LogLine log;
-  asio::io_context io{options.io_threads};
-  asio::thread_pool handlers{static_cast<size_t>(std::max(1, options.handler_threads))};
-  std::optional<ssl::context> tls;
-  tcp::acceptor acceptor{io};
-  std::vector<std::thread> threads;
-  std::atomic<bool> stopping{false};
-  // Requests read and not yet answered (their handler runs, or their
-  // response is being written): Stop waits for these.
-  std::atomic<int> in_flight{0};
-  std::atomic<int> connections{0};  // open sessions (max_connections)
-  std::atomic<bool> probe_answered{true};  // IoTurns
-  asio::steady_timer accept_pause{io};
-  // When an accept error was last logged: a flood that exhausts the fds
-  // fails every accept, and one line a second says so.
-  std::chrono::steady_clock::time_point accept_error_logged{};
-  // The same for failed TLS handshakes (any client can fail them at will),
-  // from the I/O threads: the steady clock's ms of the last line, and how
-  // many failures it did not tell of.
-  std::atomic<int64_t> handshake_error_logged_ms{std::numeric_limits<int64_t>::min() / 2};
-  std::atomic<int> handshake_errors_untold{0};
-  void LogHandshakeFailure(const std::string& peer, const std::string& why);
-  int bound_port = 0;
-
-  Impl(ListenerOptions o, Handler h, LogLine l)
-      : options(std::move(o)), handler(std::move(h)), log(std::move(l)) {}
-
-  void Accept();
-  // Answers a connection over max_connections with 503 and closes it.
-  void Refuse(tcp::socket socket);
-  template <typename Stream>
-  void Serve(std::shared_ptr<Stream> stream, std::string peer);
-};
-
-void Listener::Impl::LogHandshakeFailure(const std::string& peer, const std::string& why) {
-  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          std::chrono::steady_clock::now().time_since_epoch())
-                          .count();
-  int64_t last = handshake_error_logged_ms.load();
-  if (now - last < 1000 || !handshake_error_logged_ms.compare_exchange_strong(last, now)) {
-    ++handshake_errors_untold;
-    return;
-  }
-  const int untold = handshake_errors_untold.exchange(0);
-  log("TLS handshake with " + peer + " failed: " + why +
-      (untold > 0 ? " (and " + std::to_string(untold) + " more in the last second, not logged)"
-                  : std::string()));
-}
-
-namespace {
-
-// One connection: reads a request, hands it to the handler pool, writes the
-// response, and reads the next (keep-alive) until the client or a limit
-// ends it. Every step of a connection runs on its strand.
-template <typename Stream>
-class Session : public std::enable_shared_from_this<Session<Stream>> {
- public:
-  Session(Listener::Impl& server, Stream stream, std::string peer)
-      : server_(server),
-        stream_(std::move(stream)),
-        peer_(std::move(peer)),
-        max_age_(stream_.get_executor()) {
-    ++server_.connections;
-  }
-  ~Session() { --server_.connections; }
-
-  void Start() {
-    if constexpr (kTls) {
-      beast::get_lowest_layer(stream_).expires_after(server_.options.io_timeout);
-      stream_.async_handshake(ssl::stream_base::server,
-                              [self = this->shared_from_this()](beast::error_code ec) {
-                                if (ec) {
-                                  self->server_.LogHandshakeFailure(self->peer_, ec.message());
-                                  return;
-                                }
-                                self->Read(/*first=*/true);
-                              });
-    } else {
-      Read(/*first=*/true);
-    }
-  }
-
- private:
-  static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
-
-  void Read(bool first) {
-    parser_.emplace();
-    parser_->header_limit(static_cast<uint32_t>(server_.options.max_header_bytes));
-    parser_->body_limit(server_.options.max_body_bytes);
-    // The first request must come within the I/O timeout; between requests
-    // of a kept-alive connection, the idle timeout applies.
-    beast::get_lowest_layer(stream_).expires_after(first ? server_.options.io_timeout
-                                                         : server_.options.idle_timeout);
-    http::async_read_header(
-        stream_, buffer_, *parser_,
-        [self = this->shared_from_this()](beast::error_code ec, size_t) {
-          self->OnHeader(ec);
-        });
-  }
-
-  void OnHeader(beast::error_code ec) {
-    if (ec) return OnReadError(ec);
-    // Once a request has begun, the whole of it must come within the I/O
-    // timeout (a client that trickles a body is cut off).
-    beast::get_lowest_layer(stream_).expires_after(server_.options.io_timeout);
-    http::async_read(stream_, buffer_, *parser_,
-                     [self = this->shared_from_this()](beast::error_code ec, size_t) {
-                       if (ec) return self->OnReadError(ec);
-                       self->Dispatch();
-                     });
-  }
-
-  void OnReadError(beast::error_code ec) {
-    if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
-        ec == asio::error::operation_aborted || ec == asio::error::eof ||
-        ec == asio::error::connection_reset) {
-      return Close();
-    }
-    // The request is not one we can read: answer once, then close.
-    int status = 400;
-    std::string code = "bad_request";
-    std::string message = "malformed HTTP request: " + ec.message();
-    if (ec == http::error::body_limit) {
-      status = 413;
-      code = "body_too_large";
-      message = "the request body is larger than " +
-                std::to_string(server_.options.max_body_bytes) + " bytes";
-    } else if (ec == http::error::header_limit) {
-      status = 431;
-      code = "headers_too_large";
-      message = "the request headers are larger than " +
-                std::to_string(server_.options.max_header_bytes) + " bytes";
-    }
-    Write(ErrorResponse(status, code, message), /*keep_alive=*/false, /*counted=*/false);
-  }
-
-  void Dispatch() {
-    ++server_.in_flight;
-    http::request<http::string_body> raw = parser_->release();
-    const bool keep_alive = raw.keep_alive() && !server_.stopping;
-    auto req = std::make_shared<Request>();
-    req->method = std::string(raw.method_string());
-    req->peer = peer_;
-    for (const auto& field : raw) {
-      std::string name(field.name_string());
-      std::transform(name.begin(), name.end(), name.begin(),
-                     [](unsigned char c) { return std::tolower(c); });
-      req->headers[name] = std::string(field.value());
-    }
-    req->body = std::move(raw.body());
-    Status target = SplitTarget(std::string(raw.target()), &req->path, &req->query);
-    if (!target.ok()) {
-      // The message quotes the target: ErrorResponse escapes it as JSON.
-      return Write(ErrorResponse(400, "bad_request", "bad request target (" + target.message() + ")"),
-                   false, true);
-    }
-    // The handler may block on the store: off the I/O threads.
-    asio::post(server_.handlers, [self = this->shared_from_this(), req, keep_alive] {
-      Response r;
-      try {
-        r = self->server_.handler(*req);
-      } catch (const std::exception& e) {
-        self->server_.log(std::string("handler threw: ") + e.what());
-        r = ErrorResponse(500, "internal", "internal error");
-      }
-      asio::post(self->stream_.get_executor(),
-                 [self, r = std::move(r), keep_alive]() mutable {
-                   self->Write(std::move(r), keep_alive, true);
-                 });
-    });
-  }
-
-  // `counted`: the answer to a request counted in flight (Dispatch).
-  void Write(Response r, bool keep_alive, bool counted) {
-    if (r.stream && counted) return StartStream(std::move(r));
-    auto res = std::make_shared<http::response<http::string_body>>(
-        static_cast<http::status>(r.status), 11);
-    res->set(http::field::server, "warden");
-    res->set(http::field::content_type, r.content_type);
-    res->set("X-Content-Type-Options", "nosniff");
-    res->set(http::field::cache_control, "no-store");
-    for (const auto& [name, value] : r.headers) res->set(name, value);
-    res->keep_alive(keep_alive);
-    res->body() = std::move(r.body);
-    res->prepare_payload();
-    beast::get_lowest_layer(stream_).expires_after(server_.options.io_timeout);
-    http::async_write(stream_, *res,
-                      [self = this->shared_from_this(), res, keep_alive,
-                       counted](beast::error_code ec, size_t) {
-                        if (counted) --self->server_.in_flight;
-                        if (ec || !keep_alive) return self->Close();
-                        self->Read(/*first=*/false);
-                      });
-  }
-
-  // An event stream: the headers, then what its source sends, until the
-  // client goes (or sends anything), a write fails or times out, the client
-  // falls kMaxPending events behind, or the stream's max_age.
-  void StartStream(Response r) {
-    std::string head = "HTTP/1.1 " + std::to_string(r.status) +
-                       " OK\r\nServer: warden\r\nContent-Type: text/event-stream\r\n"
-                       "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n"
-                       "X-Accel-Buffering: no\r\nConnection: close\r\n";
-    for (const auto& [name, value] : r.headers) head += name + ": " + value + "\r\n";
-    head += "\r\n";
-    --server_.in_flight;  // answered: Stop need not wait for it to end
-    Queue(std::move(head));
-    std::weak_ptr<Session> weak = this->shared_from_this();
-    auto send = [weak, executor = stream_.get_executor()](std::string text) {
-      auto self = weak.lock();
-      if (!self || self->stream_ended_) return false;
-      asio::post(executor,
-                 [self, text = std::move(text)]() mutable { self->Queue(std::move(text)); });
-      return true;
-    };
-    subscription_ = r.stream->attach(std::move(send));
-    max_age_.expires_after(r.stream->max_age);
-    max_age_.async_wait([self = this->shared_from_this()](beast::error_code ec) {
-      if (!ec) self->EndStream();
-    });
-    beast::get_lowest_layer(stream_).socket().async_wait(
-        tcp::socket::wait_read,
-        [self = this->shared_from_this()](beast::error_code) { self->EndStream(); });
-  }
-
-  void Queue(std::string text) {
-    static constexpr size_t kMaxPending = 256;
-    if (stream_ended_) return;
-    if (pending_.size() >= kMaxPending) return EndStream();
-    pending_.push_back(std::move(text));
-    if (pending_.size() == 1) WriteNext();
-  }
-
-  void WriteNext() {
-    beast::get_lowest_layer(stream_).expires_after(server_.options.io_timeout);
-    asio::async_write(stream_, asio::buffer(pending_.front()),
-                      [self = this->shared_from_this()](beast::error_code ec, size_t) {
-                        if (ec || self->stream_ended_) return self->EndStream();
-                        self->pending_.pop_front();
-                        if (!self->pending_.empty()) self->WriteNext();
-                      });
-  }
-
-  // Closes at once, without a TLS close_notify: the client sends nothing
-  // on an event stream, and it reconnects however the stream ends. Closing
-  // cancels what is pending (a write, the wait for the client, max_age),
-  // and the last of them lets the session go.
-  void EndStream() {
-    if (stream_ended_) return;
-    stream_ended_ = true;
-    subscription_.reset();
-    max_age_.cancel();
-    beast::error_code ec;
-    beast::get_lowest_layer(stream_).socket().shutdown(tcp::socket::shutdown_both, ec);
-    beast::get_lowest_layer(stream_).close();
-  }
-
-  void Close() {
-    beast::error_code ec;
-    if constexpr (kTls) {
-      beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(2));
-      stream_.async_shutdown([self = this->shared_from_this()](beast::error_code) {});
-    } else {
-      // Half-close, then read what the client still sends until it closes
-      // too: closing with unread bytes (a request refused for its size)
-      // would reset the connection, and the client could lose our answer.
-      stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
-      beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(2));
-      Drain();
-    }
-  }
-
-  void Drain() {
-    stream_.async_read_some(asio::buffer(scratch_),
-                            [self = this->shared_from_this()](beast::error_code ec, size_t) {
-                              if (!ec) self->Drain();
-                            });
-  }
-
-  Listener::Impl& server_;
-  Stream stream_;
-  std::string peer_;
-  beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::string_body>> parser_;
-  char scratch_[4096];
-  // An event stream's (StartStream); all on the strand but stream_ended_,
-  // which the source's `send` reads from its own thread.
-  std::atomic<bool> stream_ended_{false};
-  // The front one is being written; kept until the session ends, since a
-  // write cancelled by EndStream may still be reading its buffer.
-  std::deque<std::string> pending_;
-  std::shared_ptr<void> subscription_;
-  asio::steady_timer max_age_;
-};
-
-}  // namespace
+using internal::Session;
 
 void Listener::Impl::Refuse(tcp::socket socket) {
   // Plain HTTP only (a TLS client would need a handshake first): written
@@ -368,7 +49,10 @@ void Listener::Impl::Accept() {
       });
       return;
     }
-    if (connections >= options.max_connections) {
+    // At the limit, the connection idle the longest makes room (it closes
+    // at once; its slot is free once its session is gone); when none is
+    // idle, every slot serves a request, and this one is refused.
+    if (connections >= options.max_connections && !idle.EvictOldest()) {
       Refuse(std::move(socket));
       Accept();
       return;
@@ -392,8 +76,10 @@ void Listener::Impl::Accept() {
 }
 
 Result<std::unique_ptr<Listener>> Listener::Start(const ListenerOptions& options,
-                                                  Handler handler, LogLine log) {
-  auto impl = std::make_unique<Impl>(options, std::move(handler), std::move(log));
+                                                  Handler handler, LogLine log,
+                                                  ListenerHooks hooks) {
+  auto impl =
+      std::make_unique<Impl>(options, std::move(handler), std::move(log), std::move(hooks));
   if (!options.tls_cert.empty() || !options.tls_key.empty()) {
     if (options.tls_cert.empty() || options.tls_key.empty()) {
       return InvalidArgument("TLS needs both --tls-cert and --tls-key");

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "server/http_types.h"
@@ -29,8 +30,17 @@ struct ListenerOptions {
   // An idle keep-alive connection is closed after this.
   std::chrono::milliseconds idle_timeout{60'000};
   // Connections beyond this are answered 503 and closed at once, so a
-  // flood cannot take every fd (the listener's and the database's).
+  // flood cannot take every fd (the listener's and the database's). At the
+  // limit, a new connection first closes the one that has waited longest
+  // for a request (idle keep-alive, or never sent one): idle connections
+  // cannot lock out clients that have something to send.
   int max_connections = 10'000;
+  // What the bodies of requests being read may hold together, across all
+  // connections: a request whose body (its Content-Length; max_body_bytes
+  // for a chunked one) would not fit is answered 503 with Retry-After, and
+  // its body not read. Bodies are read only after the request was admitted
+  // (ListenerHooks::admit), so unauthenticated uploads hold nothing.
+  size_t max_body_memory = 64 * 1024 * 1024;
   int io_threads = 2;
   int handler_threads = 4;
 };
@@ -42,11 +52,27 @@ using Handler = std::function<Response(const Request&)>;
 // failures, a handler that threw): one line each.
 using LogLine = std::function<void(const std::string&)>;
 
+// What else a listener may be given (each may be empty).
+struct ListenerHooks {
+  // Answers a request that has no body on the I/O thread, without waiting
+  // for a handler thread (nullopt: the handler pool answers it). For what
+  // must answer when every handler is busy: /healthz. Must not block.
+  std::function<std::optional<Response>(const Request&)> answer_now;
+  // Called with a request's head (no body yet) when it declares a body, on
+  // a handler thread: a response refuses it before its body is read (the
+  // connection is closed after it), nullopt lets its body be read. So an
+  // upload without a valid token costs no memory.
+  std::function<std::optional<Response>(const Request&)> admit;
+  // After each response is written (or failed to be): the request (empty
+  // method when it could not be read), its status, and how long it took.
+  std::function<void(const Request&, const Response&, std::chrono::milliseconds)> access;
+};
+
 class Listener {
  public:
   // Binds and starts serving at once.
   static Result<std::unique_ptr<Listener>> Start(const ListenerOptions& options, Handler handler,
-                                                 LogLine log);
+                                                 LogLine log, ListenerHooks hooks = {});
   ~Listener();  // Stop()s
   int port() const;  // the bound port
   // Whether the I/O threads ran the probe the previous call posted (true on

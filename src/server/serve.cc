@@ -12,6 +12,7 @@
 #include "server/api.h"
 #include "server/host_check.h"
 #include "server/listener.h"
+#include "warden/text.h"
 
 namespace warden::server {
 
@@ -136,6 +137,18 @@ class LiveCheck {
   Listener* listener_;
 };
 
+// One access log line: who, what (the path without its query: no header,
+// no query and no body is logged, so no token is), the status, the time
+// taken and the token's name.
+std::string AccessLine(const Request& req, const Response& r, std::chrono::milliseconds took) {
+  std::string line = "access " + req.peer + " ";
+  line += req.method.empty() ? std::string("-")
+                              : OneLine(req.method, 16) + " " + OneLine(req.raw_path, 200);
+  line += " " + std::to_string(r.status) + " " + std::to_string(took.count()) + "ms";
+  if (!r.actor.empty()) line += " " + r.actor;
+  return line;
+}
+
 }  // namespace
 
 Status CheckServeOptions(const ServeOptions& options) {
@@ -197,12 +210,27 @@ Status Serve(const ServeOptions& options, const ServeHooks& hooks) {
   BulkRunner bulk(std::move(bulk_client), options, log);
   WARDEN_ASSIGN_OR_RETURN(auto events_client, Client::Open(options.db));
   EventHub events(std::move(events_client), EventHubOptions{}, warn);
-  Api api(ApiOptions{options.no_auth, options.allow_command_jobs, [&bulk] { bulk.Wake(); },
-                     &events, options.allowed_hosts, !options.tls_cert.empty()},
-          *clients);
+  ApiOptions api_options;
+  api_options.no_auth = options.no_auth;
+  api_options.allow_command_jobs = options.allow_command_jobs;
+  api_options.bulk_started = [&bulk] { bulk.Wake(); };
+  api_options.events = &events;
+  api_options.allowed_hosts = options.allowed_hosts;
+  api_options.tls = !options.tls_cert.empty();
+  api_options.log_refusal = warn;
+  Api api(api_options, *clients);
+  ListenerHooks listener_hooks;
+  listener_hooks.answer_now = [&api](const Request& req) { return api.AnswerNow(req); };
+  listener_hooks.admit = [&api](const Request& head) { return api.Admit(head); };
+  if (options.access_log) {
+    listener_hooks.access = [log](const Request& req, const Response& r,
+                                  std::chrono::milliseconds took) {
+      log(LogLevel::kInfo, AccessLine(req, r, took));
+    };
+  }
   WARDEN_ASSIGN_OR_RETURN(
-      auto listener,
-      Listener::Start(lo, [&api](const Request& req) { return api.Handle(req); }, warn));
+      auto listener, Listener::Start(lo, [&api](const Request& req) { return api.Handle(req); },
+                                     warn, std::move(listener_hooks)));
   if (!IsLoopback(lo.host) && lo.tls_cert.empty()) {
     log(LogLevel::kWarn, "warning: serving plain HTTP on " + lo.host +
         ", beyond loopback: tokens cross the network in clear text (give --tls-cert and "

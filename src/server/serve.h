@@ -37,6 +37,9 @@ struct ServeOptions {
   int bulk_batch = 1000;
   std::chrono::milliseconds bulk_lease{10'000};
   std::chrono::milliseconds bulk_pause{0};
+  // One log line per response (--access-log): peer, method, path, status,
+  // time taken and token name; never a token, a query or a body.
+  bool access_log = false;
 };
 
 // Splits ADDR:PORT; the address must be an IP address (no host names: what

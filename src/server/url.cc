@@ -45,8 +45,10 @@ Result<std::string> PercentDecode(const std::string& text, bool plus_is_space) {
 }
 
 Status SplitTarget(const std::string& target, std::string* path,
-                   std::vector<std::pair<std::string, std::string>>* query) {
+                   std::vector<std::pair<std::string, std::string>>* query,
+                   std::vector<std::string>* segments) {
   query->clear();
+  if (segments != nullptr) segments->clear();
   if (target.size() > kMaxTarget) {
     return InvalidArgument("longer than " + std::to_string(kMaxTarget) + " bytes");
   }
@@ -54,6 +56,18 @@ Status SplitTarget(const std::string& target, std::string* path,
   const size_t mark = target.find('?');
   const std::string raw_path = target.substr(0, mark);
   WARDEN_ASSIGN_OR_RETURN(*path, PercentDecode(raw_path, false));
+  if (segments != nullptr) {
+    for (size_t start = 1; start <= raw_path.size();) {
+      size_t end = raw_path.find('/', start);
+      if (end == std::string::npos) end = raw_path.size();
+      // Decoded alone: what a segment decodes to (a '/') splits nothing.
+      WARDEN_ASSIGN_OR_RETURN(std::string segment,
+                              PercentDecode(raw_path.substr(start, end - start), false));
+      segments->push_back(std::move(segment));
+      start = end + 1;
+    }
+    if (!segments->empty() && segments->back().empty()) segments->pop_back();
+  }
   if (mark == std::string::npos) return Status::Ok();
   std::string rest = target.substr(mark + 1);
   const size_t hash = rest.find('#');

@@ -160,5 +160,35 @@ TEST(ValidateSpecNames, RefusesNulControlBytesAndInvalidUtf8) {
   EXPECT_TRUE(ValidateSpec(Named(&JobSpec::command, "set -e\n\techo ok")).ok());
 }
 
+TEST(ValidateSpecNames, RefusesCharactersThatDoNotShowNamingTheCodePoint) {
+  const std::vector<std::pair<std::string, std::string>> hidden = {
+      {"ma\u200Bil", "U+200B (a zero-width character"},
+      {"ma\u200Cil", "U+200C (a zero-width character"},
+      {"ma\u200Dil", "U+200D (a zero-width character"},
+      {"ma\u2060il", "U+2060 (a zero-width character"},
+      {"\uFEFFmail", "U+FEFF (a zero-width character"},
+      {"ma\u200Eil", "U+200E (a direction mark"},
+      {"\u202Eliam", "U+202E (a direction embedding or override"},
+      {"a\u202Ab", "U+202A (a direction embedding or override"},
+      {"a\u2066b", "U+2066 (a direction isolate"},
+      {"a\u2069b", "U+2069 (a direction isolate"},
+      {"a\u0085b", "U+0085 (a C1 control character"},
+      {"a\u009Fb", "U+009F (a C1 control character"},
+  };
+  for (auto field : {&JobSpec::task, &JobSpec::queue, &JobSpec::unique_key,
+                     &JobSpec::concurrency_key}) {
+    for (const auto& [name, says] : hidden) ExpectRefused(Named(field, name), says);
+  }
+  EXPECT_EQ(ValidateQueueName("ma\u200Bil").message(),
+            "queue must not contain U+200B (a zero-width character, which does not show): "
+            "'ma<U+200B>il'");
+  // Their neighbours are fine: U+00A0, U+200A, U+2010, U+2070, U+FEFE and
+  // any character above U+FFFF.
+  for (const char* ok : {"a\u00A0b", "a\u200Ab", "a\u2010b", "a\u2070b", "a\uFEFEb",
+                         "caf\u00E9", "\U0001F600"}) {
+    EXPECT_TRUE(ValidateQueueName(ok).ok()) << ok;
+  }
+}
+
 }  // namespace
 }  // namespace warden

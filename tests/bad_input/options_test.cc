@@ -63,6 +63,10 @@ TEST_P(OptionsTest, BadAddOptionsAreUsageErrors) {
       {{"add", "t", "--unique-key", "k\x01"}, "unique key must not contain NUL or other control"},
       {{"add", "t", "--concurrency-key", "two\nlines"}, "control characters: 'two lines'"},
       {{"add", "caf\xe9"}, "task is not valid UTF-8 (byte 3): 'caf?'"},
+      // Characters that do not show: two queues would look like one.
+      {{"add", "t", "--queue", "ma\u200Bil"}, "queue must not contain U+200B (a zero-width"},
+      {{"add", "\u202Eliam"}, "task must not contain U+202E (a direction embedding or override"},
+      {{"add", "t", "--unique-key", "k\u0085"}, "unique key must not contain U+0085 (a C1"},
       {{"add", "--cmd", "echo \xff"}, "command is not valid UTF-8"},
       // A payload where the task goes.
       {{"add", R"({"a": 1})"}, "is a payload, not a task name"},
@@ -103,6 +107,8 @@ TEST_P(OptionsTest, BadWorkerOptionsAreUsageErrorsAndNoWorkerStarts) {
       {{w, "--allow-cmd", "--bogus"}, "--bogus"},
       {{w, "--allow-cmd", "--log-format", "yaml"}, "--log-format must be text or json, not 'yaml'"},
       {{w}, "this worker can run nothing"},
+      {{w, "--allow-cmd", "--name", "w\u202E1"}, "worker name must not contain U+202E"},
+      {{w, "--allow-cmd", "--queues", "ma\u200Bil"}, "queue must not contain U+200B"},
   });
   auto workers = client().ListWorkers();
   ASSERT_TRUE(workers.has_value()) << workers.error().ToString();
@@ -204,6 +210,8 @@ TEST_P(OptionsTest, BadSpecsAndOptionsThroughTheApiAreInvalidArgument) {
   add_worker("must be at least three heartbeat intervals",
              [](auto& o) { o.heartbeat = Millis(-1); });
   add_worker("sweep interval must be positive", [](auto& o) { o.sweep_interval = Millis(0); });
+  add_worker("worker name must not contain U+202E", [](auto& o) { o.name = "w\u202E1"; });
+  add_worker("queue must not contain U+200B", [](auto& o) { o.queues = {"ma\u200Bil"}; });
   for (const auto& [says, o] : bad_workers) {
     auto w = warden::Worker::Create(db(), o);
     ASSERT_FALSE(w.has_value()) << says;

@@ -55,6 +55,7 @@ const std::vector<ConfigKey>& ConfigKeys() {
       {"server", "--max-connections", K::kInteger},
       {"server", "--io-timeout", K::kDuration},
       {"server", "--log-format", K::kString},
+      {"server", "--access-log", K::kBool},
       {"server", "--bulk-batch", K::kInteger},
       {"server", "--bulk-lease", K::kDuration},
       {"server", "--bulk-pause", K::kDuration},
