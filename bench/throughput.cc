@@ -54,7 +54,8 @@ bool OneRun(const Args& a, Sample* out) {
   char tmpl[] = "/tmp/warden-bench-XXXXXX";
   if (!mkdtemp(tmpl)) return false;
   const std::string dir = tmpl;
-  const std::string url = "sqlite:" + dir + "/bench.db" + (a.sync == "normal" ? "?sync=normal" : "");
+  const std::string url =
+      "sqlite:" + dir + "/bench.db" + (a.sync == "normal" ? "?sync=normal" : "");
   auto client = warden::Client::Open(url);
   if (!client) {
     std::fprintf(stderr, "%s\n", client.error().ToString().c_str());

@@ -82,7 +82,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!next.has_value()) {
       CheckRefusal(next.error());
       const std::string& message = next.error().message();
-      const int64_t n = std::strtoll(message.c_str() + std::min<size_t>(5, message.size()), nullptr, 10);
+      const int64_t n =
+          std::strtoll(message.c_str() + std::min<size_t>(5, message.size()), nullptr, 10);
       FUZZ_CHECK(message.rfind("line " + std::to_string(n) + ": ", 0) == 0, message);
       FUZZ_CHECK(n > last && n <= lines, message);
       return 0;

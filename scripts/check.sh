@@ -48,6 +48,7 @@ run seeds env WARDEN_RUNTIME_SIM_FROM=1 WARDEN_RUNTIME_SIM_SEEDS="$SEEDS" \
   "$tree/tests/sim/runtime_seeds_test" --gtest_brief=1
 run layers python3 tests/layers/check_layers.py src
 run migrations python3 tests/store/check_migrations.py
+run line_length python3 scripts/check-line-length.py
 run doc_links python3 scripts/check-links.py
 if [ ${#failed[@]} -gt 0 ]; then
   echo "make check: failed: ${failed[*]} (logs in $tree/)"

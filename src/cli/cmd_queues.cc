@@ -24,8 +24,9 @@ void PrintQueueTable(const std::vector<QueueInfo>& queues, TimeMs now) {
              "STATE", "LIMITS");
   for (const QueueInfo& q : queues) {
     const std::string oldest =
-        q.oldest_available_at ? HumanDuration(Millis(std::max<int64_t>(0, now - *q.oldest_available_at)))
-                              : "-";
+        q.oldest_available_at
+            ? HumanDuration(Millis(std::max<int64_t>(0, now - *q.oldest_available_at)))
+            : "-";
     fmt::print("{:<{}}  {:>9}  {:>9}  {:>7}  {:>9}  {:>6}  {:>8}  {:>7}  {:<7}  {}\n",
                OneLine(q.name, width), width, q.CountIn(JobState::kScheduled),
                q.CountIn(JobState::kAvailable), q.CountIn(JobState::kRunning),

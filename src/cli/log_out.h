@@ -1,7 +1,7 @@
 // The stderr lines of the CLI's long-running commands (`warden worker`,
-// `warden serve`, `warden wait`, `warden demo`): text ("warden: <message>"), or with `--log-format json`
-// one JSON object a line (warden/log.h), the command's last error included,
-// so that a log pipeline reads every line the same way.
+// `warden serve`, `warden wait`, `warden demo`): text ("warden: <message>"), or with `--log-format
+// json` one JSON object a line (warden/log.h), the command's last error included, so that a log
+// pipeline reads every line the same way.
 //
 // Thread safety: SetLogFormat before any thread starts; LogOut from any
 // thread (one write(2) per line).

@@ -28,7 +28,9 @@ void CountRecoveries(Metrics& metrics, const std::vector<Recovery>& recoveries) 
 
 std::vector<Recovery> RecoveriesOf(const RescueReport& report, const char* cause, Millis took) {
   std::vector<Recovery> out;
-  for (const RescuedJob& j : report.jobs) out.push_back(Recovery{j.queue, cause, j.next, j.kind, took});
+  for (const RescuedJob& j : report.jobs) {
+    out.push_back(Recovery{j.queue, cause, j.next, j.kind, took});
+  }
   return out;
 }
 

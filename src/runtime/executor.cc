@@ -354,8 +354,9 @@ void Worker::Impl::LogWritten(std::span<const Completer::Tally> tallies,
         Json fields = JobFields(*t.run);
         fields["outcome"] = "succeeded";
         fields["duration_ms"] = t.run_ms;
-        Log(LogLevel::kInfo, JobLabel(*t.run) + ": succeeded in " + FormatDuration(Millis(t.run_ms)),
-            t.run->job.id, std::move(fields));
+        Log(LogLevel::kInfo,
+            JobLabel(*t.run) + ": succeeded in " + FormatDuration(Millis(t.run_ms)), t.run->job.id,
+            std::move(fields));
       }
       continue;
     }

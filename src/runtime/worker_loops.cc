@@ -125,7 +125,8 @@ void Worker::Impl::DrainIfNodeClosed(bool node_takes_work) {
   }
   if (!node_released_ && now - node_closed_mono_ >= opt_.shutdown_timeout.count()) {
     node_released_ = true;
-    StopAll(StopReason::kNodeDrain, node + " still takes no work: releasing the jobs still running");
+    StopAll(StopReason::kNodeDrain,
+            node + " still takes no work: releasing the jobs still running");
   }
 }
 

@@ -19,7 +19,8 @@
 //      a process that provably exec'd in time: one a host freeze stopped
 //      after its exec, and one whose worker died first, see
 //      Timeline::LateStartExcuse), and no run outlives its attempt: ledger
-//      activity after the store ended the attempt is allowed only while its worker was frozen and up to
+//      activity after the store ended the attempt is allowed only while its worker was frozen and
+//      up to
 //      --stale-margin after it thawed, or up to --stale-margin after its
 //      worker died (the supervisor's kill is immediate but not
 //      instantaneous). Stale command runs of a worker frozen alone

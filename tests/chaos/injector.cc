@@ -422,7 +422,8 @@ void Injector::StartNodeFault(const PlannedFault& f, FaultRecord& r) {
         return warden::Status::Ok();
       };
     } else {
-      close = [name = spec.name, force](warden::Client& c, NodeAdmin::Outcome* out) -> warden::Status {
+      close = [name = spec.name, force](warden::Client& c,
+                                        NodeAdmin::Outcome* out) -> warden::Status {
         auto removal = c.RemoveNode(name, force);
         if (!removal.has_value()) return removal.error();
         out->detail = fmt::format("{}{}", removal->changed ? "removed" : "was removed already",

@@ -29,7 +29,9 @@ bool DrainReleased(const AttemptInfo& a) {
          a.error->message.find("its node takes no more work") != std::string::npos;
 }
 
-std::string Seconds(int64_t ms) { return fmt::format("{:.1f} s", static_cast<double>(ms) / 1000.0); }
+std::string Seconds(int64_t ms) {
+  return fmt::format("{:.1f} s", static_cast<double>(ms) / 1000.0);
+}
 
 // Each node's capacity over time: as set up, then each node-resize's
 // change and its setting back, each somewhere between its call's first try

@@ -21,7 +21,8 @@ TEST(InventoryTest, LinesWithCapacitiesCommentsAndBlanks) {
 }
 
 TEST(InventoryTest, JsonNamesAndObjects) {
-  auto r = ParseInventory(R"( [ "a", {"name": "b", "capacity": 3}, {"name": "c", "capacity": null} ])");
+  auto r =
+      ParseInventory(R"( [ "a", {"name": "b", "capacity": 3}, {"name": "c", "capacity": null} ])");
   ASSERT_TRUE(r.has_value()) << r.error().ToString();
   const std::vector<NodeSpec> want = {{"a", std::nullopt}, {"b", 3}, {"c", std::nullopt}};
   EXPECT_EQ(*r, want);
@@ -34,7 +35,8 @@ TEST(InventoryTest, BadInputIsOneClearError) {
             "inventory line 2: capacity '0' is not a whole number from 1 to 1000000 (or - for "
             "none)");
   EXPECT_EQ(ErrorOf("a 1 2"), "inventory line 1: want NAME [CAPACITY], got 3 fields");
-  EXPECT_EQ(ErrorOf("a/b"), "inventory line 1: node name 'a/b' may hold only letters, digits and . - _ :");
+  EXPECT_EQ(ErrorOf("a/b"),
+            "inventory line 1: node name 'a/b' may hold only letters, digits and . - _ :");
   EXPECT_EQ(ErrorOf("a\na"), "the inventory names node 'a' twice");
   EXPECT_EQ(ErrorOf("a 99999999"),
             "inventory line 1: capacity '99999999' is not a whole number from 1 to 1000000 (or "

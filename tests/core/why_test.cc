@@ -115,7 +115,8 @@ TEST(WhyNotRunning, ScheduledAndBackingOffSayUntilWhen) {
   const auto r = WhyNotRunning(f);
   ASSERT_EQ(r.size(), 1u);
   EXPECT_EQ(r[0].code, "backing_off");
-  EXPECT_NE(r[0].message.find("after attempt 2 failed (timeout)"), std::string::npos) << r[0].message;
+  EXPECT_NE(r[0].message.find("after attempt 2 failed (timeout)"), std::string::npos)
+      << r[0].message;
   // Due already: the next claim promotes it.
   f.job.run_at = kNow - 1;
   EXPECT_EQ(Codes(f), std::vector<std::string>{"claimable"});

@@ -51,7 +51,8 @@ std::vector<int64_t> Ids(const std::string& out) {
 std::string Lines(int n, int bad_line = 0, const std::string& bad = "") {
   std::string text;
   for (int i = 0; i < n; ++i) {
-    text += i + 1 == bad_line ? bad : R"({"task": "t", "payload": {"n": )" + std::to_string(i) + "}}";
+    text +=
+        i + 1 == bad_line ? bad : R"({"task": "t", "payload": {"n": )" + std::to_string(i) + "}}";
     text += "\n";
   }
   return text;
@@ -279,7 +280,8 @@ TEST_P(CliBatchTest, RequireWorkerStoresNothingWhenAKindHasNoWorker) {
   ASSERT_EQ(r.json.size(), 2u) << r.out;
   EXPECT_EQ(r.err, "");
   for (const Json& job : r.json) {
-    EXPECT_TRUE(WaitFor([&] { return JobInState(job["id"].get<int64_t>(), JobState::kSucceeded); }));
+    EXPECT_TRUE(
+        WaitFor([&] { return JobInState(job["id"].get<int64_t>(), JobState::kSucceeded); }));
   }
 }
 

@@ -110,7 +110,8 @@ TEST_P(FencingTest, AFinishedRunWhoseOutcomeIsRefusedIsNotLoggedAsSucceeded) {
   // it: the log must say so, not "succeeded".
   StartWorker("a");
   StartWorker("b");
-  const int64_t id = Add(Job("log start; if [ \"$WARDEN_ATTEMPT\" = 1 ]; then sleep 2; fi; log done"));
+  const int64_t id =
+      Add(Job("log start; if [ \"$WARDEN_ATTEMPT\" = 1 ]; then sleep 2; fi; log done"));
   ASSERT_GT(id, 0);
   ASSERT_TRUE(WaitFor([&] { return LedgerHas(id, 1, "start"); }));
   Worker* frozen = WorkerByPid(HolderPid(id));

@@ -121,7 +121,8 @@ TEST_P(HttpApiTest, JobsAreEnqueuedOneOrABatchInOneTransaction) {
   ASSERT_TRUE(job.has_value());
   EXPECT_EQ(job->queue, "mail");
   EXPECT_EQ(job->payload["to"], "a@example.com");
-  HttpResult dup = Http("POST", "/v1/jobs", producer, R"({"task":"email","unique_key":"welcome-1"})");
+  HttpResult dup =
+      Http("POST", "/v1/jobs", producer, R"({"task":"email","unique_key":"welcome-1"})");
   ASSERT_EQ(dup.status, 201) << dup.body;
   EXPECT_EQ(dup.json.value("id", int64_t{0}), id);
   EXPECT_FALSE(dup.json.value("created", true));
@@ -929,7 +930,8 @@ TEST_P(HttpApiTest, ABulkOperationSurvivesASigkilledServer) {
   }
   EXPECT_EQ(recancelled, at_kill.done) << "not retried a second time";
   EXPECT_EQ(available, kJobs - at_kill.done) << "the rest, retried after the restart";
-  EXPECT_TRUE(Has(server().Stderr(), "bulk operation " + std::to_string(op_id))) << server().Stderr();
+  EXPECT_TRUE(Has(server().Stderr(), "bulk operation " + std::to_string(op_id)))
+      << server().Stderr();
 }
 
 // A server stopped gracefully (SIGTERM) half-way gives its operation up

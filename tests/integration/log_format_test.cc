@@ -1,11 +1,9 @@
 // `--log-format json` (issue 22): every line a worker, `warden serve`,
-// `warden wait` or `warden demo` writes on stderr is one JSON object with "time", "level", "pid" and
-// "message" (and a worker's "worker"), and a line about a job carries its
-// id in "job". Real workers: a job that succeeds, one that fails (its
-// stderr, bytes that are not UTF-8 among them, quoted in the line), and a
-// SIGKILLed worker whose job a second worker recovers and runs; `wait` on
-// a job that fails, and on a queue that does not drain in time; the whole
-// demo.
+// `warden wait` or `warden demo` writes on stderr is one JSON object with "time", "level", "pid"
+// and "message" (and a worker's "worker"), and a line about a job carries its id in "job". Real
+// workers: a job that succeeds, one that fails (its stderr, bytes that are not UTF-8 among them,
+// quoted in the line), and a SIGKILLed worker whose job a second worker recovers and runs; `wait`
+// on a job that fails, and on a queue that does not drain in time; the whole demo.
 #include <signal.h>
 
 #include <regex>

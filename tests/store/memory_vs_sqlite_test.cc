@@ -23,7 +23,9 @@ namespace {
 
 Json Opt(const std::optional<int64_t>& v) { return v ? Json(*v) : Json(); }
 
-Json StatusJson(const Status& s) { return {{"code", static_cast<int>(s.code())}, {"message", s.message()}}; }
+Json StatusJson(const Status& s) {
+  return {{"code", static_cast<int>(s.code())}, {"message", s.message()}};
+}
 
 Json AttemptJson(const AttemptInfo& a) {
   Json j = {{"attempt", a.attempt},       {"worker", a.worker},

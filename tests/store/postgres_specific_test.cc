@@ -469,8 +469,8 @@ TEST_F(PostgresTest, APatientDeclarationWaitsOutAClaimInFlight) {
   ASSERT_TRUE(claiming->Exec("SELECT 1 FROM warden.workers WHERE id = $1::bigint FOR SHARE",
                              pg::Params().Add(w)).has_value());
   auto operator_store = Open(StoreOptions{});
-  auto once =
-      operator_store->WorkerDeclareDead(w, "released by an operator", LossCause::kOperator, nullptr);
+  auto once = operator_store->WorkerDeclareDead(w, "released by an operator", LossCause::kOperator,
+                                                nullptr);
   ASSERT_FALSE(once.has_value()) << "a single try gives up on the held row";
   EXPECT_TRUE(once.error().transient()) << once.error().ToString();
   std::thread commit([&] {

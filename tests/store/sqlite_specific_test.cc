@@ -96,19 +96,20 @@ TEST_F(SqliteFileTest, SchemaEightDatabaseGetsItsJobCountsFromItsJobs) {
     ASSERT_TRUE((*store)->JobInsertMany(specs).has_value());
   }
   sqlite3* db = Raw();
-  ASSERT_EQ(sqlite3_exec(db,
-                         "DROP TABLE job_counts; "
-                         "DROP INDEX jobs_crash_loop; DROP INDEX fenced_writes_job; "
-                         "DROP INDEX jobs_due_group; "
-                         "ALTER TABLE attempts DROP COLUMN lost_by; "
-                         "ALTER TABLE attempts DROP COLUMN runnable_at; "
-                         "ALTER TABLE workers DROP COLUMN host; DROP INDEX workers_node; DROP TABLE nodes; "
-                         "ALTER TABLE jobs DROP COLUMN avoid_node; "
-                         "ALTER TABLE jobs DROP COLUMN avoid_until; "
-                         "ALTER TABLE workers DROP COLUMN keepalive_ms; "
-                         "DELETE FROM warden_schema WHERE version > 8; "
-                         "UPDATE jobs SET state = 'dead' WHERE id = 1",
-                         nullptr, nullptr, nullptr),
+  ASSERT_EQ(sqlite3_exec(
+                db,
+                "DROP TABLE job_counts; "
+                "DROP INDEX jobs_crash_loop; DROP INDEX fenced_writes_job; "
+                "DROP INDEX jobs_due_group; "
+                "ALTER TABLE attempts DROP COLUMN lost_by; "
+                "ALTER TABLE attempts DROP COLUMN runnable_at; "
+                "ALTER TABLE workers DROP COLUMN host; DROP INDEX workers_node; DROP TABLE nodes; "
+                "ALTER TABLE jobs DROP COLUMN avoid_node; "
+                "ALTER TABLE jobs DROP COLUMN avoid_until; "
+                "ALTER TABLE workers DROP COLUMN keepalive_ms; "
+                "DELETE FROM warden_schema WHERE version > 8; "
+                "UPDATE jobs SET state = 'dead' WHERE id = 1",
+                nullptr, nullptr, nullptr),
             SQLITE_OK)
       << sqlite3_errmsg(db);
   sqlite3_close(db);
@@ -144,18 +145,19 @@ TEST_F(SqliteFileTest, SchemaTenDatabaseGetsItsGroupCountsFromItsJobs) {
     ASSERT_TRUE((*store)->JobInsertMany(specs).has_value());
   }
   sqlite3* db = Raw();
-  ASSERT_EQ(sqlite3_exec(db,
-                         "DROP TABLE job_counts; DROP INDEX jobs_due_group; "
-                         "CREATE TABLE job_counts (queue TEXT NOT NULL, state TEXT NOT NULL, "
-                         "n INTEGER NOT NULL, PRIMARY KEY (queue, state)) WITHOUT ROWID; "
-                         "INSERT INTO job_counts SELECT queue, state, count(*) FROM jobs "
-                         "GROUP BY 1, 2; "
-                         "ALTER TABLE workers DROP COLUMN host; DROP INDEX workers_node; DROP TABLE nodes; "
-                         "ALTER TABLE jobs DROP COLUMN avoid_node; "
-                         "ALTER TABLE jobs DROP COLUMN avoid_until; "
-                         "ALTER TABLE workers DROP COLUMN keepalive_ms; "
-                         "DELETE FROM warden_schema WHERE version > 10",
-                         nullptr, nullptr, nullptr),
+  ASSERT_EQ(sqlite3_exec(
+                db,
+                "DROP TABLE job_counts; DROP INDEX jobs_due_group; "
+                "CREATE TABLE job_counts (queue TEXT NOT NULL, state TEXT NOT NULL, "
+                "n INTEGER NOT NULL, PRIMARY KEY (queue, state)) WITHOUT ROWID; "
+                "INSERT INTO job_counts SELECT queue, state, count(*) FROM jobs "
+                "GROUP BY 1, 2; "
+                "ALTER TABLE workers DROP COLUMN host; DROP INDEX workers_node; DROP TABLE nodes; "
+                "ALTER TABLE jobs DROP COLUMN avoid_node; "
+                "ALTER TABLE jobs DROP COLUMN avoid_until; "
+                "ALTER TABLE workers DROP COLUMN keepalive_ms; "
+                "DELETE FROM warden_schema WHERE version > 10",
+                nullptr, nullptr, nullptr),
             SQLITE_OK)
       << sqlite3_errmsg(db);
   sqlite3_close(db);
@@ -189,14 +191,15 @@ TEST_F(SqliteFileTest, SchemaElevenDatabaseGetsFlowControl) {
     ASSERT_TRUE((*store)->JobInsertMany(specs).has_value());
   }
   sqlite3* db = Raw();
-  ASSERT_EQ(sqlite3_exec(db,
-                         "DROP TABLE queue_limits; DROP TABLE queue_starts; "
-                         "ALTER TABLE workers DROP COLUMN host; DROP INDEX workers_node; DROP TABLE nodes; "
-                         "ALTER TABLE jobs DROP COLUMN avoid_node; "
-                         "ALTER TABLE jobs DROP COLUMN avoid_until; "
-                         "ALTER TABLE workers DROP COLUMN keepalive_ms; "
-                         "DELETE FROM warden_schema WHERE version > 11",
-                         nullptr, nullptr, nullptr),
+  ASSERT_EQ(sqlite3_exec(
+                db,
+                "DROP TABLE queue_limits; DROP TABLE queue_starts; "
+                "ALTER TABLE workers DROP COLUMN host; DROP INDEX workers_node; DROP TABLE nodes; "
+                "ALTER TABLE jobs DROP COLUMN avoid_node; "
+                "ALTER TABLE jobs DROP COLUMN avoid_until; "
+                "ALTER TABLE workers DROP COLUMN keepalive_ms; "
+                "DELETE FROM warden_schema WHERE version > 11",
+                nullptr, nullptr, nullptr),
             SQLITE_OK)
       << sqlite3_errmsg(db);
   sqlite3_close(db);
@@ -528,33 +531,34 @@ TEST_F(SqliteFileTest, VersionOneFileIsMigratedAndKeepsItsJobsAndAttempts) {
     ASSERT_EQ(claimed.size(), 2u);
   }
   sqlite3* db = Raw();
-  ASSERT_EQ(sqlite3_exec(db,
-                         "INSERT INTO attempts (job_id, attempt, worker_id, lease_token, "
-                         "claimed_at) SELECT id, attempt, worker_id, lease_token, started_at "
-                         "FROM jobs WHERE state = 'running'; "
-                         "ALTER TABLE jobs DROP COLUMN attempt_started_at; "
-                         "ALTER TABLE attempts DROP COLUMN stdout_tail; "
-                         "CREATE INDEX jobs_running_lease ON jobs (lease_expires_at) WHERE "
-                         "state = 'running'; "
-                         "DROP INDEX jobs_state; CREATE INDEX jobs_state ON jobs (state, id); "
-                         "DROP INDEX attempts_lost; CREATE INDEX attempts_outcome ON attempts "
-                         "(outcome) WHERE outcome <> 'succeeded'; "
-                         "ALTER TABLE workers DROP COLUMN allow_commands; "
-                         "ALTER TABLE leaders DROP COLUMN ttl_ms; "
-                         "DROP TABLE queue_pauses; DROP TABLE api_tokens; DROP TABLE audit_log; "
-                         "ALTER TABLE workers DROP COLUMN metrics; DROP TABLE metrics_retired; "
-                         "DROP TABLE bulk_ops; DROP INDEX fenced_writes_job; "
-                         "ALTER TABLE attempts DROP COLUMN lost_by; "
-                         "ALTER TABLE attempts DROP COLUMN runnable_at; "
-                         "DROP TABLE job_counts; DROP INDEX jobs_crash_loop; "
-                         "DROP INDEX jobs_due_group; "
-                         "DROP TABLE queue_limits; DROP TABLE queue_starts; "
-                         "ALTER TABLE workers DROP COLUMN host; DROP INDEX workers_node; DROP TABLE nodes; "
-                         "ALTER TABLE jobs DROP COLUMN avoid_node; "
-                         "ALTER TABLE jobs DROP COLUMN avoid_until; "
-                         "ALTER TABLE workers DROP COLUMN keepalive_ms; "
-                         "DELETE FROM warden_schema WHERE version > 1",
-                         nullptr, nullptr, nullptr),
+  ASSERT_EQ(sqlite3_exec(
+                db,
+                "INSERT INTO attempts (job_id, attempt, worker_id, lease_token, "
+                "claimed_at) SELECT id, attempt, worker_id, lease_token, started_at "
+                "FROM jobs WHERE state = 'running'; "
+                "ALTER TABLE jobs DROP COLUMN attempt_started_at; "
+                "ALTER TABLE attempts DROP COLUMN stdout_tail; "
+                "CREATE INDEX jobs_running_lease ON jobs (lease_expires_at) WHERE "
+                "state = 'running'; "
+                "DROP INDEX jobs_state; CREATE INDEX jobs_state ON jobs (state, id); "
+                "DROP INDEX attempts_lost; CREATE INDEX attempts_outcome ON attempts "
+                "(outcome) WHERE outcome <> 'succeeded'; "
+                "ALTER TABLE workers DROP COLUMN allow_commands; "
+                "ALTER TABLE leaders DROP COLUMN ttl_ms; "
+                "DROP TABLE queue_pauses; DROP TABLE api_tokens; DROP TABLE audit_log; "
+                "ALTER TABLE workers DROP COLUMN metrics; DROP TABLE metrics_retired; "
+                "DROP TABLE bulk_ops; DROP INDEX fenced_writes_job; "
+                "ALTER TABLE attempts DROP COLUMN lost_by; "
+                "ALTER TABLE attempts DROP COLUMN runnable_at; "
+                "DROP TABLE job_counts; DROP INDEX jobs_crash_loop; "
+                "DROP INDEX jobs_due_group; "
+                "DROP TABLE queue_limits; DROP TABLE queue_starts; "
+                "ALTER TABLE workers DROP COLUMN host; DROP INDEX workers_node; DROP TABLE nodes; "
+                "ALTER TABLE jobs DROP COLUMN avoid_node; "
+                "ALTER TABLE jobs DROP COLUMN avoid_until; "
+                "ALTER TABLE workers DROP COLUMN keepalive_ms; "
+                "DELETE FROM warden_schema WHERE version > 1",
+                nullptr, nullptr, nullptr),
             SQLITE_OK)
       << sqlite3_errmsg(db);
   sqlite3_close(db);

@@ -730,7 +730,8 @@ TEST_P(StoreTest, LiveNameIsUniqueUntilDeclaredDead) {
   auto dup = store_->WorkerRegister(r);
   ASSERT_FALSE(dup.has_value());
   EXPECT_EQ(dup.error().code(), StatusCode::kFailedPrecondition);
-  ASSERT_TRUE(store_->WorkerDeclareDead(first, "pid gone", LossCause::kProvenDeath, nullptr).has_value());
+  ASSERT_TRUE(
+      store_->WorkerDeclareDead(first, "pid gone", LossCause::kProvenDeath, nullptr).has_value());
   auto again = store_->WorkerRegister(r);
   ASSERT_TRUE(again.has_value());
   EXPECT_NE(*again, first) << "ids are never reused";

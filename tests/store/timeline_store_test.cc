@@ -31,8 +31,9 @@ class TimelineStoreTest : public StoreTest {
 TEST_P(TimelineStoreTest, AProvenDeathIsKeptWithTheAttemptAndTheJobIsRunnableAtOnce) {
   const WorkerId w = RegisterWorker("a");
   const JobRef ref = Running(w);
-  ASSERT_TRUE(store_->WorkerDeclareDead(w, "process 1 on h is gone", LossCause::kProvenDeath, nullptr)
-                  .has_value());
+  ASSERT_TRUE(
+      store_->WorkerDeclareDead(w, "process 1 on h is gone", LossCause::kProvenDeath, nullptr)
+          .has_value());
   const AttemptInfo a = Attempt(ref.id, 0);
   EXPECT_EQ(a.outcome, "lost");
   EXPECT_EQ(a.lost_by, "proven_death");

@@ -69,7 +69,9 @@ Result<std::unique_ptr<PgTestDb>> PgTestDb::Create() {
 
 PgTestDb::~PgTestDb() {
   auto conn = pg::Conn::Connect(admin_url_);
-  if (conn.has_value()) (void)(*conn)->ExecScript("DROP DATABASE IF EXISTS " + name_ + " WITH (FORCE)");
+  if (conn.has_value()) {
+    (void)(*conn)->ExecScript("DROP DATABASE IF EXISTS " + name_ + " WITH (FORCE)");
+  }
 }
 
 }  // namespace warden::testing

@@ -170,7 +170,9 @@ Result<std::vector<JobCountDrift>> MemoryStore::JobCountsVerify() {
     if (n != r) out.push_back(JobCountDrift{key.first, key.second, n, r, {}, false});
   }
   for (const auto& [key, n] : real) {
-    if (!db_->t.job_counts.count(key)) out.push_back(JobCountDrift{key.first, key.second, 0, n, {}, false});
+    if (!db_->t.job_counts.count(key)) {
+      out.push_back(JobCountDrift{key.first, key.second, 0, n, {}, false});
+    }
   }
   // By group too (schema 11), and each scheduled or retryable group's jobs
   // by run_at.
@@ -209,9 +211,13 @@ Result<std::vector<JobCountDrift>> MemoryStore::JobCountsVerify() {
     auto it = available.find(queue);
     const bool same = it == available.end() ? kept.empty() : it->second == kept;
     if (!same) {
-      out.push_back(JobCountDrift{queue, "available", static_cast<int64_t>(kept.size()),
-                                  it == available.end() ? 0 : static_cast<int64_t>(it->second.size()),
-                                  {}, false});
+      out.push_back(
+          JobCountDrift{queue,
+                        "available",
+                        static_cast<int64_t>(kept.size()),
+                        it == available.end() ? 0 : static_cast<int64_t>(it->second.size()),
+                        {},
+                        false});
     }
   }
   return out;

@@ -134,8 +134,8 @@ Result<std::vector<WorkerLiveness>> MemoryStore::WorkerListLive(const std::strin
   std::vector<WorkerLiveness> out;
   for (const auto& [id, w] : db_->t.workers) {
     if (!IsLive(w.state) || (!name.empty() && w.name != name)) continue;
-    out.push_back(WorkerLiveness{w.id, w.name, w.host.empty() ? w.node : w.host, w.boot_id, w.pid_ns, w.pid, w.pid_start,
-                                 w.last_heartbeat});
+    out.push_back(WorkerLiveness{w.id, w.name, w.host.empty() ? w.node : w.host, w.boot_id,
+                                 w.pid_ns, w.pid, w.pid_start, w.last_heartbeat});
     if (auto l = db_->t.session_locks.find(id); l != db_->t.session_locks.end()) {
       out.back().session_lost = l->second.taken_once && l->second.holder == 0;
       out.back().session_epoch = l->second.epoch;

@@ -153,14 +153,15 @@ Result<std::optional<BulkOp>> PgStore::BulkOpClaim(const std::string& owner, Mil
   WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
   // One conditional statement; SKIP LOCKED passes over a row a batch holds.
   WARDEN_ASSIGN_OR_RETURN(
-      Rows r, conn_->Exec(std::string("UPDATE warden.bulk_ops SET owner = $1, lease_expires_at "
-                                      "= $2::bigint WHERE id = (SELECT id FROM warden.bulk_ops "
-                                      "WHERE state = 'running' AND (owner IS NULL OR owner = $1 "
-                                      "OR lease_expires_at <= $3::bigint) AND ($4::bigint = 0 OR id = "
-                                      "$4::bigint) ORDER BY id LIMIT 1 "
-                                      "FOR UPDATE SKIP LOCKED) RETURNING ") +
-                              kBulkColumns,
-                          Params().Add(owner).Add(now + lease.count()).Add(now).Add(only)));
+      Rows r,
+      conn_->Exec(std::string("UPDATE warden.bulk_ops SET owner = $1, lease_expires_at "
+                              "= $2::bigint WHERE id = (SELECT id FROM warden.bulk_ops "
+                              "WHERE state = 'running' AND (owner IS NULL OR owner = $1 "
+                              "OR lease_expires_at <= $3::bigint) AND ($4::bigint = 0 OR id = "
+                              "$4::bigint) ORDER BY id LIMIT 1 "
+                              "FOR UPDATE SKIP LOCKED) RETURNING ") +
+                      kBulkColumns,
+                  Params().Add(owner).Add(now + lease.count()).Add(now).Add(only)));
   if (r.empty()) return std::optional<BulkOp>();
   return std::optional<BulkOp>(BulkFromRow(r, 0));
 }

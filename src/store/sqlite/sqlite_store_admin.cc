@@ -162,11 +162,13 @@ Result<std::vector<AttemptInfo>> SqliteStore::AttemptsLocked(const JobInfo& job,
                                                               std::optional<TimeMs> started_at) {
   const JobId id = job.id;
   WARDEN_ASSIGN_OR_RETURN(
-      Stmt q, db_->Prepare("SELECT a.attempt, a.worker_id, a.lease_token, a.claimed_at, "
-                           "a.started_at, a.finished_at, a.outcome, a.error_message, "
-                           "a.exit_code, a.signal, a.stderr_tail, w.name, a.stdout_tail, "
-                           "a.lost_by, a.runnable_at FROM attempts a LEFT JOIN workers w ON w.id = a.worker_id "
-                           "WHERE a.job_id = ? ORDER BY a.attempt"));
+      Stmt q,
+      db_->Prepare(
+          "SELECT a.attempt, a.worker_id, a.lease_token, a.claimed_at, "
+          "a.started_at, a.finished_at, a.outcome, a.error_message, "
+          "a.exit_code, a.signal, a.stderr_tail, w.name, a.stdout_tail, "
+          "a.lost_by, a.runnable_at FROM attempts a LEFT JOIN workers w ON w.id = a.worker_id "
+          "WHERE a.job_id = ? ORDER BY a.attempt"));
   q.Bind(1, id);
   std::vector<AttemptInfo> out;
   while (true) {
@@ -250,7 +252,8 @@ Status SqliteStore::JobRetry(JobId id, const AuditEntry& audit) {
 }
 
 Status SqliteStore::RetryLocked(JobId id, TimeMs now) {
-  WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("SELECT state, " WARDEN_GROUP_COLUMNS " FROM jobs WHERE id = ?"));
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt q, db_->Prepare("SELECT state, " WARDEN_GROUP_COLUMNS " FROM jobs WHERE id = ?"));
   WARDEN_ASSIGN_OR_RETURN(bool row, q.Bind(1, id).Step());
   if (!row) return NotFound("no job with id " + std::to_string(id));
   const JobState state = ParseJobState(q.Text(0)).value_or(JobState::kDead);
@@ -285,7 +288,8 @@ Result<JobState> SqliteStore::JobCancel(JobId id, const AuditEntry& audit) {
 }
 
 Result<JobState> SqliteStore::CancelLocked(JobId id, TimeMs now) {
-  WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("SELECT state, " WARDEN_GROUP_COLUMNS " FROM jobs WHERE id = ?"));
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt q, db_->Prepare("SELECT state, " WARDEN_GROUP_COLUMNS " FROM jobs WHERE id = ?"));
   WARDEN_ASSIGN_OR_RETURN(bool row, q.Bind(1, id).Step());
   if (!row) return NotFound("no job with id " + std::to_string(id));
   const JobState state = ParseJobState(q.Text(0)).value_or(JobState::kDead);
@@ -328,9 +332,9 @@ Result<std::optional<Millis>> SqliteStore::JobNextDueIn() {
 // waiting job: 1.4 s at a million). Available groups get no run_at (see
 // BacklogGroup). (`c.command + 0`: without the column's INTEGER affinity,
 // so that the probe seeks on the indexed expression instead of reading the
-// whole (queue, task) range and sorting it.) Ordered as before: available groups, then scheduled and
-// retryable ones, then running ones, each part by its group's key.
-// ?1: a JSON array of queues, [] for every queue.
+// whole (queue, task) range and sorting it.) Ordered as before: available groups, then scheduled
+// and retryable ones, then running ones, each part by its group's key. ?1: a JSON array of queues,
+// [] for every queue.
 const char* const kBacklogSql =
     "SELECT c.queue, c.task, c.command, c.state, c.n, CASE WHEN c.state = 'available' THEN 0 "
     "ELSE (SELECT j.run_at FROM jobs j INDEXED BY jobs_due_group WHERE j.queue = c.queue AND "

@@ -39,10 +39,11 @@ BulkOp BulkFromRow(const Stmt& q) {
 Status SqliteStore::DeleteLocked(JobId id) {
   WARDEN_ASSIGN_OR_RETURN(Stmt a, db_->Prepare("DELETE FROM attempts WHERE job_id = ?"));
   WARDEN_RETURN_IF_ERROR(a.Bind(1, id).Exec().status());
-  WARDEN_RETURN_IF_ERROR(CountSelected(
-      *db_, "SELECT " WARDEN_GROUP_COLUMNS ", state, count(*) FROM jobs WHERE id = ? GROUP BY 1, 2, "
-      "3, 4",
-      std::nullopt, [&](Stmt& q) { q.Bind(1, id); }));
+  WARDEN_RETURN_IF_ERROR(CountSelected(*db_,
+                                       "SELECT " WARDEN_GROUP_COLUMNS
+                                       ", state, count(*) FROM jobs WHERE id = ? GROUP BY 1, 2, "
+                                       "3, 4",
+                                       std::nullopt, [&](Stmt& q) { q.Bind(1, id); }));
   WARDEN_ASSIGN_OR_RETURN(Stmt j, db_->Prepare("DELETE FROM jobs WHERE id = ?"));
   return j.Bind(1, id).Exec().status();
 }
@@ -168,7 +169,8 @@ Result<std::optional<BulkOp>> SqliteStore::BulkOpClaim(const std::string& owner,
   q.Reset();
   WARDEN_ASSIGN_OR_RETURN(
       Stmt upd, db_->Prepare("UPDATE bulk_ops SET owner = ?, lease_expires_at = ? WHERE id = ?"));
-  WARDEN_RETURN_IF_ERROR(upd.Bind(1, owner).Bind(2, now + lease.count()).Bind(3, id).Exec().status());
+  WARDEN_RETURN_IF_ERROR(
+      upd.Bind(1, owner).Bind(2, now + lease.count()).Bind(3, id).Exec().status());
   WARDEN_ASSIGN_OR_RETURN(BulkOp op, BulkOpGetLocked(id));
   WARDEN_RETURN_IF_ERROR(tx->Commit());
   return std::optional<BulkOp>(op);

@@ -37,9 +37,10 @@ std::string ClaimableWhere(const ClaimParams& p, size_t queue_count, bool exclud
   // list (SqliteStore::FlowLocked): here each row would be looked up,
   // and a paused queue's whole backlog walked on every claim. So are the
   // limited queues without room.
-  sql += queue_count > 0
-             ? " AND queue IN (" + Placeholders(queue_count) + ")"
-             : std::string(" AND NOT EXISTS (SELECT 1 FROM queue_pauses qp WHERE qp.queue = j.queue)");
+  sql +=
+      queue_count > 0
+          ? " AND queue IN (" + Placeholders(queue_count) + ")"
+          : std::string(" AND NOT EXISTS (SELECT 1 FROM queue_pauses qp WHERE qp.queue = j.queue)");
   sql += " AND (task IN (" + Placeholders(p.tasks.size()) + ")";
   sql += p.allow_commands ? " OR command <> '')" : ") AND command = ''";
   sql += " AND (avoid_until IS NULL OR avoid_until <= ? OR avoid_node <> ?)";

@@ -19,9 +19,9 @@ namespace warden::sqlite {
 // each pair's JSON again, and cost twice this read (0.86 against 0.39 µs a
 // job in Python, 512 jobs a statement).
 // The group too, for the job counts (job_counts.h): the row is read anyway.
-const char* const kFencePlainSql =
-    "SELECT id, lease_token, " WARDEN_GROUP_COLUMNS " FROM jobs WHERE id IN (SELECT value FROM json_each(?1)) "
-    "AND state = 'running'";
+const char* const kFencePlainSql = "SELECT id, lease_token, " WARDEN_GROUP_COLUMNS
+                                   " FROM jobs WHERE id IN (SELECT value FROM json_each(?1)) "
+                                   "AND state = 'running'";
 
 const char* const kSucceedPlainSql =
     "UPDATE jobs SET state = 'succeeded', result = NULL, finished_at = ?1, "

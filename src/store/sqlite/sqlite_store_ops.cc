@@ -115,8 +115,8 @@ Result<std::pair<TokenInfo, std::string>> SqliteStore::TokenFind(int64_t id) {
 
 Result<std::vector<TokenInfo>> SqliteStore::TokenList() {
   MutexLock lock(mu_);
-  WARDEN_ASSIGN_OR_RETURN(
-      Stmt q, db_->Prepare(std::string("SELECT ") + kTokenColumns + " FROM api_tokens ORDER BY id"));
+  WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(std::string("SELECT ") + kTokenColumns +
+                                               " FROM api_tokens ORDER BY id"));
   std::vector<TokenInfo> out;
   while (true) {
     WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());

@@ -455,8 +455,9 @@ Result<Stats> SqliteStore::GetStats() {
                           scalar("SELECT count(*) FROM attempts WHERE outcome = 'lost'"));
   WARDEN_ASSIGN_OR_RETURN(stats.fenced_writes, scalar("SELECT count(*) FROM fenced_writes"));
   WARDEN_ASSIGN_OR_RETURN(
-      stats.crash_loops, scalar("SELECT count(*) FROM jobs INDEXED BY jobs_crash_loop WHERE last_error = "
-                                 "'crash_loop'"));
+      stats.crash_loops,
+      scalar("SELECT count(*) FROM jobs INDEXED BY jobs_crash_loop WHERE last_error = "
+             "'crash_loop'"));
   return stats;
 }
 

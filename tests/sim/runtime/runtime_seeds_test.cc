@@ -128,7 +128,8 @@ SeedResult RunSeed(uint64_t seed) {
       for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(file + suffix);
     }
   } remove_after{file};  // declared before the sim: runs after its end
-  RuntimeSim sim(seed, OnSqlite() ? "sqlite:" + file : "memory:runtime-seed-" + std::to_string(seed),
+  RuntimeSim sim(seed,
+                 OnSqlite() ? "sqlite:" + file : "memory:runtime-seed-" + std::to_string(seed),
                  postgres);
   sim.sched().set_trace(std::getenv("WARDEN_RUNTIME_SIM_TRACE") != nullptr);
 
@@ -224,7 +225,9 @@ SeedResult RunSeed(uint64_t seed) {
   // Whether another worker on the host of `name` (alive) can prove its death.
   auto host_mate = [&](const std::string& name) {
     for (auto& [n, p] : by_name) {
-      if (n != name && p != nullptr && host_of(n) == host_of(name) && !p->env->killed()) return true;
+      if (n != name && p != nullptr && host_of(n) == host_of(name) && !p->env->killed()) {
+        return true;
+      }
     }
     return false;
   };
@@ -536,8 +539,10 @@ TEST(RuntimeSeedsTest, InvariantsHoldOnEverySeed) {
                                  " PostgreSQL-shaped ones left to the memory store)"
                            : " (" + std::to_string(postgres_shaped) + " PostgreSQL-shaped)")
             << ": " << jobs << " jobs, " << kills << " kills, " << drains << " drains, " << freezes
-            << " freezes, " << suspends << " host suspends, " << cuts << " cut off or slowed, " << steps << " wall clock steps, " << actions << " operator actions, " << recoveries << " recovery bounds; " << turns << " turns; " << failed << " failed; slowest seed " << slowest << " ("
-            << slowest_secs << " s, " << slowest_turns << " turns)\n";
+            << " freezes, " << suspends << " host suspends, " << cuts << " cut off or slowed, "
+            << steps << " wall clock steps, " << actions << " operator actions, " << recoveries
+            << " recovery bounds; " << turns << " turns; " << failed << " failed; slowest seed "
+            << slowest << " (" << slowest_secs << " s, " << slowest_turns << " turns)\n";
   if (mutant != nullptr) ADD_FAILURE() << "no seed caught " << mutant;
 }
 

@@ -73,7 +73,9 @@ void SimClock::Wait(CondVar& cv, UniqueMutexLock& lock, int64_t deadline_mono) c
   }
   // Only one thread runs at a time: a mutex still held is held by a parked
   // thread, which would never let it go.
-  if (!lock.native().try_lock()) Die("'" + self->name() + "' woke to a mutex a parked thread holds");
+  if (!lock.native().try_lock()) {
+    Die("'" + self->name() + "' woke to a mutex a parked thread holds");
+  }
 }
 
 void SimClock::Notify(CondVar& cv, bool all) const {
@@ -165,7 +167,9 @@ int SimEnv::Poll(std::span<pollfd> fds, int64_t deadline_mono) {
       sched_.Park(clock_.WhenMonotonic(deadline_mono));
     }
     for (pollfd& p : fds) {
-      if (auto it = wake_fds_.find(p.fd); it != wake_fds_.end()) std::erase(it->second.waiters, self);
+      if (auto it = wake_fds_.find(p.fd); it != wake_fds_.end()) {
+        std::erase(it->second.waiters, self);
+      }
     }
   }
 }

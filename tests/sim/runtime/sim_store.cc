@@ -203,9 +203,11 @@ Result<RescueReport> SimStore::WorkerDeclareDead(WorkerId id, const std::string&
 }
 
 Result<std::unique_ptr<WorkerSession>> SimStore::OpenSession(WorkerId id, Millis lease) {
-  WARDEN_ASSIGN_OR_RETURN(auto inner, Call<Result<std::unique_ptr<WorkerSession>>>(
-                                          "OpenSession", [&] { return inner_->OpenSession(id, lease); }));
-  return std::unique_ptr<WorkerSession>(std::make_unique<SimSession>(std::move(inner), link_, lease));
+  WARDEN_ASSIGN_OR_RETURN(auto inner,
+                          Call<Result<std::unique_ptr<WorkerSession>>>(
+                              "OpenSession", [&] { return inner_->OpenSession(id, lease); }));
+  return std::unique_ptr<WorkerSession>(
+      std::make_unique<SimSession>(std::move(inner), link_, lease));
 }
 
 void SimStore::NotifyWorkers() {
@@ -332,7 +334,8 @@ Result<std::optional<JobId>> SimStore::JobHoldingKey(const std::string& key) {
 
 Result<TokenInfo> SimStore::TokenInsert(const TokenInfo& t, const std::string& hash,
                                         const AuditEntry& audit) {
-  return Call<Result<TokenInfo>>("TokenInsert", [&] { return inner_->TokenInsert(t, hash, audit); });
+  return Call<Result<TokenInfo>>("TokenInsert",
+                                 [&] { return inner_->TokenInsert(t, hash, audit); });
 }
 
 Result<std::pair<TokenInfo, std::string>> SimStore::TokenFind(int64_t id) {
