@@ -1,5 +1,5 @@
 // The in-memory store's tables: one plain struct per row, with the columns
-// of SQLite's schema (store/sqlite/schema.cc, version 5) and their meaning,
+// of SQLite's schema (store/migrations/sqlite/, as of version 5) and their meaning,
 // so that every MemoryStore method is SqliteStore's statement written over
 // std containers. Optional columns are std::optional; a text column that
 // SQLite keeps NULL for "none" (keys, JSON) is the empty string here, as

@@ -1,8 +1,8 @@
 // PgStore: the jobs by queue and state, read from job_counts plus the
 // deltas the job path appended since the last fold (schema 11, see
-// pg_schema.cc), and the oldest available job of each queue, found by index
-// probes. Neither reads every job: /metrics, `warden queues` and the stats
-// cost the same at a million jobs as at ten.
+// migrations/postgres/0011_job_counts.sql), and the oldest available job
+// of each queue, found by index probes. Neither reads every job: /metrics,
+// `warden queues` and the stats cost the same at a million jobs as at ten.
 #include <string>
 #include <vector>
 

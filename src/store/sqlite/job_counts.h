@@ -4,7 +4,7 @@
 // transaction, so the counts are exact at every commit. A statement that
 // changes a batch of jobs adds one change per group and state it touched,
 // not one per job: the claim and the completions cost two small upserts a
-// batch of one task (see schema.cc for why not triggers).
+// batch of one task (see migrations/sqlite/0009_job_counts.sql for why not triggers).
 //
 // Every statement that inserts, deletes or changes the state of jobs must
 // count here; Store::JobCountsVerify and store_test's JobCountsStoreTest

@@ -33,7 +33,7 @@ std::string PickSql(const ClaimParams& p, bool capped_arms = false, bool exclude
 std::string AnyClaimableSql(const ClaimParams& p, bool exclude_blocked = false);
 
 // Reads whose plans depend on jobs_state leaving running and available
-// jobs out (see schema.cc). Public, like PickSql, for a test of their query plans.
+// jobs out (migrations/sqlite/0003_*.sql). Public, like PickSql, for a test of their query plans.
 // `count`: with a last column of how many jobs match in all (JobList's total).
 std::string JobListSql(const JobFilter& f, bool count);
 // The count of every job `f` matches, cursor aside (one value).

@@ -11,7 +11,7 @@
 
 namespace warden::sqlite {
 
-// jobs_state leaves running and available jobs out (see schema.cc):
+// jobs_state leaves running and available jobs out (migrations/sqlite/0003_*):
 // jobs_running_worker has the running ones, jobs_claim the available ones.
 // SQLite uses a partial index only for a query that repeats its condition
 // word for word, hence the literal state terms.

@@ -1,6 +1,6 @@
 // SqliteStore: the jobs by queue and state, read from job_counts (schema 9;
 // by task and command too since 11, see JobBacklog in sqlite_store_admin.cc),
-// which triggers keep exact as jobs change (schema.cc), and the oldest
+// which the statements that change jobs keep exact (job_counts.h), and the oldest
 // available job of each queue, found by index probes. Neither reads every
 // job: /metrics, `warden queues` and the stats cost the same at a million
 // jobs as at ten.

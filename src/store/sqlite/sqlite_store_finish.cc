@@ -46,7 +46,7 @@ Result<bool> SqliteStore::SucceedLocked(const JobOutcome& o, TimeMs now, CountCh
   // Fenced by the UPDATE itself, and no RETURNING (see JobClaim: SQLite's
   // RETURNING is a trigger with a statement journal, and costs more than
   // the rest of the completion). The job row keeps the succeeded attempt:
-  // no `attempts` row (see schema.cc).
+  // no `attempts` row (migrations/sqlite/0003_attempt_in_the_job_row.sql).
   WARDEN_ASSIGN_OR_RETURN(
       Stmt upd, db_->Prepare("UPDATE jobs SET state = 'succeeded', result = ?, finished_at = ?, "
                              "lease_expires_at = NULL WHERE id = ? AND lease_token = ? AND "
