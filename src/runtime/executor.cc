@@ -125,14 +125,6 @@ Result<bool> Worker::Impl::MarkStarted(RunningJob& r) {
   }
 }
 
-int64_t Worker::Impl::LeaseProvenUntil(const RunningJob& r) {
-  // Claimed under a registration the store has since declared dead.
-  if (r.worker != id_.load()) return 0;
-  if (!SessionVouchesFor(r)) return 0;
-  return r.lease_base_mono() +
-         SelfFenceAfter(r.lease, HeartbeatFor(r.lease, opt_.heartbeat)).count();
-}
-
 JobOutcome Worker::Impl::NotStarted(RunningJob& r) {
   Log(LogLevel::kWarn, "job " + std::to_string(r.job.id) + ": not started: " + kUnprovenLease,
       r.job.id);
@@ -152,9 +144,8 @@ std::optional<JobOutcome> Worker::Impl::RefuseUnproven(RunningJob& r) {
   // A lost session lock (a cut connection, say) is most often back within
   // milliseconds, and the next heartbeat vouches for the job again: wait
   // for that rather than give the job up, as long as its lease lasts.
-  const int64_t lease_bound =
-      r.lease_base_mono() + SelfFenceAfter(r.lease, HeartbeatFor(r.lease, opt_.heartbeat)).count();
-  while (!SessionVouchesFor(r) && !r.stop.requested() && !threads_done_ &&
+  const int64_t lease_bound = lease_guard_.FenceAt(r);
+  while (!lease_guard_.SessionVouchesFor(r) && !r.stop.requested() && !threads_done_ &&
          clock_.MonotonicMs() < lease_bound) {
     SleepFor(Millis(10));
   }

@@ -35,33 +35,14 @@
 #include "core/metrics.h"
 #include "core/mutex.h"
 #include "runtime/completer.h"
+#include "runtime/lease_guard.h"
 #include "runtime/log.h"
+#include "runtime/running_job.h"
 #include "warden/client.h"
 #include "store/store.h"
 #include "warden/worker.h"
 
 namespace warden {
-
-// One claimed job on this worker, from claim to recorded outcome.
-struct RunningJob {
-  JobInfo job;
-  Millis lease{0};
-  WorkerId worker = 0;           // the registration it was claimed under
-  int64_t claim_start_mono = 0;  // before the claim statement was sent
-  // Start of the last heartbeat whose reply listed this job with its token:
-  // the store extended the lease at a time no earlier than that. Only such
-  // a heartbeat counts; one that did not cover the job (its claim reply came
-  // late, or the worker registered again meanwhile) proves nothing about it.
-  std::atomic<int64_t> confirmed_mono{0};
-  std::atomic<int64_t> started_mono{0};  // 0 until a slot starts it
-  std::atomic<bool> timed_out{false};    // in-process handlers only
-  std::atomic<bool> finished{false};     // ran; its outcome is being recorded
-  StopSignal stop;
-
-  // What self-fencing measures from: the last time the store is known to
-  // have extended this job's lease.
-  int64_t lease_base_mono() const { return std::max(claim_start_mono, confirmed_mono.load()); }
-};
 
 class Worker::Impl {
  public:
@@ -94,7 +75,35 @@ class Worker::Impl {
   Status StartOnce();
   Status RecoverPreviousIncarnation();
   Status Register();
+
+  // The claim loop and its steps (runtime/claim_loop.cc).
   void ClaimLoop();
+  // What the claim loop may claim now, read together.
+  struct ClaimRoomNow {
+    int ahead = 0;           // beyond the free slots (core/claim_ahead.h)
+    int held = 0;            // jobs in running_
+    int64_t unsettled = 0;   // outcomes run but not yet committed
+    int slots_free = 0;
+    int free = 0;            // what to claim now (core/held_bound.h's ClaimRoom)
+    bool by_unsettled = false;  // fewer than the slots allow: held back by `unsettled`
+  };
+  ClaimRoomNow MeasureClaimRoom() EXCLUDES(mu_);
+  // A failed claim is retried after `backoff`, said once until one works.
+  struct ClaimRetry {
+    Millis backoff{50};
+    bool reported = false;
+  };
+  enum class ClaimStep { kClaimed, kFailed, kFatal };
+  // Claims up to room.free jobs (`*got` of them) and queues them for the
+  // slots. kFailed: slept the backoff; kFatal: the worker is stopping.
+  ClaimStep ClaimAndQueue(ClaimParams& params, const ClaimRoomNow& room, ClaimRetry& retry,
+                          size_t* got) EXCLUDES(mu_);
+  void QueueClaimed(std::vector<JobInfo>& claimed, WorkerId worker, int64_t claim_start_mono,
+                    double claim_us) EXCLUDES(mu_);
+  // Until a slot frees, a batch commits, the worker stops, the session
+  // hears of new jobs, or the poll interval (shorter when a job falls due).
+  void WaitForClaimRoom(const ClaimRoomNow& room, bool claimed_none) EXCLUDES(mu_);
+
   void SlotLoop();
   void HeartbeatLoop();
   void WatchdogLoop();
@@ -108,20 +117,10 @@ class Worker::Impl {
   // shorter lease is claimed meanwhile.
   void SleepUntilNextHeartbeat(int64_t start) EXCLUDES(mu_);
   // Until when (clock_.MonotonicMs) this worker can prove that `r`'s lease
-  // is still its own: the job was claimed under its current registration,
-  // and the self-fencing threshold measured from the last time the store
-  // is known to have extended the lease has not passed. 0: not at all.
-  // No job's code starts at or after it, whatever queue it waited in
-  // (Execute; a command's own process checks it last, just before exec).
-  // While the worker's session does not hold its lock (PostgreSQL), the
-  // others may prove it dead at any moment (its lock gone past their
-  // confirmation), so no lease proves anything; after the session is back,
-  // only a claim or heartbeat that began since then does (a proof of death
-  // reached meanwhile is in the heartbeat's reply).
-  int64_t LeaseProvenUntil(const RunningJob& r);
-  bool SessionVouchesFor(const RunningJob& r) const {
-    return !session_lost_ && r.lease_base_mono() > session_back_mono_;
-  }
+  // is still its own (runtime/lease_guard.h); 0: not at all. No job's code
+  // starts at or after it, whatever queue it waited in (Execute; a
+  // command's own process checks it last, just before exec).
+  int64_t LeaseProvenUntil(const RunningJob& r) { return lease_guard_.ProvenUntil(r, id_); }
   bool LeaseProven(const RunningJob& r) { return clock_.MonotonicMs() < LeaseProvenUntil(r); }
   // Hands back, unrun, jobs the store says this worker holds but whose
   // claim's reply was lost (see core/lost_claims.h). `reply_mono`: when the
@@ -225,12 +224,8 @@ class Worker::Impl {
   std::unique_ptr<Completer> completer_;
   // The session loop's; closed after WorkerStop (see Shutdown).
   std::unique_ptr<WorkerSession> session_;
-  // Set by the session loop: its lock is lost (it held it, then the
-  // session failed or could not lock again), and when it last came back.
-  std::atomic<bool> session_lost_{false};
-  std::atomic<int64_t> session_back_mono_{0};
-  bool session_held_once_ = false;  // session loop only
-  void NoteSessionHolds(bool holds);  // session loop only
+  // What the session's lock and the heartbeats prove about the leases.
+  LeaseGuard lease_guard_{clock_, opt_.heartbeat};
   int wake_fd_ = -1;  // env_'s wake-up: a slot freed, or stop
   int stop_fd_ = -1;  // wake-up: the background loops must end
   int longer_lease_fd_ = -1;  // wake-up: a job with a longer lease was claimed

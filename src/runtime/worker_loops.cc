@@ -289,20 +289,6 @@ void Worker::Impl::InventoryLoop() {
   }
 }
 
-void Worker::Impl::NoteSessionHolds(bool holds) {
-  if (!holds) {
-    // Only a lock once held can be missed by the others: before the first
-    // one (and for a new registration) nothing proves this worker dead.
-    if (session_held_once_) session_lost_ = true;
-    return;
-  }
-  session_held_once_ = true;
-  if (session_lost_) {
-    session_back_mono_ = clock_.MonotonicMs();
-    session_lost_ = false;
-  }
-}
-
 void Worker::Impl::SessionLoop() {
   // Kept in session_ (not a local) so it outlives this thread until the
   // goodbye is written: a session closing first would look like a death.
@@ -316,8 +302,7 @@ void Worker::Impl::SessionLoop() {
       if (!session || session_for != id_) {
         session.reset();
         session_for = id_;
-        session_held_once_ = false;
-        session_lost_ = false;
+        lease_guard_.NewSession();
         WARDEN_ASSIGN_OR_RETURN(session, heartbeat_store_->OpenSession(session_for, opt_.lease));
       }
       // The server must not end the session (a proof of death) while a job
@@ -344,11 +329,11 @@ void Worker::Impl::SessionLoop() {
       }
       WARDEN_ASSIGN_OR_RETURN(bool woken, session->Drain());
       if (woken) WakeClaimLoop();
-      NoteSessionHolds(session->Holds());
+      lease_guard_.NoteSessionHolds(session->Holds());
       return Status::Ok();
     }();
     if (!status.ok()) {
-      if (session && session->LossProvesDeath()) NoteSessionHolds(false);
+      if (session && session->LossProvesDeath()) lease_guard_.NoteSessionHolds(false);
       if (!reported_error) {
         Log(LogLevel::kWarn, "worker session failed, reconnecting: " + status.ToString());
       }
