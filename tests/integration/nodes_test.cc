@@ -65,8 +65,9 @@ TEST_P(NodesTest, ADisabledNodeDrainsThenClaimsAgainOnceEnabled) {
   EXPECT_NE(first["error"].value("message", "").find("its node takes no more work"),
             std::string::npos)
       << first.dump();
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-  EXPECT_TRUE(JobInState(one, warden::JobState::kAvailable)) << "a disabled node claims nothing";
+  EXPECT_TRUE(StaysTrueFor([&] { return JobInState(one, warden::JobState::kAvailable); },
+                           Millis(1500)))
+      << "a disabled node claims nothing";
 
   CliResult ls = Cli({"nodes", "ls"});
   ASSERT_EQ(ls.exit_code, 0) << ls.err;
@@ -141,9 +142,9 @@ TEST_P(NodesTest, ASyncedAwayNodeKeepsItsJobUntilForced) {
   const int64_t later = Add(Job("log ran"));
   // Well past a lease (1 s) and several sweeps: the live worker keeps its
   // job (the inventory may be wrong), and claims nothing more.
-  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
-  EXPECT_TRUE(HeldBy(id, a)) << "a live worker's job is not taken back by a sync";
-  EXPECT_TRUE(JobInState(later, warden::JobState::kAvailable));
+  EXPECT_TRUE(StaysTrueFor([&] {
+    return HeldBy(id, a) && JobInState(later, warden::JobState::kAvailable);
+  }, Millis(2500))) << "a live worker's job is not taken back by a sync, nor a new one claimed";
   EXPECT_TRUE(a.LogHas("node n1 takes no work")) << a.Log();
 
   CliResult forced = Cli({"nodes", "remove", "n1", "--force"});
