@@ -5,12 +5,47 @@
 // a refusal is one InvalidArgument line; an accepted cursor is exactly what
 // EncodeJobCursor writes for its id; an accepted filter written back
 // (JobFilterToJson) reads back to the same filter; the input's first 8
-// bytes as an id encode to a cursor that parses back to it.
+// bytes as an id encode to a cursor that parses back to it. The bodies of
+// POST /v1/jobs/bulk and POST /v1/queues/{q}/pause (server/op_bodies.h):
+// a bulk is accepted only with a filter or "all": true; "create" is true
+// only when the body says it.
 #include <cstring>
 
 #include "fuzz_check.h"
+#include "server/op_bodies.h"
 #include "warden/bulk.h"
 #include "warden/text.h"
+
+namespace {
+
+// POST /v1/jobs/bulk's body: accepted only with a filter that sets
+// something or "all": true, its filter one JobFilterFromJson accepts.
+void CheckBulkBody(const warden::Json& j) {
+  using namespace warden;
+  auto body = server::BulkBodyIn(j);
+  if (!body.has_value()) {
+    FUZZ_CHECK(body.error().code() == StatusCode::kInvalidArgument, body.error().ToString());
+    FUZZ_CHECK(body.error().message().find('\n') == std::string::npos, body.error().message());
+    return;
+  }
+  FUZZ_CHECK(body->all || !server::FilterSetsNothing(body->filter), j.dump());
+  FUZZ_CHECK(body->all == (j.contains("all") && j["all"] == Json(true)), j.dump());
+  FUZZ_CHECK(JobFilterFromJson(JobFilterToJson(body->filter)).has_value(), j.dump());
+}
+
+// POST /v1/queues/{q}/pause's body: create is true only when said so.
+void CheckPauseBody(const warden::Json& j) {
+  using namespace warden;
+  auto create = server::PauseCreateIn(j);
+  if (!create.has_value()) {
+    FUZZ_CHECK(create.error().code() == StatusCode::kInvalidArgument, create.error().ToString());
+    return;
+  }
+  FUZZ_CHECK(j.is_null() || j.is_object(), j.dump());
+  FUZZ_CHECK(*create == (j.is_object() && j.value("create", false)), j.dump());
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace warden;
@@ -35,6 +70,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   const Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || json_text_internal::NestsDeeperThan(text, kMaxJsonDepth)) return 0;
+  CheckBulkBody(j);
+  CheckPauseBody(j);
   auto filter = JobFilterFromJson(j);
   if (!filter.has_value()) {
     FUZZ_CHECK(filter.error().code() == StatusCode::kInvalidArgument, filter.error().ToString());

@@ -9,13 +9,17 @@
 // it is an IP literal, localhost or an allowed name; a token parses only
 // in its one shape, and then formats back to the same text; each path
 // segment, encoded, comes back as one segment whatever it holds ('/', "..");
-// a framing is accepted only as one `chunked` without Content-Length.
+// a framing is accepted only as one `chunked` without Content-Length; an
+// ADDR:PORT (ParseListen) only as an IP literal or localhost and a port.
+#include <arpa/inet.h>
+
 #include <cctype>
 
 #include "client/token.h"
 #include "fuzz_check.h"
 #include "server/framing.h"
 #include "server/host_check.h"
+#include "server/listen_addr.h"
 #include "server/url.h"
 #include "warden/text.h"
 
@@ -128,6 +132,26 @@ void CheckFramingOf(const std::string& text) {
   }
 }
 
+// ADDR:PORT of --listen and the worker's endpoints: accepted only as an IP
+// literal (localhost as 127.0.0.1) and a port; a refusal names the flag.
+void CheckListen(const std::string& text) {
+  std::string host;
+  int port = -1;
+  const Status s = server::ParseListen(text, &host, &port, "--metrics-listen");
+  if (!s.ok()) {
+    FUZZ_CHECK(s.code() == StatusCode::kInvalidArgument, s.ToString());
+    FUZZ_CHECK(s.message().rfind("--metrics-listen '", 0) == 0, s.message());
+    FUZZ_CHECK(s.message().find('\n') == std::string::npos, s.message());
+    return;
+  }
+  FUZZ_CHECK(port >= 0 && port <= 65535, text);
+  in6_addr scratch{};
+  FUZZ_CHECK(host.find('\0') == std::string::npos, text);
+  FUZZ_CHECK(inet_pton(AF_INET, host.c_str(), &scratch) == 1 ||
+                 inet_pton(AF_INET6, host.c_str(), &scratch) == 1,
+             text);
+}
+
 }  // namespace
 }  // namespace warden::fuzz
 
@@ -154,5 +178,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CheckRoundTrip(text);
   CheckHostHeader(text);
   CheckFramingOf(text);
+  CheckListen(text);
   return 0;
 }

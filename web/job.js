@@ -5,8 +5,9 @@
 import {el, table, time, duration, jsonBlock, stateBadge} from './dom.js';
 import {get} from './api.js';
 
-// The server refuses (409) a retry of these, and a cancel of the finished.
-const NO_RETRY = ['running', 'succeeded'];
+// The server refuses (409) a retry of these (a scheduled job is run now,
+// not retried: POST /v1/jobs/ID/run-now), and a cancel of the finished.
+const NO_RETRY = ['running', 'succeeded', 'scheduled'];
 const FINISHED = ['succeeded', 'dead', 'cancelled', 'expired'];
 
 export function render(params, ctx) {

@@ -77,7 +77,9 @@ export function render(params, ctx) {
   older.hidden = true;
   const pager = el('p', {class: 'pager'}, newest, ' ', older);
 
-  // Bulk actions on every job the filter matches.
+  // Bulk actions on every job the filter matches; with no filter, the API
+  // wants that said ("all": the count shown and confirmed first).
+  const every = Object.keys(filter).length === 0 ? {all: true} : {};
   const action = el('select', {id: 'bulk-action'},
     el('option', {value: 'retry'}, 'retry'), el('option', {value: 'cancel'}, 'cancel'),
     el('option', {value: 'delete'}, 'delete'));
@@ -96,7 +98,8 @@ export function render(params, ctx) {
   count.addEventListener('click', async () => {
     confirm.disabled = true;
     try {
-      const dry = await post('/v1/jobs/bulk', {action: action.value, filter, dry_run: true});
+      const dry = await post('/v1/jobs/bulk',
+        {action: action.value, filter, dry_run: true, ...every});
       said.textContent = `${dry.count} job${dry.count === 1 ? '' : 's'} would be ` +
         `${PAST[dry.action]} (every page of this filter).`;
       confirm.disabled = dry.count === 0;
@@ -107,7 +110,7 @@ export function render(params, ctx) {
   confirm.addEventListener('click', async () => {
     confirm.disabled = true;
     try {
-      let op = await post('/v1/jobs/bulk', {action: action.value, filter});
+      let op = await post('/v1/jobs/bulk', {action: action.value, filter, ...every});
       said.textContent = '';
       while (true) {
         progress.dataset.state = op.state;

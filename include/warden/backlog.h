@@ -40,5 +40,10 @@ std::vector<BacklogGroup> Unserved(const std::vector<BacklogGroup>& backlog,
 // For a person: "2 jobs on queue reports, 1 job of task resize" and so on,
 // naming at most a few groups.
 std::string DescribeGroups(const std::vector<BacklogGroup>& groups, TimeMs now);
+// "start one with: warden worker --queues mail --task email=COMMAND": the
+// worker that would run a job like `spec`. NoWorkerRuns: the whole sentence
+// `warden add` and POST /v1/jobs say when none runs it.
+std::string WhoWouldRun(const JobSpec& spec);
+std::string NoWorkerRuns(const JobSpec& spec);
 
 }  // namespace warden

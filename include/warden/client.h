@@ -81,7 +81,12 @@ class Client {
   // gets how many match in all (read with the page, so the two agree; it
   // costs a count of every matching job).
   Result<std::vector<JobInfo>> ListJobs(const JobFilter& filter, int64_t* total = nullptr);
+  // A dead, cancelled or expired job (or a retryable one) runs again, its
+  // budgets reset; a scheduled one is refused (RunJobNow).
   Status RetryJob(JobId id);
+  // A scheduled job, or a retryable one waiting out its backoff, is due now;
+  // its attempts and budgets stay as they were.
+  Status RunJobNow(JobId id);
   // Returns kCancelled, or kRunning when the job's worker was asked to stop it.
   Result<JobState> CancelJob(JobId id);
   // Jobs scheduled, available, retryable or running.
@@ -125,8 +130,10 @@ class Client {
   void SetActor(std::string actor) { actor_ = std::move(actor); }
   const std::string& actor() const { return actor_; }
   // Workers claim nothing from a paused queue; jobs running there finish.
-  // false: it was paused (resumed) already.
-  Result<bool> PauseQueue(const std::string& queue);
+  // false: it was paused (resumed) already. A queue no job, pause, limit or
+  // live worker names is NotFound (a typo would pause nothing and stay
+  // paused) unless `create`: paused before its first job.
+  Result<bool> PauseQueue(const std::string& queue, bool create = false);
   Result<bool> ResumeQueue(const std::string& queue);
   // Since when `queue` is paused; nullopt: it is not.
   Result<std::optional<TimeMs>> QueuePausedSince(const std::string& queue);

@@ -71,6 +71,8 @@ const char* LossCauseName(LossCause c);
 const char* DeliveryName(Delivery d);
 const char* RetryPolicyName(RetryPolicy p);
 std::optional<JobState> ParseJobState(const std::string& s);
+// "scheduled, available, ..., expired": what a bad state name is told.
+std::string JobStateNames();
 std::optional<ErrorKind> ParseErrorKind(const std::string& s);
 std::optional<Delivery> ParseDelivery(const std::string& s);
 std::optional<RetryPolicy> ParseRetryPolicy(const std::string& s);

@@ -213,6 +213,25 @@ void AddJobsCommand(CLI::App& app, Globals& g, Action* action) {
     });
   });
 
+  // Not a retry: a job that has not failed runs before its time, its
+  // attempts and budgets as they were.
+  auto run_now_id = std::make_shared<std::string>();
+  CLI::App* run_now = jobs->add_subcommand(
+      "run-now",
+      "run a scheduled job now, before its time (or a retryable one without waiting out its "
+      "backoff)");
+  run_now->add_option("id", *run_now_id, "job id")->required();
+  run_now->callback([=, &g] {
+    *action = WithJobId(g, run_now_id, [=, &g](Client& c, JobId jid) -> Status {
+      WARDEN_RETURN_IF_ERROR(c.RunJobNow(jid));
+      if (g.json)
+        PrintJson({{"id", jid}, {"state", "available"}});
+      else
+        std::cout << "job " << jid << " is due now\n";
+      return Status::Ok();
+    });
+  });
+
   auto [cancel, k] = one_or_many(
       "cancel", "cancel a job (a running one is stopped), or every one a filter matches");
   cancel->callback([=, &g, k = k] {

@@ -24,9 +24,7 @@ Status FilterOptions::Read(JobFilter* f) const {
   for (const std::string& name : states) {
     auto s = ParseJobState(name);
     if (!s) {
-      return InvalidArgument("unknown state '" + OneLine(name, 40) +
-                             "' (scheduled, available, running, succeeded, retryable, dead, "
-                             "cancelled, expired)");
+      return InvalidArgument("unknown state '" + OneLine(name, 40) + "' (" + JobStateNames() + ")");
     }
     f->states.push_back(*s);
   }

@@ -8,6 +8,7 @@
 #include "cli/render.h"
 #include "cli/with_client.h"
 #include "warden/plural.h"
+#include "warden/text.h"
 
 namespace warden::cli {
 namespace {
@@ -127,15 +128,27 @@ void AddQueuesCommand(CLI::App& app, Globals& g, Action* action) {
   AddLimitCommand(queues, g, action);
   for (const bool pause : {true, false}) {
     auto name = std::make_shared<std::string>();
+    auto create = std::make_shared<bool>(false);
     CLI::App* sub = queues->add_subcommand(
         pause ? "pause" : "resume",
         pause ? "stop workers claiming from a queue (running jobs finish)"
               : "let workers claim from a paused queue again");
     sub->add_option("queue", *name, "queue name")->required();
+    if (pause) {
+      sub->add_flag("--create", *create,
+                    "pause a queue no job, limit or worker names yet (before a deploy); "
+                    "without it, such a name is refused as a typo");
+    }
     sub->callback([=, &g] {
       *action = WithClient(g, [=, &g](Client& c) -> Status {
-        WARDEN_ASSIGN_OR_RETURN(bool changed,
-                                pause ? c.PauseQueue(*name) : c.ResumeQueue(*name));
+        auto done = pause ? c.PauseQueue(*name, *create) : c.ResumeQueue(*name);
+        if (!done.has_value() && done.error().code() == StatusCode::kNotFound) {
+          return Status(StatusCode::kNotFound,
+                        done.error().message() +
+                            "; to pause it before its first job: warden queues pause --create " +
+                            OneLine(*name, 60));
+        }
+        WARDEN_ASSIGN_OR_RETURN(bool changed, std::move(done));
         if (g.json) {
           PrintJson({{"queue", *name}, {"paused", pause}, {"changed", changed}});
         } else if (changed) {

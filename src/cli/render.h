@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "warden/backlog.h"
 #include "warden/duration.h"  // HumanDuration
 #include "warden/json_view.h"
 #include "warden/warden.h"
@@ -27,11 +28,6 @@ void PrintJobDetail(const JobInfo& j, TimeMs now,
 // `t` seen from `now`, to the second: "3s ago", "in 1h30m", "now".
 std::string HumanWhen(TimeMs t, TimeMs now);
 void PrintWorkerTable(const std::vector<WorkerInfo>& workers, bool wide);
-// What would run a job like `spec`: "a worker on queue q with --task
-// resize=COMMAND", "a worker on queue q with --allow-cmd".
-std::string WhoWouldRun(const JobSpec& spec);
-// "no active worker runs task T on queue Q (start one with: ...)".
-std::string NoWorkerRuns(const JobSpec& spec);
 // This host's clock, for times shown relative to now.
 TimeMs NowMs();
 // `unserved`: Client::Unserved(); nothing is printed for none.

@@ -184,6 +184,13 @@ Status Client::RetryJob(JobId id) {
   return Status::Ok();
 }
 
+Status Client::RunJobNow(JobId id) {
+  WARDEN_RETURN_IF_ERROR(
+      store_->JobRunNow(id, AuditEntry{0, 0, actor_, "job.run_now", std::to_string(id), 1}));
+  store_->NotifyWorkers();
+  return Status::Ok();
+}
+
 Result<JobState> Client::CancelJob(JobId id) {
   return store_->JobCancel(id, AuditEntry{0, 0, actor_, "job.cancel", std::to_string(id), 1});
 }

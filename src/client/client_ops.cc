@@ -5,14 +5,29 @@
 #include "client/workers_shown.h"
 #include "store/store.h"
 #include "warden/client.h"
+#include "warden/did_you_mean.h"
 #include "warden/duration.h"
 #include "warden/flow.h"
 #include "warden/text.h"
 
 namespace warden {
 
-Result<bool> Client::PauseQueue(const std::string& queue) {
+Result<bool> Client::PauseQueue(const std::string& queue, bool create) {
   WARDEN_RETURN_IF_ERROR(ValidateQueueName(queue));
+  if (!create) {
+    WARDEN_ASSIGN_OR_RETURN(std::vector<QueueInfo> queues, store_->QueueList());
+    WARDEN_ASSIGN_OR_RETURN(ShownWorkers shown, ReadShownWorkers(*store_, /*live_only=*/true));
+    std::vector<std::string> known;
+    for (const QueueInfo& q : queues) known.push_back(q.name);
+    for (const WorkerInfo& w : shown.workers)
+      known.insert(known.end(), w.queues.begin(), w.queues.end());
+    if (std::find(known.begin(), known.end(), queue) == known.end()) {
+      const std::string close = Closest(queue, known);
+      return NotFound("no queue '" + OneLine(queue, 60) +
+                      "': no job, pause, limit or live worker names it" +
+                      (close.empty() ? "" : " (did you mean '" + OneLine(close, 60) + "'?)"));
+    }
+  }
   return store_->QueueSetPaused(queue, true, AuditEntry{0, 0, actor_, "queue.pause", queue, 0});
 }
 

@@ -176,7 +176,10 @@ Result<JobFilter> JobFilterFromJson(const Json& j) {
     }
     for (const std::string& n : names) {
       auto state = ParseJobState(n);
-      if (!state) return InvalidArgument("filter: '" + OneLine(n, 40) + "' is not a job state");
+      if (!state) {
+        return InvalidArgument("filter: '" + OneLine(n, 40) + "' is not a job state (" +
+                               JobStateNames() + ")");
+      }
       if (std::find(f.states.begin(), f.states.end(), *state) == f.states.end()) {
         f.states.push_back(*state);
       }

@@ -1,6 +1,7 @@
 // Names of the public enums, exactly as docs/design.md spells them: they
 // appear in the database, the CLI and --json output.
 #include <array>
+#include <string>
 #include <string_view>
 
 #include "warden/job.h"
@@ -67,6 +68,12 @@ const char* LossCauseName(LossCause c) { return NameOf(kLossCauses, c); }
 const char* DeliveryName(Delivery d) { return NameOf(kDeliveries, d); }
 const char* RetryPolicyName(RetryPolicy p) { return NameOf(kRetryPolicies, p); }
 const char* WorkerStateName(WorkerState s) { return NameOf(kWorkerStates, s); }
+
+std::string JobStateNames() {
+  std::string out;
+  for (const char* name : kJobStates) out += (out.empty() ? "" : ", ") + std::string(name);
+  return out;
+}
 
 std::optional<JobState> ParseJobState(const std::string& s) {
   return Parse<JobState>(kJobStates, s);

@@ -9,8 +9,13 @@
 namespace warden {
 
 // Retry: dead, cancelled, expired or still-waiting jobs; never a running
-// job (its worker holds it) or a succeeded one (it must not run twice).
+// job (its worker holds it) or a succeeded one (it must not run twice),
+// nor a scheduled one: running that before its time is "run now", said
+// as such (`warden jobs run-now`), not a retry.
 Status CheckRetryAllowed(JobId id, JobState state);
+// Run now: a scheduled job, or a retryable one waiting out its backoff,
+// becomes due at once, its attempts and budgets as they were.
+Status CheckRunNowAllowed(JobId id, JobState state);
 // Cancel: anything not yet finished.
 Status CheckCancelAllowed(JobId id, JobState state);
 

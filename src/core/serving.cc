@@ -76,4 +76,17 @@ std::string DescribeGroups(const std::vector<BacklogGroup>& groups, TimeMs now) 
   return out;
 }
 
+std::string WhoWouldRun(const JobSpec& spec) {
+  const std::string queue = spec.queue == "default" ? "" : " --queues " + OneLine(spec.queue, 60);
+  return spec.command.empty() ? "start one with: warden worker" + queue + " --task " +
+                                    OneLine(spec.task, 60) + "=COMMAND"
+                              : "start one with: warden worker" + queue + " --allow-cmd";
+}
+
+std::string NoWorkerRuns(const JobSpec& spec) {
+  const std::string what = spec.command.empty() ? "task " + OneLine(spec.task, 60) : "command jobs";
+  return "no active worker runs " + what + " on queue " + OneLine(spec.queue, 60) + " (" +
+         WhoWouldRun(spec) + ")";
+}
+
 }  // namespace warden

@@ -4,10 +4,14 @@
 // answers with the JSON of warden/json_view.h.
 #include <charconv>
 #include <functional>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "server/api.h"
 #include "server/api_nodes.h"
+#include "server/op_bodies.h"
+#include "warden/backlog.h"
 #include "warden/bulk.h"
 #include "warden/duration.h"
 #include "warden/flow.h"
@@ -143,53 +147,74 @@ Response ListJobs(const Request& req, Client& c) {
   return JsonResponse({{"jobs", out}, {"total", total}, {"next_cursor", next}});
 }
 
-// POST /v1/jobs/bulk: {"action", "filter", "dry_run"}.
+// POST /v1/jobs/bulk (server/op_bodies.h).
 Response Bulk(const Request& req, Client& c, const std::function<void()>& started) {
-  auto body = ParseJsonText(req.body);
-  if (!body.has_value()) {
-    return ErrorResponse(400, "invalid_json", "the request body " + body.error().message());
+  auto text = ParseJsonText(req.body);
+  if (!text.has_value()) {
+    return ErrorResponse(400, "invalid_json", "the request body " + text.error().message());
   }
-  const std::string usage =
-      "the body must be {\"action\": \"retry\"|\"cancel\"|\"delete\", \"filter\": {...}, "
-      "\"dry_run\": true|false}";
-  if (!body->is_object()) return ErrorResponse(400, "invalid_argument", usage);
-  for (const auto& [name, value] : body->items()) {
-    if (name != "action" && name != "filter" && name != "dry_run") {
-      return ErrorResponse(400, "invalid_argument",
-                           "unknown member \"" + OneLine(name, 40) + "\": " + usage);
-    }
-  }
-  const Json& b = *body;
-  if (!b.contains("action") || !b["action"].is_string() ||
-      !ParseBulkAction(b["action"].get<std::string>())) {
-    return ErrorResponse(400, "invalid_argument", usage);
-  }
-  const BulkAction action = *ParseBulkAction(b["action"].get<std::string>());
-  bool dry_run = false;
-  if (b.contains("dry_run")) {
-    if (!b["dry_run"].is_boolean()) return ErrorResponse(400, "invalid_argument", usage);
-    dry_run = b["dry_run"].get<bool>();
-  }
-  auto filter = JobFilterFromJson(b.contains("filter") ? b["filter"] : Json::object());
-  if (!filter.has_value()) return ErrorResponse(filter.error());
-  if (dry_run) {
-    auto count = c.BulkCount(action, *filter);
+  auto body = BulkBodyIn(*text);
+  if (!body.has_value()) return ErrorResponse(body.error());
+  if (body->dry_run) {
+    auto count = c.BulkCount(body->action, body->filter);
     if (!count.has_value()) return ErrorResponse(count.error());
-    return JsonResponse({{"action", BulkActionName(action)},
+    return JsonResponse({{"action", BulkActionName(body->action)},
                          {"dry_run", true},
-                         {"filter", JobFilterToJson(*filter)},
+                         {"filter", JobFilterToJson(body->filter)},
                          {"count", *count}});
   }
-  auto op = c.BulkStart(action, *filter);
+  auto op = c.BulkStart(body->action, body->filter);
   if (!op.has_value()) return ErrorResponse(op.error());
   if (started) started();
   return JsonResponse(BulkOpToJson(*op), 202);
 }
 
+// Whether an active worker runs each job, and `warden add`'s note for a new
+// one none runs, asked once per kind (queue, task, command or not).
+class ServedCache {
+ public:
+  explicit ServedCache(Client& c) : c_(c) {}
+  Result<bool> Of(const JobSpec& spec) {
+    auto it = served_.find(KeyOf(spec));
+    if (it != served_.end()) return it->second;
+    WARDEN_ASSIGN_OR_RETURN(bool served, c_.AnyWorkerRuns(spec));
+    served_.emplace(KeyOf(spec), served);
+    return served;
+  }
+  // Its node's refusal when workers would run it there, else who would.
+  std::string Note(JobId id, const JobSpec& spec) {
+    auto [it, added] = node_fix_.try_emplace(KeyOf(spec));
+    if (added) {
+      if (auto why = c_.WhyNotRunning(id); why.has_value()) {
+        for (const WhyReason& reason : *why) {
+          if (reason.code == "node_disabled") it->second = reason.message;
+        }
+      }
+    }
+    if (!it->second.empty()) return "job " + std::to_string(id) + " waits: " + it->second;
+    return "no active worker runs job " + std::to_string(id) + " yet; it waits until one does (" +
+           WhoWouldRun(spec) + ")";
+  }
+
+ private:
+  using Key = std::tuple<std::string, std::string, bool>;
+  static Key KeyOf(const JobSpec& s) { return {s.queue, s.task, !s.command.empty()}; }
+  Client& c_;
+  std::map<Key, bool> served_;
+  std::map<Key, std::string> node_fix_;
+};
+
 // POST /v1/jobs (one job object) and /v1/jobs/batch ({"jobs": [...]}, at
 // most kMaxBatchJobs, one transaction): every job is checked before any is
-// stored, with `warden add`'s rules (warden/job_json.h).
+// stored, with `warden add`'s rules (warden/job_json.h). ?require_worker=true
+// is `warden add --require-worker`: nothing is added if no active worker
+// runs a job. 201 when a job was created, 200 when every one existed
+// already (its unique key).
 Response Enqueue(const Request& req, Client& c, bool batch, bool allow_commands) {
+  Params p(req, {"require_worker"});
+  if (!p.error().empty()) return ErrorResponse(400, "invalid_argument", p.error());
+  auto require_worker = p.Bool("require_worker");
+  if (!require_worker.has_value()) return ErrorResponse(require_worker.error());
   auto body = ParseJsonText(req.body);
   if (!body.has_value()) {
     return ErrorResponse(400, "invalid_json", "the request body " + body.error().message());
@@ -237,13 +262,35 @@ Response Enqueue(const Request& req, Client& c, bool batch, bool allow_commands)
       specs.push_back(std::move(*spec));
     }
   }
+  ServedCache served(c);
+  if (*require_worker) {
+    for (size_t i = 0; i < specs.size(); ++i) {
+      auto runs = served.Of(specs[i]);
+      if (!runs.has_value()) return ErrorResponse(runs.error());
+      if (*runs) continue;
+      const std::string where = batch ? "jobs[" + std::to_string(i) + "]: " : "";
+      return ErrorResponse(
+          FailedPrecondition(where + NoWorkerRuns(specs[i]) + "; nothing was added"));
+    }
+  }
   auto stored = c.EnqueueMany(specs);
   if (!stored.has_value()) return ErrorResponse(stored.error());
-  auto entry = [](const EnqueueResult& r) { return Json{{"id", r.id}, {"created", r.created}}; };
-  if (!batch) return JsonResponse(entry((*stored)[0]), 201);
+  bool any_created = false;
   Json out = Json::array();
-  for (const EnqueueResult& r : *stored) out.push_back(entry(r));
-  return JsonResponse({{"jobs", out}}, 201);
+  for (size_t i = 0; i < stored->size(); ++i) {
+    const EnqueueResult& r = (*stored)[i];
+    any_created |= r.created;
+    Json e = {{"id", r.id}, {"created", r.created}};
+    // Said, never refused (without require_worker): the job waits for its
+    // worker. Unknown (null) if the question failed.
+    auto runs = served.Of(specs[i]);
+    e["served"] = runs.has_value() ? Json(*runs) : Json();
+    if (runs.has_value() && !*runs && r.created) e["note"] = served.Note(r.id, specs[i]);
+    out.push_back(std::move(e));
+  }
+  const int status = any_created ? 201 : 200;
+  if (!batch) return JsonResponse(out[0], status);
+  return JsonResponse({{"jobs", out}}, status);
 }
 
 Response Queues(Client& c) {
@@ -354,7 +401,22 @@ Response Api::Route(const Request& req, Client& c, const Caller& caller) {
       if (m != "POST") return MethodNotAllowed("POST");
       if (!needs(Scope::kOperate)) return Forbidden(caller, Scope::kOperate);
       const bool pause = seg[3] == "pause";
-      auto changed = pause ? c.PauseQueue(seg[2]) : c.ResumeQueue(seg[2]);
+      Json body;  // none: null
+      if (pause && !req.body.empty()) {
+        auto text = ParseJsonText(req.body);
+        if (!text.has_value()) {
+          return ErrorResponse(400, "invalid_json", "the request body " + text.error().message());
+        }
+        body = std::move(*text);
+      }
+      auto create = PauseCreateIn(body);
+      if (!create.has_value()) return ErrorResponse(create.error());
+      auto changed = pause ? c.PauseQueue(seg[2], *create) : c.ResumeQueue(seg[2]);
+      if (!changed.has_value() && changed.error().code() == StatusCode::kNotFound) {
+        return ErrorResponse(404, "not_found",
+                             changed.error().message() +
+                                 "; to pause it before its first job, send {\"create\": true}");
+      }
       if (!changed.has_value()) return ErrorResponse(changed.error());
       return JsonResponse({{"queue", seg[2]}, {"paused", pause}, {"changed", *changed}});
     }
@@ -442,6 +504,13 @@ Response Api::Route(const Request& req, Client& c, const Caller& caller) {
       if (m != "POST") return MethodNotAllowed("POST");
       if (!needs(Scope::kOperate)) return Forbidden(caller, Scope::kOperate);
       const Status s = c.RetryJob(*id);
+      if (!s.ok()) return ErrorResponse(s);
+      return JsonResponse({{"id", *id}, {"state", "available"}});
+    }
+    if (n == 4 && seg[3] == "run-now") {
+      if (m != "POST") return MethodNotAllowed("POST");
+      if (!needs(Scope::kOperate)) return Forbidden(caller, Scope::kOperate);
+      const Status s = c.RunJobNow(*id);
       if (!s.ok()) return ErrorResponse(s);
       return JsonResponse({{"id", *id}, {"state", "available"}});
     }

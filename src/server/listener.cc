@@ -105,7 +105,8 @@ Result<std::unique_ptr<Listener>> Listener::Start(const ListenerOptions& options
   }
   beast::error_code ec;
   const asio::ip::address address = asio::ip::make_address(options.host, ec);
-  if (ec) return InvalidArgument("--listen: '" + options.host + "' is not an IP address");
+  // ParseListen, which names the flag, has refused anything else already.
+  if (ec) return InvalidArgument("'" + options.host + "' is not an IP address");
   const tcp::endpoint endpoint(address, static_cast<uint16_t>(options.port));
   impl->acceptor.open(endpoint.protocol(), ec);
   if (!ec) impl->acceptor.set_option(asio::socket_base::reuse_address(true), ec);

@@ -16,30 +16,6 @@
 
 namespace warden::server {
 
-Status ParseListen(const std::string& listen, std::string* host, int* port, const char* flag) {
-  const size_t colon = listen.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == listen.size()) {
-    return InvalidArgument(std::string(flag) + " '" + listen +
-                           "' is not ADDR:PORT (e.g. 127.0.0.1:7878)");
-  }
-  *host = listen.substr(0, colon);
-  if (host->size() >= 2 && host->front() == '[' && host->back() == ']') {
-    *host = host->substr(1, host->size() - 2);
-  }
-  const std::string p = listen.substr(colon + 1);
-  if (p.find_first_not_of("0123456789") != std::string::npos || p.size() > 5 ||
-      std::stoi(p) > 65535) {
-    return InvalidArgument(std::string(flag) + " '" + listen + "': '" + p +
-                           "' is not a port (0-65535)");
-  }
-  *port = std::stoi(p);
-  return Status::Ok();
-}
-
-bool IsLoopback(const std::string& host) {
-  return host == "::1" || host.rfind("127.", 0) == 0;
-}
-
 namespace {
 
 // Runs the unfinished bulk operations of the database, one at a time, until

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "server/listen_addr.h"
 #include "warden/log.h"
 #include "warden/status.h"
 
@@ -42,11 +43,6 @@ struct ServeOptions {
   bool access_log = false;
 };
 
-// Splits ADDR:PORT; the address must be an IP address (no host names: what
-// a name resolves to can change, and loopback must be known for sure).
-Status ParseListen(const std::string& listen, std::string* host, int* port,
-                   const char* flag = "--listen");
-bool IsLoopback(const std::string& host);
 // What Serve checks of `options` before it opens anything: the address,
 // --no-auth only on loopback, and the --allow-host names.
 Status CheckServeOptions(const ServeOptions& options);

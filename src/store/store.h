@@ -224,6 +224,9 @@ class Store {
   // running and succeeded jobs are refused. With `audit` (count 1), in one
   // transaction: a retry that happened is in the log.
   virtual Status JobRetry(JobId id, const AuditEntry& audit) = 0;
+  // scheduled or retryable -> available now (CheckRunNowAllowed), its
+  // attempts and budgets kept. With `audit` (count 1), in one transaction.
+  virtual Status JobRunNow(JobId id, const AuditEntry& audit) = 0;
   // pending -> cancelled; running -> cancel requested (its worker stops it).
   // With `audit` (count 1), in one transaction.
   virtual Result<JobState> JobCancel(JobId id, const AuditEntry& audit) = 0;

@@ -186,7 +186,9 @@ async function onBackend(name, db) {
   await call('GET', '/metrics', { token: null, expect: 401 });
 
   await call('GET', '/v1/queues', { expect: 200 });
-  await call('POST', '/v1/queues/mail/pause', { expect: 200 });
+  await call('POST', '/v1/queues/mail/pause', { expect: 404 });
+  await call('POST', '/v1/queues/mail/pause', { body: { create: 'yes' }, expect: 400 });
+  await call('POST', '/v1/queues/mail/pause', { body: { create: true }, expect: 200 });
   await call('POST', '/v1/queues/mail/pause', { token: reader, expect: 403 });
   await call('POST', '/v1/queues/mail/resume', { expect: 200 });
   await call('POST', '/v1/queues/a%2Cb/pause', { expect: 400 });
@@ -202,6 +204,9 @@ async function onBackend(name, db) {
   await call('POST', '/v1/queues/mail/limits', { expect: 405 });
 
   const one = await call('POST', '/v1/jobs', { body: { task: 'email', payload: { to: 'x' }, delay: '1h', unique_key: 'u' }, expect: 201 });
+  const same = await call('POST', '/v1/jobs', { body: { task: 'email', unique_key: 'u' }, expect: 200 });
+  assert.equal(same.id, one.id, 'the job the unique key holds');
+  await call('POST', '/v1/jobs?require_worker=true', { body: { task: 'email' }, expect: 409 });
   await call('POST', '/v1/jobs', { body: { task: 'email', bogus: 1 }, expect: 400 });
   await call('POST', '/v1/jobs', { body: '{"task":', expect: 400 });
   await call('POST', '/v1/jobs', { body: { cmd: 'true' }, expect: 403 });
@@ -224,6 +229,10 @@ async function onBackend(name, db) {
   await call('GET', '/v1/jobs/424242/timeline', { expect: 404 });
   await call('POST', `/v1/jobs/${dead}/retry`, { expect: 200 });
   await call('POST', `/v1/jobs/${keyed}/retry`, { expect: 409 });
+  await call('POST', `/v1/jobs/${one.id}/retry`, { expect: 409 });  // scheduled: run-now is its word
+  await call('POST', `/v1/jobs/${batch.jobs[1].id}/run-now`, { expect: 200 });
+  await call('POST', `/v1/jobs/${batch.jobs[1].id}/run-now`, { expect: 409 });  // due already
+  await call('POST', '/v1/jobs/424242/run-now', { expect: 404 });
   await call('POST', `/v1/jobs/${one.id}/cancel`, { expect: 200 });
   await call('POST', `/v1/jobs/${one.id}/cancel`, { expect: 409 });
   await call('POST', `/v1/jobs/${keyed}/cancel`, { expect: 200 });

@@ -198,6 +198,73 @@ TEST_P(ConfigTest, ConfigCheckSaysWhereEachValueCameFromAndShowsNoPassword) {
   EXPECT_TRUE(std::regex_search(flag.out, from_the_flag)) << flag.out;
 }
 
+// An address `config check` passes is one the command takes, through the
+// same check (issue 35): localhost is loopback, for serve's listen and a
+// worker's endpoints; a host name is refused by both, naming the key or
+// the flag the value came from, never another.
+TEST_P(ConfigTest, ListenAddressesAreCheckedAsTheCommandsCheckThem) {
+  const std::string good = WriteConfig(
+      "[server]\nlisten = \"localhost:0\"\nno_auth = true\n[worker]\n"
+      "metrics_listen = \"localhost:0\"\n",
+      "good.toml");
+  CliResult checked = Run({}, {"--db", db(), "config", "check", good});
+  ASSERT_EQ(checked.exit_code, 0) << checked.err;
+  EXPECT_NE(checked.out.find("listen = \"localhost:0\""), std::string::npos) << checked.out;
+
+  // serve takes it, on loopback (--no-auth is loopback only).
+  auto serve = warden::testing::Child::Spawn({WARDEN_BIN, "--config", good, "--db", db(), "serve"},
+                                             dir() + "/serve.out", dir() + "/serve.err");
+  int port = 0;
+  ASSERT_TRUE(WaitFor([&] {
+    const std::string log = serve->Stderr();
+    const size_t at = log.find("serving on localhost:");
+    if (at != std::string::npos) port = std::atoi(log.c_str() + at + 21);
+    return port > 0 || serve->Exited();
+  })) << serve->Stderr();
+  ASSERT_GT(port, 0) << serve->Stderr();
+  CliResult health =
+      RunToExit({"/usr/bin/curl", "-sS", "http://127.0.0.1:" + std::to_string(port) + "/healthz"},
+                dir() + "/health", kDeadline);
+  EXPECT_EQ(health.exit_code, 0) << health.err;
+  EXPECT_EQ(health.out, R"({"status":"ok"})");
+  serve->Kill();
+  // And a worker's endpoint, from the file and from the flag.
+  wt::Worker& w = Start("w", {}, {"--config", good, "--db", db(), "worker", "--allow-cmd"});
+  EXPECT_TRUE(WaitFor([&] { return w.LogHas("serving /metrics on 127.0.0.1:"); })) << w.Log();
+  wt::Worker& flagged =
+      Start("f", {}, {"--db", db(), "worker", "--allow-cmd", "--health-listen", "localhost:0"});
+  EXPECT_TRUE(WaitFor([&] { return flagged.LogHas("/healthz and /readyz on 127.0.0.1:"); }))
+      << flagged.Log();
+
+  // A host name: refused by config check and by the command alike, each
+  // naming where the value came from.
+  const std::string bad = WriteConfig("[server]\nlisten = \"db.example:7878\"\n", "bad-serve.toml");
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--db", db(), "config", "check", bad},
+        std::vector<std::string>{"--config", bad, "--db", db(), "serve"}}) {
+    CliResult r = Run({}, args);
+    EXPECT_EQ(r.exit_code, 2) << args[3] << ": " << r.err;
+    EXPECT_NE(r.err.find("bad-serve.toml:2:"), std::string::npos) << args[3] << ": " << r.err;
+    EXPECT_NE(r.err.find("server.listen 'db.example:7878': 'db.example' is not an IP address "
+                         "or localhost"),
+              std::string::npos)
+        << args[3] << ": " << r.err;
+  }
+  const std::string bad_worker =
+      WriteConfig("[worker]\nmetrics_listen = \"db.example:9998\"\n", "bad-worker.toml");
+  CliResult worker_check = Run({}, {"--db", db(), "config", "check", bad_worker});
+  EXPECT_EQ(worker_check.exit_code, 2) << worker_check.err;
+  EXPECT_NE(worker_check.err.find("worker.metrics_listen 'db.example:9998'"), std::string::npos)
+      << worker_check.err;
+  CliResult worker_flag =
+      Run({}, {"--db", db(), "worker", "--allow-cmd", "--metrics-listen", "db.example:9998"});
+  EXPECT_EQ(worker_flag.exit_code, 2) << worker_flag.err;
+  EXPECT_NE(worker_flag.err.find("--metrics-listen 'db.example:9998': 'db.example' is not an IP"),
+            std::string::npos)
+      << worker_flag.err;
+  EXPECT_EQ(worker_flag.err.find("--listen"), std::string::npos) << worker_flag.err;
+}
+
 TEST_P(ConfigTest, ConfigAloneOrMistypedIsAUsageError) {
   CliResult alone = Run({}, {"config"});
   EXPECT_EQ(alone.exit_code, 2);

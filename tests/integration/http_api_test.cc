@@ -45,7 +45,7 @@ TEST_P(HttpApiTest, EveryRouteButTheProbesNeedsATokenOfTheRightScope) {
   HttpResult denied = Http("POST", "/v1/queues/default/pause", reader);
   EXPECT_EQ(denied.status, 403);
   EXPECT_TRUE(Has(denied.json["error"].value("message", ""), "scope operate")) << denied.body;
-  EXPECT_EQ(Http("POST", "/v1/queues/default/pause", ops).status, 200);
+  EXPECT_EQ(Http("POST", "/v1/queues/default/pause", ops, R"({"create":true})").status, 200);
   EXPECT_EQ(Http("GET", "/v1/tokens", ops).status, 403);
 
   // A token body is read by the strict parser of every route: a wrong
@@ -123,7 +123,7 @@ TEST_P(HttpApiTest, JobsAreEnqueuedOneOrABatchInOneTransaction) {
   EXPECT_EQ(job->payload["to"], "a@example.com");
   HttpResult dup =
       Http("POST", "/v1/jobs", producer, R"({"task":"email","unique_key":"welcome-1"})");
-  ASSERT_EQ(dup.status, 201) << dup.body;
+  ASSERT_EQ(dup.status, 200) << "not created: " << dup.body;
   EXPECT_EQ(dup.json.value("id", int64_t{0}), id);
   EXPECT_FALSE(dup.json.value("created", true));
 
@@ -684,7 +684,7 @@ TEST_P(HttpApiTest, OnlyItsOwnNamesAreAnsweredAgainstDnsRebinding) {
                                  {"-H", "Origin: https://127.0.0.1:" + port});
   EXPECT_EQ(https_origin.status, 403) << https_origin.body;
   EXPECT_EQ(https_origin.json["error"].value("code", ""), "cross_site");
-  EXPECT_EQ(Http("POST", "/v1/queues/default/pause", "", "",
+  EXPECT_EQ(Http("POST", "/v1/queues/default/pause", "", R"({"create":true})",
                  {"-H", "Origin: http://127.0.0.1:" + port})
                 .status,
             200);

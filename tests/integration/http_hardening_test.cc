@@ -101,7 +101,7 @@ TEST_P(HttpHardeningTest, ABodyFramedAnyOtherWayIs400AndNothingIsSmuggled) {
       Raw("POST /v1/queues/ok/pause HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: "
           "close\r\n"
           "Content-Type: application/json\r\nTransfer-Encoding: "
-          "Chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n");
+          "Chunked\r\n\r\nf\r\n{\"create\":true}\r\n0\r\n\r\n");
   EXPECT_TRUE(chunked.rfind("HTTP/1.1 200", 0) == 0) << chunked;
   EXPECT_FALSE(server().Exited()) << server().Stderr();
 }
@@ -115,7 +115,10 @@ TEST_P(HttpHardeningTest, QueuesNamedWithASlashOrDotsAreManagedOverHttp) {
       {"a/b", "a%2Fb"}, {"..", "%2E%2E"}, {".", "%2e"}, {"a%b", "a%25b"}};
   for (const auto& [name, encoded] : names) {
     for (const std::string action : {"pause", "resume"}) {
-      HttpResult r = Http("POST", "/v1/queues/" + encoded + "/" + action, "", "", {"--path-as-is"});
+      // Paused before any job names it: said with "create".
+      const std::string body = action == "pause" ? R"({"create":true})" : "";
+      HttpResult r =
+          Http("POST", "/v1/queues/" + encoded + "/" + action, "", body, {"--path-as-is"});
       ASSERT_EQ(r.status, 200) << name << " " << action << ": " << r.body;
       EXPECT_EQ(r.json.value("queue", ""), name) << r.body;
       EXPECT_EQ(r.json.value("paused", action != "pause"), action == "pause") << r.body;
@@ -123,7 +126,7 @@ TEST_P(HttpHardeningTest, QueuesNamedWithASlashOrDotsAreManagedOverHttp) {
     }
   }
   // And the CLI sees the same queue: paused by name, once more over HTTP.
-  ASSERT_EQ(Http("POST", "/v1/queues/a%2Fb/pause").status, 200);
+  ASSERT_EQ(Http("POST", "/v1/queues/a%2Fb/pause", "", R"({"create":true})").status, 200);
   CliResult queues = Cli({"queues"});
   ASSERT_EQ(queues.exit_code, 0) << queues.err;
   bool paused = false;

@@ -335,6 +335,16 @@ test('the dashboard, end to end in Chromium', async (t) => {
     await shot(page, 'bulk-cancel');
   });
 
+  await t.test('an unfiltered page counts every job: the page says "all" for it', async () => {
+    // The API refuses a bulk request with no filter unless it says "all"
+    // (issue 35): the dashboard says it for an unfiltered page.
+    await go(page, '#/jobs');
+    await page.selectOption('#bulk-action', 'delete');
+    await page.click('#bulk-count');
+    await until('the dry run\'s count of every job', async () =>
+      /^\d+ jobs? would be deleted/.test(await textOf(page, '#bulk-said')));
+  });
+
   await t.test('a finished job is deleted from its page', async () => {
     const gone = Number(JSON.parse(cli('jobs', '--queue', 'bulkq', '--json'))[0].id);
     await go(page, `#/jobs/${gone}`);

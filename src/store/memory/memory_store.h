@@ -52,6 +52,7 @@ class MemoryStore final : public Store {
   Result<std::vector<FencedWriteInfo>> JobFencedWrites(JobId id) override;
   Result<std::vector<JobInfo>> JobList(const JobFilter& f, int64_t* total) override;
   Status JobRetry(JobId id, const AuditEntry& audit) override;
+  Status JobRunNow(JobId id, const AuditEntry& audit) override;
   Result<JobState> JobCancel(JobId id, const AuditEntry& audit) override;
   Result<int64_t> JobCountUnfinished() override;
   Result<std::optional<Millis>> JobNextDueIn() override;

@@ -91,6 +91,22 @@ Status MemoryStore::RetryLocked(JobId id, TimeMs now) {
   return Status::Ok();
 }
 
+Status MemoryStore::JobRunNow(JobId id, const AuditEntry& audit) {
+  MutexLock lock(db_->mu);
+  const TimeMs now = clock_->NowMs();
+  Tables& t = db_->t;
+  auto it = t.jobs.find(id);
+  if (it == t.jobs.end()) return NotFound("no job with id " + std::to_string(id));
+  JobRow& job = it->second;
+  WARDEN_RETURN_IF_ERROR(CheckRunNowAllowed(id, job.state));
+  SetJobRunAt(t, job, now);
+  SetJobState(t, job, JobState::kAvailable);
+  AuditEntry entry = audit;
+  entry.count = 1;
+  AppendAudit(t, std::move(entry), now);
+  return Status::Ok();
+}
+
 Result<JobState> MemoryStore::JobCancel(JobId id, const AuditEntry& audit) {
   MutexLock lock(db_->mu);
   const TimeMs now = clock_->NowMs();

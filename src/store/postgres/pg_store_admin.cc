@@ -179,6 +179,23 @@ Status PgStore::RetryLocked(JobId id, TimeMs now) {
   return s;
 }
 
+Status PgStore::JobRunNow(JobId id, const AuditEntry& audit) {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
+  WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
+  WARDEN_ASSIGN_OR_RETURN(JobState state, LockJobStateLocked(id));
+  WARDEN_RETURN_IF_ERROR(CheckRunNowAllowed(id, state));
+  WARDEN_RETURN_IF_ERROR(conn_
+                             ->Exec("UPDATE warden.jobs SET state = 'available', "
+                                    "run_at = $1::bigint WHERE id = $2::bigint",
+                                    Params().Add(now).Add(id))
+                             .status());
+  AuditEntry entry = audit;
+  entry.count = 1;
+  WARDEN_RETURN_IF_ERROR(AuditLocked(entry, now));
+  return tx->Commit();
+}
+
 Result<JobState> PgStore::JobCancel(JobId id, const AuditEntry& audit) {
   MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));

@@ -275,6 +275,30 @@ Status SqliteStore::RetryLocked(JobId id, TimeMs now) {
   return counts.Apply(*db_);
 }
 
+Status SqliteStore::JobRunNow(JobId id, const AuditEntry& audit) {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
+  const TimeMs now = clock_->NowMs();
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt q, db_->Prepare("SELECT state, " WARDEN_GROUP_COLUMNS " FROM jobs WHERE id = ?"));
+  WARDEN_ASSIGN_OR_RETURN(bool row, q.Bind(1, id).Step());
+  if (!row) return NotFound("no job with id " + std::to_string(id));
+  const JobState state = ParseJobState(q.Text(0)).value_or(JobState::kDead);
+  const JobGroup group{q.Text(1), q.Text(2), q.Int(3) != 0};
+  q.Reset();
+  WARDEN_RETURN_IF_ERROR(CheckRunNowAllowed(id, state));
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt upd, db_->Prepare("UPDATE jobs SET state = 'available', run_at = ? WHERE id = ?"));
+  WARDEN_RETURN_IF_ERROR(upd.Bind(1, now).Bind(2, id).Exec().status());
+  CountChanges counts;
+  counts.Move(group, state, JobState::kAvailable);
+  WARDEN_RETURN_IF_ERROR(counts.Apply(*db_));
+  AuditEntry entry = audit;
+  entry.count = 1;
+  WARDEN_RETURN_IF_ERROR(AuditLocked(entry, now));
+  return tx->Commit();
+}
+
 Result<JobState> SqliteStore::JobCancel(JobId id, const AuditEntry& audit) {
   MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));

@@ -151,6 +151,10 @@ Status SimStore::JobRetry(JobId id, const AuditEntry& audit) {
   return Call<Status>("JobRetry", [&] { return inner_->JobRetry(id, audit); });
 }
 
+Status SimStore::JobRunNow(JobId id, const AuditEntry& audit) {
+  return Call<Status>("JobRunNow", [&] { return inner_->JobRunNow(id, audit); });
+}
+
 Result<JobState> SimStore::JobCancel(JobId id, const AuditEntry& audit) {
   return Call<Result<JobState>>("JobCancel", [&] { return inner_->JobCancel(id, audit); });
 }

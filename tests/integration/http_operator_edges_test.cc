@@ -1,0 +1,262 @@
+// What an operator met over HTTP that the CLI already did better (issue 35,
+// section 6), with a real `warden serve` on both backends: a bulk request
+// with no filter must say "all", enqueue answers whether a worker runs the
+// job (and can require one), a job that existed already is 200, and a bad
+// state names the good ones.
+#include <set>
+
+#include "http_fixture.h"
+
+namespace wt {
+namespace {
+
+class HttpOperatorEdgesTest : public HttpApiTest {};
+
+TEST_P(HttpOperatorEdgesTest, ABulkRequestWithNoFilterMustSayAll) {
+  const std::string ops = Token("ops", "operate");
+  std::vector<warden::JobSpec> specs(3);
+  for (auto& s : specs) s.task = "t";
+  const std::vector<int64_t> ids = EnqueueMany(specs);
+  StartServer();
+
+  for (const std::string body :
+       {R"({"action":"cancel"})", R"({"action":"cancel","filter":{}})",
+        R"({"action":"cancel","dry_run":true})", R"({"action":"cancel","all":false})"}) {
+    HttpResult r = Http("POST", "/v1/jobs/bulk", ops, body);
+    EXPECT_EQ(r.status, 400) << body << ": " << r.body;
+    EXPECT_EQ(r.json["error"].value("code", ""), "invalid_argument") << r.body;
+    EXPECT_TRUE(Has(r.json["error"].value("message", ""),
+                    "a bulk cancel with no filter would act on every job: give a filter "
+                    "(\"filter\": {\"state\": ...}) or send \"all\": true"))
+        << r.body;
+  }
+  HttpResult typed = Http("POST", "/v1/jobs/bulk", ops, R"({"action":"cancel","all":"yes"})");
+  EXPECT_EQ(typed.status, 400) << typed.body;
+  for (const int64_t id : ids) EXPECT_TRUE(JobInState(id, warden::JobState::kAvailable));
+  HttpResult listed = Http("GET", "/v1/jobs/bulk", ops);
+  EXPECT_EQ(listed.json["operations"].size(), 0u) << "no operation recorded: " << listed.body;
+
+  HttpResult dry =
+      Http("POST", "/v1/jobs/bulk", ops, R"({"action":"cancel","all":true,"dry_run":true})");
+  ASSERT_EQ(dry.status, 200) << dry.body;
+  EXPECT_EQ(dry.json.value("count", -1), 3);
+  HttpResult all = Http("POST", "/v1/jobs/bulk", ops, R"({"action":"cancel","all":true})");
+  ASSERT_EQ(all.status, 202) << all.body;
+  EXPECT_EQ(all.json.value("total", -1), 3);
+  EXPECT_TRUE(WaitFor([&] { return JobInState(ids[2], warden::JobState::kCancelled); }));
+}
+
+TEST_P(HttpOperatorEdgesTest, AJobThatExistedAlreadyIs200AndANewOne201) {
+  const std::string producer = Token("producer", "enqueue");
+  StartServer();
+  const std::string job = R"({"task":"email","unique_key":"welcome-1"})";
+  HttpResult first = Http("POST", "/v1/jobs", producer, job);
+  ASSERT_EQ(first.status, 201) << first.body;
+  EXPECT_TRUE(first.json.value("created", false));
+  HttpResult again = Http("POST", "/v1/jobs", producer, job);
+  EXPECT_EQ(again.status, 200) << again.body;
+  EXPECT_FALSE(again.json.value("created", true));
+  EXPECT_EQ(again.json.value("id", 0), first.json.value("id", -1));
+
+  // A batch: 201 if any job is new, 200 if none is.
+  const std::string old_only = R"({"jobs":[)" + job + "]}";
+  HttpResult batch_old = Http("POST", "/v1/jobs/batch", producer, old_only);
+  EXPECT_EQ(batch_old.status, 200) << batch_old.body;
+  HttpResult batch_new =
+      Http("POST", "/v1/jobs/batch", producer, R"({"jobs":[)" + job + R"(,{"task":"email"}]})");
+  EXPECT_EQ(batch_new.status, 201) << batch_new.body;
+  ASSERT_EQ(batch_new.json["jobs"].size(), 2u) << batch_new.body;
+  EXPECT_FALSE(batch_new.json["jobs"][0].value("created", true));
+  EXPECT_TRUE(batch_new.json["jobs"][1].value("created", false));
+}
+
+TEST_P(HttpOperatorEdgesTest, EnqueueSaysWhetherAWorkerRunsTheJobAndCanRequireOne) {
+  const std::string producer = Token("producer", "enqueue");
+  StartServer();
+  // No worker: said (as `warden add` says it), and the job waits.
+  HttpResult waits = Http("POST", "/v1/jobs", producer, R"({"task":"resize","queue":"media"})");
+  ASSERT_EQ(waits.status, 201) << waits.body;
+  EXPECT_EQ(waits.json["served"], Json(false)) << waits.body;
+  const int64_t id = waits.json.value("id", int64_t{0});
+  EXPECT_EQ(waits.json.value("note", ""),
+            "no active worker runs job " + std::to_string(id) +
+                " yet; it waits until one does (start one with: warden worker --queues media "
+                "--task resize=COMMAND)")
+      << waits.body;
+  // require_worker: refused, nothing added; the batch names the job.
+  HttpResult refused = Http("POST", "/v1/jobs?require_worker=true", producer,
+                            R"({"task":"resize","queue":"media"})");
+  EXPECT_EQ(refused.status, 409) << refused.body;
+  EXPECT_EQ(refused.json["error"].value("code", ""), "failed_precondition");
+  EXPECT_EQ(refused.json["error"].value("message", ""),
+            "no active worker runs task resize on queue media (start one with: warden worker "
+            "--queues media --task resize=COMMAND); nothing was added")
+      << refused.body;
+  HttpResult refused_batch =
+      Http("POST", "/v1/jobs/batch?require_worker=true", producer,
+           R"({"jobs":[{"task":"other"},{"task":"resize","queue":"media"}]})");
+  EXPECT_EQ(refused_batch.status, 409) << refused_batch.body;
+  EXPECT_TRUE(Has(refused_batch.json["error"].value("message", ""),
+                  "jobs[0]: no active worker runs task other on queue default"))
+      << refused_batch.body;
+  EXPECT_EQ(Http("GET", "/v1/jobs", producer).json.value("total", -1), 1) << "nothing added";
+  EXPECT_EQ(Http("POST", "/v1/jobs?require_worker=maybe", producer, R"({"task":"x"})").status, 400);
+  EXPECT_EQ(Http("POST", "/v1/jobs?bogus=1", producer, R"({"task":"x"})").status, 400);
+
+  // With a worker that runs it: served, no note, and require_worker passes.
+  StartWorker("w", {"--queues", "media", "--task", "resize=true"});
+  HttpResult runs = Http("POST", "/v1/jobs?require_worker=true", producer,
+                         R"({"task":"resize","queue":"media"})");
+  ASSERT_EQ(runs.status, 201) << runs.body;
+  EXPECT_EQ(runs.json["served"], Json(true)) << runs.body;
+  EXPECT_FALSE(runs.json.contains("note")) << runs.body;
+  HttpResult batch = Http("POST", "/v1/jobs/batch", producer,
+                          R"({"jobs":[{"task":"resize","queue":"media"},{"task":"other"}]})");
+  ASSERT_EQ(batch.status, 201) << batch.body;
+  EXPECT_EQ(batch.json["jobs"][0]["served"], Json(true)) << batch.body;
+  EXPECT_EQ(batch.json["jobs"][1]["served"], Json(false)) << batch.body;
+  EXPECT_TRUE(Has(batch.json["jobs"][1].value("note", ""), "--task other=COMMAND")) << batch.body;
+}
+
+TEST_P(HttpOperatorEdgesTest, ABadStateFilterNamesTheGoodStates) {
+  const std::string ops = Token("ops", "operate");
+  StartServer();
+  const std::string states =
+      "(scheduled, available, running, succeeded, retryable, dead, cancelled, expired)";
+  HttpResult listed = Http("GET", "/v1/jobs?state=lost", ops);
+  EXPECT_EQ(listed.status, 400) << listed.body;
+  EXPECT_TRUE(Has(listed.json["error"].value("message", ""), "'lost' is not a job state " + states))
+      << listed.body;
+  HttpResult bulk =
+      Http("POST", "/v1/jobs/bulk", ops, R"({"action":"retry","filter":{"state":"deadd"}})");
+  EXPECT_EQ(bulk.status, 400) << bulk.body;
+  EXPECT_TRUE(Has(bulk.json["error"].value("message", ""), "'deadd' is not a job state " + states))
+      << bulk.body;
+  // The CLI's words, from the same list.
+  CliResult cli = Cli({"jobs", "--state", "lost"}, false);
+  EXPECT_EQ(cli.exit_code, 2) << cli.err;
+  EXPECT_TRUE(Has(cli.err, "unknown state 'lost' " + states)) << cli.err;
+}
+
+// A typo paused nothing and left a phantom paused queue; `nodes disable`
+// refused the same. Refused now, over HTTP and by the CLI, unless "create"
+// says it is meant (a queue paused before a deploy's first job).
+TEST_P(HttpOperatorEdgesTest, PausingAQueueNothingNamesIsRefusedUnlessSaid) {
+  const std::string ops = Token("ops", "operate");
+  warden::JobSpec mail;
+  mail.task = "t";
+  mail.queue = "mail";
+  EnqueueMany({mail});
+  StartServer();
+
+  CliResult typo = Cli({"queues", "pause", "mial"}, false);
+  EXPECT_EQ(typo.exit_code, 1) << typo.err;
+  EXPECT_EQ(typo.err,
+            "warden: no queue 'mial': no job, pause, limit or live worker names it (did you "
+            "mean 'mail'?); to pause it before its first job: warden queues pause --create "
+            "mial\n");
+  HttpResult http = Http("POST", "/v1/queues/mial/pause", ops);
+  EXPECT_EQ(http.status, 404) << http.body;
+  EXPECT_EQ(http.json["error"].value("code", ""), "not_found");
+  EXPECT_TRUE(Has(http.json["error"].value("message", ""),
+                  "no queue 'mial': no job, pause, limit or live worker names it (did you mean "
+                  "'mail'?); to pause it before its first job, send {\"create\": true}"))
+      << http.body;
+  for (const std::string body : {R"({"create":"yes"})", R"({"crate":true})", "[1]"}) {
+    EXPECT_EQ(Http("POST", "/v1/queues/mial/pause", ops, body).status, 400) << body;
+  }
+  HttpResult queues = Http("GET", "/v1/queues", ops);
+  ASSERT_EQ(queues.json["queues"].size(), 1u) << "no phantom queue: " << queues.body;
+  EXPECT_FALSE(Has(Http("GET", "/v1/audit", ops).body, "mial")) << "nothing audited";
+
+  // A queue that exists, by its jobs or by a live worker that takes it.
+  EXPECT_EQ(Cli({"queues", "pause", "mail"}).exit_code, 0);
+  StartWorker("w", {"--queues", "media"});
+  HttpResult media = Http("POST", "/v1/queues/media/pause", ops);
+  EXPECT_EQ(media.status, 200) << media.body;
+
+  // Said: paused before any job, by either.
+  CliResult created = Cli({"queues", "pause", "--create", "deploy"});
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  EXPECT_TRUE(created.json.value("changed", false));
+  HttpResult said = Http("POST", "/v1/queues/next/pause", ops, R"({"create":true})");
+  ASSERT_EQ(said.status, 200) << said.body;
+  EXPECT_TRUE(said.json.value("changed", false));
+  // Paused now, so known: no "create" needed again.
+  HttpResult again = Http("POST", "/v1/queues/next/pause", ops);
+  EXPECT_EQ(again.status, 200) << again.body;
+  EXPECT_FALSE(again.json.value("changed", true));
+  std::set<std::string> paused;
+  const HttpResult listed = Http("GET", "/v1/queues", ops);
+  for (const Json& q : listed.json["queues"]) {
+    if (q.value("paused", false)) paused.insert(q.value("name", ""));
+  }
+  EXPECT_EQ(paused, (std::set<std::string>{"deploy", "mail", "media", "next"}));
+}
+
+// `retry` of a scheduled job ran it at once, though retry is for failed
+// jobs: refused now, pointing at `jobs run-now` (and its route), which
+// runs it now, its budgets kept, and is in the audit log as retry is.
+TEST_P(HttpOperatorEdgesTest, RetryRefusesAScheduledJobAndRunNowRunsIt) {
+  const std::string ops = Token("ops", "operate");
+  const std::string reader = Token("reader", "read");
+  StartServer();
+  const int64_t later = Add("true", {"--delay", "1h"});
+  const std::string n = std::to_string(later);
+  const std::string refusal = "job " + n +
+                              " is scheduled, not failed: retry is for dead, cancelled or expired "
+                              "jobs; to run it before its time: warden jobs run-now " +
+                              n + " (POST /v1/jobs/" + n + "/run-now)";
+  CliResult cli = Cli({"jobs", "retry", n}, false);
+  EXPECT_EQ(cli.exit_code, 1) << cli.err;
+  EXPECT_EQ(cli.err, "warden: " + refusal + "\n");
+  HttpResult http = Http("POST", "/v1/jobs/" + n + "/retry", ops);
+  EXPECT_EQ(http.status, 409) << http.body;
+  EXPECT_EQ(http.json["error"].value("message", ""), refusal) << http.body;
+  EXPECT_TRUE(JobInState(later, warden::JobState::kScheduled));
+
+  EXPECT_EQ(Http("POST", "/v1/jobs/" + n + "/run-now", reader).status, 403);
+  EXPECT_EQ(Http("GET", "/v1/jobs/" + n + "/run-now", ops).status, 405);
+  HttpResult now = Http("POST", "/v1/jobs/" + n + "/run-now", ops);
+  ASSERT_EQ(now.status, 200) << now.body;
+  EXPECT_EQ(now.json, Json({{"id", later}, {"state", "available"}}));
+  HttpResult due = Http("POST", "/v1/jobs/" + n + "/run-now", ops);
+  EXPECT_EQ(due.status, 409) << due.body;
+  EXPECT_TRUE(Has(due.json["error"].value("message", ""), "is due already")) << due.body;
+  StartWorker("w");
+  EXPECT_TRUE(WaitFor([&] { return JobInState(later, warden::JobState::kSucceeded); }));
+  EXPECT_EQ(GetJob(later)->attempt, 1);
+
+  // The CLI's command, on a job the worker then runs.
+  const int64_t other = Add("true", {"--delay", "1h"});
+  CliResult ran = Cli({"jobs", "run-now", std::to_string(other)}, false);
+  ASSERT_EQ(ran.exit_code, 0) << ran.err;
+  EXPECT_EQ(ran.out, "job " + std::to_string(other) + " is due now\n");
+  EXPECT_TRUE(WaitFor([&] { return JobInState(other, warden::JobState::kSucceeded); }));
+  CliResult finished = Cli({"jobs", "run-now", std::to_string(other)}, false);
+  EXPECT_EQ(finished.exit_code, 1);
+  EXPECT_TRUE(Has(finished.err,
+                  "is succeeded: only a scheduled job, or a retryable one waiting "
+                  "to retry, can be run now"))
+      << finished.err;
+  EXPECT_EQ(Http("POST", "/v1/jobs/999999/run-now", ops).status, 404);
+
+  // Audited as retry is: who, and which job.
+  int run_now = 0;
+  const HttpResult audit = Http("GET", "/v1/audit", ops);
+  for (const Json& e : audit.json["entries"]) {
+    if (e.value("action", "") != "job.run_now") continue;
+    ++run_now;
+    const std::string target = e.value("target", "");
+    EXPECT_TRUE((target == n && e.value("actor", "") == "token:ops") ||
+                (target == std::to_string(other) && e.value("actor", "").rfind("cli:", 0) == 0))
+        << e.dump();
+  }
+  EXPECT_EQ(run_now, 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, HttpOperatorEdgesTest, ::testing::ValuesIn(AllBackends()),
+                         BackendName);
+
+}  // namespace
+}  // namespace wt
