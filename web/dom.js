@@ -58,6 +58,12 @@ export function time(iso) {
   return iso ? iso.replace('T', ' ') : '—';
 }
 
+// "1 crash", "3 crashes", "0 crash loops": a count and its noun (as
+// warden/plural.h does for the CLI), `plural` when not the noun + "s".
+export function plural(n, noun, pluralNoun = `${noun}s`) {
+  return `${n} ${n === 1 ? noun : pluralNoun}`;
+}
+
 // Seconds as "850 ms", "4.2 s", "3 min", "2.5 h".
 export function duration(seconds) {
   if (seconds === null || seconds === undefined || Number.isNaN(seconds)) return '—';

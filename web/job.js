@@ -2,7 +2,7 @@
 // why it is not running (/why), every attempt (worker, times, outcome, exit
 // code, signal, the tails of stderr and stdout), and its recovery timeline
 // (/timeline), with Retry, Cancel and (a finished job) Delete.
-import {el, table, time, duration, jsonBlock, stateBadge} from './dom.js';
+import {el, table, time, duration, jsonBlock, plural, stateBadge} from './dom.js';
 import {get} from './api.js';
 
 // The server refuses (409) a retry of these (a scheduled job is run now,
@@ -57,8 +57,8 @@ export function render(params, ctx) {
       ['queue', el('a', {href: `#/jobs?queue=${encodeURIComponent(j.queue)}`}, j.queue)],
       ['task', j.task],
       ['command', j.command ? el('code', {}, j.command) : '—'],
-      ['attempts', `${j.charged_attempts} charged of ${j.max_attempts}; ${j.crashes} crashes ` +
-        `of ${j.max_crashes}`],
+      ['attempts', `${j.charged_attempts} charged of ${j.max_attempts}; ` +
+        `${plural(j.crashes, 'crash', 'crashes')} of ${j.max_crashes}`],
       ['priority', String(j.priority)],
       ['delivery', `${j.delivery}, retry ${j.retry}`],
       ['worker', j.worker_name ?? (j.worker === null ? '—' : String(j.worker))],

@@ -1,7 +1,7 @@
 // Overview: jobs by state, workers, the queues, and two charts (jobs that
 // succeeded, and that failed for good, per second), derived here from the
 // differences between successive fetches of GET /v1/stats.
-import {el, table, link, ago, JOB_STATES, workerBadge, workerState} from './dom.js';
+import {el, table, link, ago, plural, JOB_STATES, workerBadge, workerState} from './dom.js';
 import {get} from './api.js';
 import {barChart} from './chart.js';
 import {queueTable} from './queues.js';
@@ -41,8 +41,8 @@ export function render() {
     recovery.replaceChildren(
       `Workers: ${stats.workers.active} active, ${stats.workers.draining} draining, ` +
       `${ws.filter((w) => w.silent).length} of them silent, ` +
-      `${stats.workers.dead} dead. Recovery: ${r.rescued_attempts} rescued attempts, ` +
-      `${r.fenced_writes} fenced writes, ${r.crash_loops} crash loops.`);
+      `${stats.workers.dead} dead. Recovery: ${plural(r.rescued_attempts, 'rescued attempt')}, ` +
+      `${plural(r.fenced_writes, 'fenced write')}, ${plural(r.crash_loops, 'crash loop')}.`);
     const {succeeded, failed} = rates();
     charts.replaceChildren(
       barChart({id: 'throughput', title: 'Succeeded', values: succeeded, slots: SLOTS,

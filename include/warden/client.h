@@ -178,11 +178,16 @@ class Client {
                              bool allow_empty);
   // A token with `scope`; its secret is in the result and nowhere else.
   // Names: as queue names, not all digits (a revoke takes a name or an id).
-  Result<NewToken> CreateToken(const std::string& name, Scope scope);
+  // `expires_in`: refused as expired from that long after its creation
+  // (at least a minute); nullopt: never.
+  Result<NewToken> CreateToken(const std::string& name, Scope scope,
+                               std::optional<Millis> expires_in = std::nullopt);
   Result<std::vector<TokenInfo>> ListTokens();
   Result<TokenInfo> RevokeToken(const std::string& name_or_id);
-  // The live token `secret` is. Any other text, a revoked token or a wrong
-  // secret: kNotFound with the same message, whatever was wrong.
+  // The live token `secret` is, its use noted (at most once a minute per
+  // token: TokenInfo::last_used_at). Any other text, a revoked token or a
+  // wrong secret: kNotFound with the same message, whatever was wrong; the
+  // right secret of an expired token: kNotFound saying it expired, and when.
   Result<TokenInfo> Authenticate(const std::string& secret);
   // Why job `id` is not running now (warden/why.h): every reason that
   // holds, with its evidence, as the store sees it at this moment.

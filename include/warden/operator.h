@@ -72,6 +72,11 @@ struct TokenInfo {
   Scope scope = Scope::kRead;
   TimeMs created_at = 0;
   std::optional<TimeMs> revoked_at;
+  // When a request last presented it, to within a minute (a server writes
+  // it at most once a minute per token); nullopt: never.
+  std::optional<TimeMs> last_used_at;
+  // From then on it is refused as expired; nullopt: it does not expire.
+  std::optional<TimeMs> expires_at;
 };
 
 // A token as created: `secret` is shown once and stored only hashed.

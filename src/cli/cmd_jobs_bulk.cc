@@ -16,6 +16,7 @@
 #include "cli/jobs_filter.h"
 #include "cli/with_client.h"
 #include "warden/duration.h"
+#include "warden/plural.h"
 #include "warden/text.h"
 
 namespace warden::cli {
@@ -90,10 +91,10 @@ const char* PastTense(BulkAction a) {
 
 void PrintOp(const BulkOp& op) {
   std::cout << "operation " << op.id << " (" << BulkActionName(op.action) << ", "
-            << BulkStateName(op.state) << "): " << op.done << " of " << op.total << " jobs "
-            << PastTense(op.action);
+            << BulkStateName(op.state) << "): " << op.done << " of " << Plural(op.total, "job")
+            << " " << PastTense(op.action);
   if (op.skipped) std::cout << ", " << op.skipped << " skipped (unique key held)";
-  std::cout << ", " << op.batches << " batches, by " << op.actor << ", filter "
+  std::cout << ", " << Plural(op.batches, "batch", "batches") << ", by " << op.actor << ", filter "
             << JobFilterToJson(op.filter).dump() << "\n";
 }
 

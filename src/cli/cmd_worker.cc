@@ -96,6 +96,15 @@ int RunWorker(const Globals& g, const WorkerFlags& f) {
     SetLogFormat(LogFormat::kJson, {{"worker", f.name}});
   }
   if (!options.has_value()) return Fail(options.error());
+  // Said here in the CLI's words (the library's names its own API), and
+  // not in BuildWorkerOptions, which `config check` runs on a host that
+  // may only serve.
+  if (options->task_commands.empty() && !options->allow_commands) {
+    return Fail(InvalidArgument(
+        "this worker can run nothing: give --task NAME=COMMAND for each task it runs "
+        "(e.g. --task resize='convert in.png out.png'), or --allow-cmd to run the "
+        "command a job carries (warden add --cmd)"));
+  }
   // Before the worker, which tells it its phases until it is destroyed.
   ServiceNotifier notifier;
   options->on_phase = [&notifier](WorkerPhase phase, const std::string& detail) {

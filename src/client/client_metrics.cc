@@ -33,6 +33,7 @@ Result<std::string> Client::ExportMetrics() {
   const std::vector<WorkerInfo>& workers = shown.workers;
   WARDEN_ASSIGN_OR_RETURN(auto totals, MetricTotals());
   WARDEN_ASSIGN_OR_RETURN(auto leader, store_->LeaderRead(kMaintenanceRole));
+  WARDEN_ASSIGN_OR_RETURN(auto unserved, Unserved());
 
   MetricSnapshot m;
   for (const QueueInfo& q : queues) {
@@ -46,6 +47,13 @@ Result<std::string> Client::ExportMetrics() {
     m[MetricSeries("warden_queue_oldest_available_age_seconds", {{"queue", q.name}})] = age;
     m[MetricSeries("warden_queue_paused", {{"queue", q.name}})] = q.paused ? 1 : 0;
     m[MetricSeries("warden_queue_live_workers", {{"queue", q.name}})] = q.live_workers;
+    m[MetricSeries("warden_queue_unserved_jobs", {{"queue", q.name}})] = 0;
+  }
+  // Waiting jobs no live worker can run (`warden stats` names their tasks):
+  // by queue alone, so that the series are as many as the queues.
+  for (const BacklogGroup& g : unserved) {
+    m[MetricSeries("warden_queue_unserved_jobs", {{"queue", g.queue}})] +=
+        static_cast<double>(g.count);
   }
   // A live worker whose heartbeat went unrenewed past its keepalive is
   // counted as `silent`, not by its row's state: until recovery marks it
@@ -67,15 +75,21 @@ Result<std::string> Client::ExportMetrics() {
       }
     }
   }
-  // Every counter whose labels are known starts at 0, so that increase()
-  // sees its first event (docs/alerts.md).
+  // Every counter and histogram whose labels are known starts at 0, so that
+  // increase() sees its first event (docs/alerts.md) and a new dashboard
+  // panel has a line, not "No data".
   for (const QueueInfo& q : queues) {
     for (const char* outcome : kOutcomes) {
       m[MetricSeries(kJobsCompleted, {{"queue", q.name}, {"outcome", outcome}})] = 0;
     }
     m[MetricSeries(kCrashLoopQuarantines, {{"queue", q.name}})] = 0;
+    AddZeroHistogram(m, kJobWait, {{"queue", q.name}});
+    AddZeroHistogram(m, kJobRun, {{"queue", q.name}});
   }
-  for (const char* cause : kRescueCauses) m[MetricSeries(kJobsRescued, {{"cause", cause}})] = 0;
+  for (const char* cause : kRescueCauses) {
+    m[MetricSeries(kJobsRescued, {{"cause", cause}})] = 0;
+    AddZeroHistogram(m, kRecovery, {{"cause", cause}});
+  }
   m[kFencedWrites] = 0;
   m["warden_jobs_enqueued_total"] = 0;
   for (const auto& [series, value] : totals) m[series] = value;

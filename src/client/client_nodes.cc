@@ -5,6 +5,7 @@
 
 #include "store/store.h"
 #include "warden/client.h"
+#include "warden/plural.h"
 #include "warden/text.h"
 
 namespace warden {
@@ -90,7 +91,7 @@ Result<Client::NodeSync> Client::SyncNodes(const std::vector<NodeSpec>& inventor
       out.report,
       store_->NodeSync(inventory, dry_run,
                        NodeAudit(actor_, force ? "node.sync.force" : "node.sync",
-                                 std::to_string(inventory.size()) + " nodes")));
+                                 Plural(static_cast<int64_t>(inventory.size()), "node"))));
   if (force && !dry_run) {
     WARDEN_RETURN_IF_ERROR(ReleaseNodesWorkers(out.report.removed, &out.workers_released,
                                                &out.jobs_recovered));

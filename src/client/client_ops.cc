@@ -11,6 +11,12 @@
 #include "warden/text.h"
 
 namespace warden {
+namespace {
+
+// How fresh a token's last_used_at is kept, and so the shortest expiry.
+constexpr Millis kTokenUseResolution{60'000};
+
+}  // namespace
 
 Result<bool> Client::PauseQueue(const std::string& queue, bool create) {
   WARDEN_RETURN_IF_ERROR(ValidateQueueName(queue));
@@ -77,18 +83,24 @@ Result<std::optional<QueueFlow>> Client::GetQueueFlow(const std::string& queue) 
   return store_->QueueFlowOf(queue);
 }
 
-Result<NewToken> Client::CreateToken(const std::string& name, Scope scope) {
+Result<NewToken> Client::CreateToken(const std::string& name, Scope scope,
+                                     std::optional<Millis> expires_in) {
   WARDEN_RETURN_IF_ERROR(ValidateName("token name", name));
   if (name.find_first_not_of("0123456789") == std::string::npos) {
     return InvalidArgument("token name '" + name +
                            "' is all digits: a revoke could not tell it from an id");
+  }
+  // Its last use is kept to the minute: a shorter life would end unseen.
+  if (expires_in && *expires_in < kTokenUseResolution) {
+    return InvalidArgument("a token's expiry must be at least 1m away, not " +
+                           FormatDuration(*expires_in));
   }
   WARDEN_ASSIGN_OR_RETURN(std::string secret, token::NewSecret());
   TokenInfo info;
   info.name = name;
   info.scope = scope;
   WARDEN_ASSIGN_OR_RETURN(
-      info, store_->TokenInsert(info, token::Hash(secret),
+      info, store_->TokenInsert(info, expires_in, token::Hash(secret),
                                 AuditEntry{0, 0, actor_, "token.create",
                                            name + " (" + ScopeName(scope) + ")", 1}));
   return NewToken{info, token::Format(info.id, secret)};
@@ -102,7 +114,7 @@ Result<TokenInfo> Client::RevokeToken(const std::string& name_or_id) {
 }
 
 Result<TokenInfo> Client::Authenticate(const std::string& secret) {
-  const Status refused = NotFound("not a live token");
+  const Status refused = NotFound("the token is not a live token");
   const std::optional<token::Parsed> parsed = token::Parse(secret);
   if (!parsed) return refused;
   auto found = store_->TokenFind(parsed->id);
@@ -110,8 +122,22 @@ Result<TokenInfo> Client::Authenticate(const std::string& secret) {
     if (found.error().code() == StatusCode::kNotFound) return refused;
     return found.error();
   }
-  if (!token::SameHash(token::Hash(parsed->secret), found->second)) return refused;
-  return found->first;
+  if (!token::SameHash(token::Hash(parsed->secret), found->hash)) return refused;
+  TokenInfo& t = found->info;
+  // Only the holder of the secret learns that it expired (and its name).
+  if (t.expires_at && found->now >= *t.expires_at) {
+    return NotFound("the token " + OneLine(t.name, 60) + " expired at " +
+                    FormatTime(*t.expires_at) +
+                    ": an admin makes a new one with warden tokens create");
+  }
+  // One write a minute per token at most, however many requests: the
+  // listing's "last used" needs no more, and a busy token costs no write
+  // per request. A failed write refuses nothing: the request is the
+  // caller's, the note is ours.
+  if (!t.last_used_at || found->now - *t.last_used_at >= kTokenUseResolution.count()) {
+    if (store_->TokenTouch(t.id, found->now).ok()) t.last_used_at = found->now;
+  }
+  return t;
 }
 
 Result<std::vector<WhyReason>> Client::WhyNotRunning(JobId id) {

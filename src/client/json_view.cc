@@ -172,7 +172,9 @@ Json TokenToJson(const TokenInfo& t) {
           {"name", t.name},
           {"scope", ScopeName(t.scope)},
           {"created_at", FormatTime(t.created_at)},
-          {"revoked_at", OptTime(t.revoked_at)}};
+          {"revoked_at", OptTime(t.revoked_at)},
+          {"last_used_at", OptTime(t.last_used_at)},
+          {"expires_at", OptTime(t.expires_at)}};
 }
 
 Json NodeToJson(const NodeInfo& n) {

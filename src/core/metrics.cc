@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <deque>
 #include <set>
 
@@ -49,6 +51,9 @@ const std::vector<MetricFamily> kStoreFamilies = {
     {"warden_queue_paused", MetricType::kGauge, "1 while the queue is paused."},
     {"warden_queue_live_workers", MetricType::kGauge,
      "Active workers that serve the queue, not silent and on a node that takes work."},
+    {"warden_queue_unserved_jobs", MetricType::kGauge,
+     "Waiting jobs of the queue that no live worker can run: none serves their task (or "
+     "runs command jobs), or none serves the queue."},
     {"warden_workers", MetricType::kGauge,
      "Worker rows by state; a live one whose heartbeat is older than its keepalive: silent."},
     {"warden_maintenance_leader", MetricType::kGauge,
@@ -125,6 +130,12 @@ std::string FormatValue(double v) {
   if (v == static_cast<double>(static_cast<int64_t>(v)) && v < 9e15 && v > -9e15) {
     return std::to_string(static_cast<int64_t>(v));
   }
+  // To the microsecond, then the shortest digits that read back as that:
+  // the binary noise of a sum (a run's 0.001 s added thousands of times, by
+  // workers and again by the server) is far below it, and no value warden
+  // exports is finer (times are kept in milliseconds). Under 9e9 the scaled
+  // value is an exact integer in a double; above, rounding would do nothing.
+  if (v < 9e9 && v > -9e9) v = std::round(v * 1e6) / 1e6;
   return fmt::format("{}", v);
 }
 
@@ -204,23 +215,40 @@ void Metrics::ObserveMany(std::string_view family, const MetricLabels& labels,
   ++version_;
 }
 
+namespace {
+
+// A histogram's series: cumulative bucket counts (`counts` per bucket, +Inf
+// last; empty: all 0), its sum and count.
+void PutHistogram(MetricSnapshot& out, std::string_view family, const MetricLabels& labels,
+                  const std::vector<uint64_t>& counts, double sum, uint64_t count) {
+  const std::vector<double>& bounds = *FindMetricFamily(family)->buckets;
+  const std::string name(family);
+  uint64_t cumulative = 0;
+  for (size_t i = 0; i <= bounds.size(); ++i) {
+    if (!counts.empty()) cumulative += counts[i];
+    MetricLabels with_le = labels;
+    with_le.emplace_back("le", i < bounds.size() ? FormatBound(bounds[i]) : "+Inf");
+    out[MetricSeries(name + "_bucket", with_le)] = static_cast<double>(cumulative);
+  }
+  out[MetricSeries(name + "_sum", labels)] = sum;
+  out[MetricSeries(name + "_count", labels)] = static_cast<double>(count);
+}
+
+}  // namespace
+
 MetricSnapshot Metrics::Snapshot() const {
   MutexLock lock(mu_);
   MetricSnapshot out = counters_;
   for (const auto& [key, h] : histograms_) {
-    const auto& [family, labels] = key;
-    const std::vector<double>& bounds = *FindMetricFamily(family)->buckets;
-    uint64_t cumulative = 0;
-    for (size_t i = 0; i <= bounds.size(); ++i) {
-      cumulative += h.counts[i];
-      MetricLabels with_le = labels;
-      with_le.emplace_back("le", i < bounds.size() ? FormatBound(bounds[i]) : "+Inf");
-      out[MetricSeries(family + "_bucket", with_le)] = static_cast<double>(cumulative);
-    }
-    out[MetricSeries(family + "_sum", labels)] = h.sum;
-    out[MetricSeries(family + "_count", labels)] = static_cast<double>(h.count);
+    PutHistogram(out, key.first, key.second, h.counts, h.sum, h.count);
   }
   return out;
+}
+
+void AddZeroHistogram(MetricSnapshot& into, std::string_view family, const MetricLabels& labels) {
+  const MetricFamily* f = FindMetricFamily(family);
+  if (!f || !f->buckets) return;
+  PutHistogram(into, family, labels, {}, 0, 0);
 }
 
 uint64_t Metrics::version() const {

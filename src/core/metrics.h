@@ -102,6 +102,10 @@ class Metrics {
 
 // Adds `from` into `into`, series by series.
 void AddSnapshot(MetricSnapshot& into, const MetricSnapshot& from);
+// Histogram `family` with `labels` as it stands before its first event:
+// every bucket, _sum and _count at 0, under the keys Metrics::Snapshot
+// writes (so a real snapshot's values replace them series by series).
+void AddZeroHistogram(MetricSnapshot& into, std::string_view family, const MetricLabels& labels);
 
 // A snapshot as a JSON object (what a worker row stores), and back. A text
 // that is not such an object reads as empty: a row damaged by hand must

@@ -64,8 +64,9 @@ Result<NodeSyncReport> RunInventoryCommand(Store& store, Env& env, const Invento
       WARDEN_RETURN_IF_ERROR(CheckNodeCapacity(*n.capacity).Annotate("the inventory command"));
     }
   }
-  const AuditEntry audit{0, 0, c.actor, "node.sync",
-                         std::to_string(inventory->size()) + " nodes (inventory command)", 0};
+  const AuditEntry audit{
+      0, 0, c.actor, "node.sync",
+      Plural(static_cast<int64_t>(inventory->size()), "node") + " (inventory command)", 0};
   return store.NodeSync(*inventory, /*dry_run=*/false, audit);
 }
 

@@ -34,15 +34,17 @@ ErrorKind KindFor(StopReason why) {
 
 const char* StopWhy(StopReason why) {
   switch (why) {
+    // Shown after the outcome's kind ("released: its worker shut down"):
+    // none repeats it.
     case StopReason::kCancel:
-      return "cancelled by an operator";
+      return "an operator cancelled it";
     case StopReason::kShutdown:
-      return "released by a graceful shutdown";
+      return "its worker shut down gracefully";
     case StopReason::kNodeDrain:
-      return "released: its node takes no more work (disabled or removed) and the drain's "
+      return "its node takes no more work (disabled or removed) and the drain's "
              "--shutdown-timeout ran out";
     case StopReason::kFence:
-      return "stopped: this worker lost its lease";
+      return "this worker lost its lease";
     case StopReason::kNone:
       break;
   }

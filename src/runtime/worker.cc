@@ -267,8 +267,8 @@ Status Worker::Impl::Start() {
 Status Worker::Impl::Run() {
   if (handlers_.empty() && opt_.task_commands.empty() && !opt_.allow_commands) {
     return InvalidArgument(
-        "this worker can run nothing: register a handler, give --task NAME=COMMAND, or "
-        "--allow-cmd");
+        "this worker can run nothing: register a handler (Worker::Handle), or set "
+        "WorkerOptions::task_commands or allow_commands");
   }
   WARDEN_RETURN_IF_ERROR(Start());
   if (id_ == 0) return Status::Ok();  // stopped while waiting for the database

@@ -119,7 +119,7 @@ void Worker::Impl::DrainIfNodeClosed(bool node_takes_work) {
                              (n > 0 ? Plural(static_cast<int64_t>(n), "running job") +
                                           " may finish within " +
                                           FormatDuration(opt_.shutdown_timeout) +
-                                          ", then are released"
+                                          (n == 1 ? ", then is released" : ", then are released")
                                     : std::string("no job running")));
     return;
   }

@@ -76,15 +76,15 @@ std::string CrossSiteRefusal(const Request& req, bool tls) {
     return "a " + req.method + " from another origin (" + OneLine(origin, 60) + ", not " +
            OneLine(self, 60) + ")";
   }
-  if (!req.body.empty() || req.declares_body) {
-    const std::string type = MediaType(req.Header("content-type"));
-    if (type != "application/json" && type != "application/x-ndjson") {
-      // A page of another site can send any other type as a form.
-      if (type.empty()) return "a request body with no Content-Type (send application/json)";
-      return "a request body declared as " + OneLine(type, 60) + ", not application/json,";
-    }
-  }
   return "";
+}
+
+std::string MediaTypeRefusal(const Request& req) {
+  if (!ChangesState(req.method) || (req.body.empty() && !req.declares_body)) return "";
+  const std::string type = MediaType(req.Header("content-type"));
+  if (type == "application/json" || type == "application/x-ndjson") return "";
+  return "send the request body as Content-Type: application/json (this request's " +
+         (type.empty() ? std::string("had none") : "was " + OneLine(type, 60)) + ")";
 }
 
 std::optional<Response> Api::Open(const Request& req) const {
@@ -108,11 +108,14 @@ std::optional<Response> Api::Open(const Request& req) const {
   if (req.path == "/healthz" && req.method == "GET") {
     return JsonResponse({{"status", "ok"}});
   }
-  // The API's description is no secret.
+  // The API's description is no secret. Its server is the one asked: the
+  // Host was checked above, so it is a name this server answers to.
   if (req.path == "/openapi.json" && req.method == "GET") {
-    Response r;
-    r.body = kOpenApiJson;
-    return r;
+    static const Json doc = Json::parse(kOpenApiJson);
+    Json answered = doc;
+    answered["servers"] =
+        Json::array({{{"url", (options_.tls ? "https://" : "http://") + req.Header("host")}}});
+    return JsonResponse(answered);
   }
   // The dashboard's static files: no token, no database (server/dashboard.h).
   return DashboardResponse(req);
@@ -141,6 +144,12 @@ std::optional<Response> Api::Gate(const Request& req, Client& c, Caller* caller)
     LogRefusal(cross_site_, req, r, "cross-site: " + refusal);
     return r;
   }
+  if (const std::string refusal = MediaTypeRefusal(req); !refusal.empty()) {
+    Response r = ErrorResponse(415, "unsupported_media_type", refusal);
+    r.headers.emplace_back("Accept", "application/json");
+    LogRefusal(cross_site_, req, r, "media type: " + refusal);
+    return r;
+  }
   *caller = Caller{"no-auth", Scope::kAdmin};
   if (options_.no_auth) return std::nullopt;
   const std::string auth = req.Header("authorization");
@@ -159,9 +168,16 @@ std::optional<Response> Api::Gate(const Request& req, Client& c, Caller* caller)
   auto token = c.Authenticate(auth.substr(kBearer.size()));
   if (!token.has_value()) {
     if (token.error().code() != StatusCode::kNotFound) return ErrorResponse(token.error());
-    Response r = ErrorResponse(401, "unauthorized", "the token is not a live token");
-    r.headers.emplace_back("WWW-Authenticate", "Bearer error=\"invalid_token\"");
-    LogRefusal(auth_failures_, req, r, "a token that is not a live token");
+    // Authenticate's message: never the token, and "expired" only to the
+    // holder of an expired token's secret.
+    const std::string& why = token.error().message();
+    const bool expired = why.find(" expired at ") != std::string::npos;
+    Response r = ErrorResponse(401, "unauthorized", why);
+    r.headers.emplace_back("WWW-Authenticate",
+                           expired ? "Bearer error=\"invalid_token\", "
+                                     "error_description=\"the token expired\""
+                                   : "Bearer error=\"invalid_token\"");
+    LogRefusal(auth_failures_, req, r, expired ? why : "a token that is not a live token");
     return r;
   }
   *caller = Caller{"token:" + token->name, token->scope};

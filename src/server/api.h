@@ -87,9 +87,14 @@ Response JsonResponse(const Json& body, int status = 200);
 // Why a state-changing request is refused as cross-site (a page of another
 // origin posting a form or a fetch to this server), or "" to let it pass:
 // its Origin is not this server's (scheme and Host: the Host itself was
-// checked first, server/host_check.h), or Sec-Fetch-Site says cross-site,
-// or a body that is not declared application/json (a form cannot declare
-// it without a CORS preflight, which this server never grants).
+// checked first, server/host_check.h), or Sec-Fetch-Site says cross-site.
 std::string CrossSiteRefusal(const Request& req, bool tls);
+// What to send instead of a state-changing request's body that is not
+// declared application/json (or application/x-ndjson), or "" to let it
+// pass. The second line of the same defence (a page of another site can
+// post a form, or a fetch without a preflight, only with another type or
+// none), answered 415 since a request of this site gets it too: a script
+// or curl that left the header out.
+std::string MediaTypeRefusal(const Request& req);
 
 }  // namespace warden::server

@@ -655,12 +655,13 @@ Response Api::Route(const Request& req, Client& c, const Caller& caller) {
       }
       const std::string usage =
           "the body must be {\"name\": \"NAME\", \"scope\": \"read\"|\"enqueue\"|"
-          "\"operate\"|\"admin\"} (scope optional: read)";
+          "\"operate\"|\"admin\", \"expires_in\": \"30d\"} (scope optional: read; "
+          "expires_in optional: never)";
       if (!body->is_object() || !body->contains("name") || !(*body)["name"].is_string()) {
         return ErrorResponse(400, "invalid_argument", usage);
       }
       for (const auto& [member, value] : body->items()) {
-        if (member != "name" && member != "scope") {
+        if (member != "name" && member != "scope" && member != "expires_in") {
           return ErrorResponse(400, "invalid_argument",
                                "unknown member \"" + OneLine(member, 40) + "\": " + usage);
         }
@@ -676,7 +677,15 @@ Response Api::Route(const Request& req, Client& c, const Caller& caller) {
         return ErrorResponse(400, "invalid_argument",
                              "scope must be one of read, enqueue, operate, admin");
       }
-      auto made = c.CreateToken((*body)["name"].get<std::string>(), *scope);
+      std::optional<Millis> expires_in;
+      if (body->contains("expires_in")) {
+        const Json& given = (*body)["expires_in"];
+        if (!given.is_string()) return ErrorResponse(400, "invalid_argument", usage);
+        auto d = ParseDuration(given.get<std::string>());
+        if (!d.has_value()) return ErrorResponse(d.error().Annotate("expires_in"));
+        expires_in = *d;
+      }
+      auto made = c.CreateToken((*body)["name"].get<std::string>(), *scope, expires_in);
       if (!made.has_value()) return ErrorResponse(made.error());
       Json out = TokenToJson(made->info);
       out["token"] = made->secret;

@@ -12,6 +12,7 @@
 #include "server/api.h"
 #include "server/host_check.h"
 #include "server/listener.h"
+#include "warden/plural.h"
 #include "warden/text.h"
 
 namespace warden::server {
@@ -57,8 +58,8 @@ class BulkRunner {
         if (op.state == BulkState::kDone) {
           log_(LogLevel::kInfo, "bulk operation " + std::to_string(op.id) + " (" +
                                     BulkActionName(op.action) + ") done: " +
-                                    std::to_string(op.done) + " of " + std::to_string(op.total) +
-                                    " jobs changed in " + std::to_string(op.batches) + " batches");
+                                    std::to_string(op.done) + " of " + Plural(op.total, "job") +
+                                    " changed in " + Plural(op.batches, "batch", "batches"));
         } else if (options_.bulk_pause.count() > 0) {
           Sleep(options_.bulk_pause);
         }

@@ -162,6 +162,14 @@ struct JobCountDrift {
   bool command = false;
 };
 
+// A token as a request's lookup finds it (Store::TokenFind): `now` is the
+// store's time, what its expiry and last use are judged by.
+struct TokenFound {
+  TokenInfo info;
+  std::string hash;
+  TimeMs now = 0;
+};
+
 // A live worker's own line to the store: wake-ups when jobs may have become
 // claimable (SQLite: a datagram socket beside the file; PostgreSQL: LISTEN),
 // and on PostgreSQL the session-level advisory lock whose release proves
@@ -354,12 +362,16 @@ class Store {
   virtual Result<std::optional<TimeMs>> QueuePausedAt(const std::string& queue) = 0;
   // The running job that holds concurrency key `key`, if any.
   virtual Result<std::optional<JobId>> JobHoldingKey(const std::string& key) = 0;
-  // A token row (its secret's hash beside it); kAlreadyExists when a live
-  // token has the name.
-  virtual Result<TokenInfo> TokenInsert(const TokenInfo& t, const std::string& hash,
-                                        const AuditEntry& audit) = 0;
-  // The live token with this id and its hash; kNotFound if none.
-  virtual Result<std::pair<TokenInfo, std::string>> TokenFind(int64_t id) = 0;
+  // A token row (its secret's hash beside it), expiring `lifetime` after
+  // its creation if given; kFailedPrecondition when a live token has the
+  // name.
+  virtual Result<TokenInfo> TokenInsert(const TokenInfo& t, std::optional<Millis> lifetime,
+                                        const std::string& hash, const AuditEntry& audit) = 0;
+  // The unrevoked token with this id (expired or not), its hash, and the
+  // store's time as it was read; kNotFound if none.
+  virtual Result<TokenFound> TokenFind(int64_t id) = 0;
+  // Sets the token's last_used_at to `at` unless it is already as late.
+  virtual Status TokenTouch(int64_t id, TimeMs at) = 0;
   virtual Result<std::vector<TokenInfo>> TokenList() = 0;
   // Revokes the live token with this name (or id); kNotFound if none.
   virtual Result<TokenInfo> TokenRevoke(const std::string& name_or_id,

@@ -181,7 +181,11 @@ async function onBackend(name, db) {
   await call('GET', '/healthz', { token: null, expect: 200 });
   await call('GET', '/readyz', { token: null, expect: 200 });
   const served = await call('GET', '/openapi.json', { token: null, expect: 200 });
-  assert.deepEqual(served, doc, 'the server serves the document in the tree');
+  // The document in the tree, but for its server: the one asked (its
+  // scheme and the request's Host).
+  assert.deepEqual(served.servers, [{ url: base }], 'servers names the server asked');
+  assert.deepEqual({ ...served, servers: doc.servers }, doc,
+    'the server serves the document in the tree');
   assert.match(await call('GET', '/metrics', { expect: 200 }), /warden_jobs\{/);
   await call('GET', '/metrics', { token: null, expect: 401 });
 

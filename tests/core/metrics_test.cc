@@ -109,6 +109,28 @@ TEST(MetricsTest, RenderGroupsFamiliesWithHelpTypeAndOrderedBuckets) {
   EXPECT_LT(count, b);
 }
 
+// A sum of many attempts' seconds (0.001 at a time, and summed again across
+// workers) carries binary noise in its last digits: printed as the decimal
+// it stands for, never 11.873999999999999 (issue 35).
+TEST(MetricsTest, ValuesArePrintedWithoutFloatingPointNoise) {
+  Metrics m;
+  std::vector<double> runs(11'874, 0.001);
+  m.ObserveMany(kJobRun, {{"queue", "q"}}, runs);
+  MetricSnapshot s = m.Snapshot();
+  ASSERT_NE(s[R"(warden_job_run_seconds_sum{queue="q"})"], 11.874) << "no noise to print";
+  s["point_three"] = 0.1 + 0.2;
+  s["small"] = 0.000125;
+  s["exact"] = 1.5;
+  s["big"] = 123456789012.25;
+  const std::string text = RenderMetrics(s);
+  EXPECT_NE(text.find("warden_job_run_seconds_sum{queue=\"q\"} 11.874\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\npoint_three 0.3\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nsmall 0.000125\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nexact 1.5\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nbig 123456789012.25\n"), std::string::npos) << text;
+}
+
 TEST(MetricsTest, WorkerFamiliesMirrorTheJobPathsUnderTheirOwnNames) {
   const MetricFamily* fleet = FindMetricFamily(kJobRun);
   const MetricFamily* own = FindMetricFamily("warden_worker_job_run_seconds");

@@ -297,9 +297,19 @@ TEST_P(HttpApiTest, BadRequestsGetAJsonErrorAndTheServerGoesOn) {
                           {"-H", "Origin: http://evil.example"});
   EXPECT_EQ(cross.status, 403);
   EXPECT_EQ(cross.json["error"].value("code", ""), "cross_site");
+  // A form's type: what to send instead, 415 (a script of this site that
+  // left the type out gets it too), before the token is looked at.
   HttpResult form = Http("POST", "/v1/tokens", ops, "",
                          {"-H", "Content-Type: text/plain", "--data-binary", "x"});
-  EXPECT_EQ(form.status, 403) << form.body;
+  EXPECT_EQ(form.status, 415) << form.body;
+  EXPECT_EQ(form.json["error"].value("code", ""), "unsupported_media_type") << form.body;
+  EXPECT_EQ(form.json["error"].value("message", ""),
+            "send the request body as Content-Type: application/json (this request's was "
+            "text/plain)");
+  EXPECT_TRUE(Has(form.headers, "Accept: application/json")) << form.headers;
+  EXPECT_EQ(Http("POST", "/v1/tokens", "", "", {"-H", "Content-Type: text/plain",
+                                                "--data-binary", "x"}).status,
+            415);
 
   // What curl would not send: a broken request line, headers past the
   // limit, a body past the limit, and a client too slow to finish.
@@ -668,6 +678,13 @@ TEST_P(HttpApiTest, OnlyItsOwnNamesAreAnsweredAgainstDnsRebinding) {
            "10.1.2.3", "warden.example", "OPS.example:443"}) {
     EXPECT_EQ(as(host, "GET", "/v1/jobs").status, 200) << host;
   }
+  // The API's description names the server asked, by the name it was asked by.
+  for (const std::string& host : std::vector<std::string>{"127.0.0.1:" + port,
+                                                           "warden.example:8443"}) {
+    HttpResult doc = as(host, "GET", "/openapi.json");
+    ASSERT_EQ(doc.status, 200) << host;
+    EXPECT_EQ(doc.json["servers"], Json::array({{{"url", "http://" + host}}})) << host;
+  }
   // What is not a Host at all.
   for (const char* host : {"bad host", "[::1", "[nope]:1", "x:99999", "x:1a", "a/b"}) {
     HttpResult r = as(host, "GET", "/v1/jobs");
@@ -694,8 +711,9 @@ TEST_P(HttpApiTest, OnlyItsOwnNamesAreAnsweredAgainstDnsRebinding) {
   EXPECT_EQ(typed.status, 201) << typed.body;
   HttpResult untyped = Http("POST", "/v1/jobs", "", "",
                             {"-H", "Content-Type:", "--data-binary", R"({"task":"t"})"});
-  EXPECT_EQ(untyped.status, 403) << untyped.body;
-  EXPECT_TRUE(Has(untyped.json["error"].value("message", ""), "with no Content-Type"))
+  EXPECT_EQ(untyped.status, 415) << untyped.body;
+  EXPECT_EQ(untyped.json["error"].value("message", ""),
+            "send the request body as Content-Type: application/json (this request's had none)")
       << untyped.body;
 }
 
@@ -714,6 +732,8 @@ TEST_P(HttpApiTest, NoAuthIsRefusedOffLoopbackAndTlsServesHttps) {
   StartServer({"--tls-cert", cert, "--tls-key", key});
   HttpResult r = Http("GET", "/v1/queues", reader, "", {"--cacert", cert});
   EXPECT_EQ(r.status, 200) << r.body;
+  HttpResult doc = Http("GET", "/openapi.json", "", "", {"--cacert", cert});
+  EXPECT_EQ(doc.json["servers"][0].value("url", ""), "https://127.0.0.1:" + std::to_string(port_));
   // TLS 1.2: forward-secret AEAD suites only, in the server's order.
   const auto tls12 = [&](const std::string& ciphers, const std::string& name) {
     return RunToExit({"/usr/bin/openssl", "s_client", "-connect",

@@ -125,18 +125,20 @@ TEST_P(OperatorStoreTest, TokensAreFoundByIdUntilRevoked) {
   TokenInfo t;
   t.name = "ci";
   t.scope = Scope::kOperate;
-  auto made = store_->TokenInsert(t, "hash-1", By("token.create", "ci"));
+  auto made = store_->TokenInsert(t, std::nullopt, "hash-1", By("token.create", "ci"));
   ASSERT_TRUE(made.has_value()) << made.error().ToString();
   EXPECT_GT(made->id, 0);
-  EXPECT_EQ(store_->TokenInsert(t, "hash-2", By("token.create", "ci")).error().code(),
+  EXPECT_EQ(store_->TokenInsert(t, std::nullopt, "hash-2", By("token.create", "ci")).error().code(),
             StatusCode::kFailedPrecondition)
       << "one live token per name";
 
   auto found = store_->TokenFind(made->id);
   ASSERT_TRUE(found.has_value());
-  EXPECT_EQ(found->first.name, "ci");
-  EXPECT_EQ(found->first.scope, Scope::kOperate);
-  EXPECT_EQ(found->second, "hash-1");
+  EXPECT_EQ(found->info.name, "ci");
+  EXPECT_EQ(found->info.scope, Scope::kOperate);
+  EXPECT_EQ(found->hash, "hash-1");
+  EXPECT_FALSE(found->info.expires_at.has_value());
+  EXPECT_FALSE(found->info.last_used_at.has_value());
   EXPECT_EQ(store_->TokenFind(made->id + 1).error().code(), StatusCode::kNotFound);
 
   auto revoked = store_->TokenRevoke(std::to_string(made->id), By("token.revoke", "ci"));
@@ -147,7 +149,7 @@ TEST_P(OperatorStoreTest, TokensAreFoundByIdUntilRevoked) {
             StatusCode::kNotFound);
 
   // The name is free again; the list keeps the revoked one.
-  auto again = store_->TokenInsert(t, "hash-3", By("token.create", "ci"));
+  auto again = store_->TokenInsert(t, std::nullopt, "hash-3", By("token.create", "ci"));
   ASSERT_TRUE(again.has_value());
   EXPECT_NE(again->id, made->id);
   const auto all = store_->TokenList().value();
@@ -155,6 +157,32 @@ TEST_P(OperatorStoreTest, TokensAreFoundByIdUntilRevoked) {
   EXPECT_TRUE(all[0].revoked_at.has_value());
   EXPECT_FALSE(all[1].revoked_at.has_value());
   EXPECT_EQ(store_->TokenRevoke("ci", By("token.revoke", "ci")).value().id, again->id);
+}
+
+// Schema 16 (SQLite) / 19 (PostgreSQL): a token's expiry, set from its
+// creation on the store's clock, and its last use, which only moves later.
+TEST_P(OperatorStoreTest, ATokenKeepsItsExpiryAndItsLastUse) {
+  TokenInfo t;
+  t.name = "bot";
+  auto made = store_->TokenInsert(t, Millis(3'600'000), "hash", By("token.create", "bot"));
+  ASSERT_TRUE(made.has_value()) << made.error().ToString();
+  ASSERT_TRUE(made->expires_at.has_value());
+  EXPECT_EQ(*made->expires_at, made->created_at + 3'600'000);
+  clock_.Advance(Millis(2'000));
+  auto found = store_->TokenFind(made->id);
+  ASSERT_TRUE(found.has_value()) << found.error().ToString();
+  EXPECT_EQ(found->info.expires_at, made->expires_at);
+  EXPECT_EQ(found->now, made->created_at + 2'000) << "the store's clock";
+
+  ASSERT_TRUE(store_->TokenTouch(made->id, found->now).ok());
+  EXPECT_EQ(store_->TokenFind(made->id).value().info.last_used_at, found->now);
+  ASSERT_TRUE(store_->TokenTouch(made->id, found->now - 500).ok());
+  EXPECT_EQ(store_->TokenFind(made->id).value().info.last_used_at, found->now)
+      << "a late writer does not move it back";
+  const auto all = store_->TokenList().value();
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].last_used_at, found->now);
+  EXPECT_EQ(all[0].expires_at, made->expires_at);
 }
 
 TEST_P(OperatorStoreTest, TheAuditLogKeepsEveryActionNewestFirst) {

@@ -55,6 +55,8 @@ TEST_F(SqliteFileTest, SchemaFourteenWorkersGetTheDefaultKeepalive) {
   sqlite3* db = Raw();
   ASSERT_EQ(sqlite3_exec(db,
                          "ALTER TABLE workers DROP COLUMN keepalive_ms; "
+                         "ALTER TABLE api_tokens DROP COLUMN last_used_at; "
+                         "ALTER TABLE api_tokens DROP COLUMN expires_at; "
                          "DELETE FROM warden_schema WHERE version > 14",
                          nullptr, nullptr, nullptr),
             SQLITE_OK)
@@ -107,6 +109,8 @@ TEST_F(SqliteFileTest, SchemaEightDatabaseGetsItsJobCountsFromItsJobs) {
                 "ALTER TABLE jobs DROP COLUMN avoid_node; "
                 "ALTER TABLE jobs DROP COLUMN avoid_until; "
                 "ALTER TABLE workers DROP COLUMN keepalive_ms; "
+                "ALTER TABLE api_tokens DROP COLUMN last_used_at; "
+                "ALTER TABLE api_tokens DROP COLUMN expires_at; "
                 "DELETE FROM warden_schema WHERE version > 8; "
                 "UPDATE jobs SET state = 'dead' WHERE id = 1",
                 nullptr, nullptr, nullptr),
@@ -156,6 +160,8 @@ TEST_F(SqliteFileTest, SchemaTenDatabaseGetsItsGroupCountsFromItsJobs) {
                 "ALTER TABLE jobs DROP COLUMN avoid_node; "
                 "ALTER TABLE jobs DROP COLUMN avoid_until; "
                 "ALTER TABLE workers DROP COLUMN keepalive_ms; "
+                "ALTER TABLE api_tokens DROP COLUMN last_used_at; "
+                "ALTER TABLE api_tokens DROP COLUMN expires_at; "
                 "DELETE FROM warden_schema WHERE version > 10",
                 nullptr, nullptr, nullptr),
             SQLITE_OK)
@@ -198,6 +204,8 @@ TEST_F(SqliteFileTest, SchemaElevenDatabaseGetsFlowControl) {
                 "ALTER TABLE jobs DROP COLUMN avoid_node; "
                 "ALTER TABLE jobs DROP COLUMN avoid_until; "
                 "ALTER TABLE workers DROP COLUMN keepalive_ms; "
+                "ALTER TABLE api_tokens DROP COLUMN last_used_at; "
+                "ALTER TABLE api_tokens DROP COLUMN expires_at; "
                 "DELETE FROM warden_schema WHERE version > 11",
                 nullptr, nullptr, nullptr),
             SQLITE_OK)

@@ -7,7 +7,8 @@
 #  - the flags their ExecStart gives are flags this warden takes;
 #  - the worker's stop timeout covers its drain with the default flags
 #    (--shutdown-timeout 30s, --kill-grace 5s, then the last outcomes'
-#    writes, up to a lease of 10s), and its KillMode lets it drain.
+#    writes, up to a lease of 10s), and its KillMode lets it drain;
+#  - a unit with ProtectSystem=strict says how to give it ReadWritePaths=.
 #
 #   tests/systemd/check_units.sh deploy/systemd path/to/warden
 # Without systemd-analyze it skips (exit 77, ctest's SKIP_RETURN_CODE) on a
@@ -16,6 +17,24 @@ set -eu
 
 units=${1:?usage: check_units.sh UNIT_DIR WARDEN_BIN}
 warden=${2:?usage: check_units.sh UNIT_DIR WARDEN_BIN}
+
+# A unit that makes the file system read-only (ProtectSystem=strict) says,
+# beside it, how to let it write a database kept elsewhere, and so does
+# docs/operations.md: without it a SQLite database outside /var/lib/warden
+# fails at its first write. Text only: checked with or without systemd.
+docs="$(dirname "$0")/../../docs/operations.md"
+for unit in "$units"/*.service.in; do
+  grep -qx 'ProtectSystem=strict' "$unit" || continue
+  if ! grep -q '^#.*ReadWritePaths=' "$unit"; then
+    echo "systemd_units: $(basename "$unit") has ProtectSystem=strict and no comment on"
+    echo "  ReadWritePaths= for a database outside its state directory"
+    exit 1
+  fi
+done
+if ! grep -q 'ReadWritePaths=' "$docs"; then
+  echo "systemd_units: docs/operations.md does not say ReadWritePaths= for a database elsewhere"
+  exit 1
+fi
 
 if ! command -v systemd-analyze >/dev/null 2>&1; then
   case "${CI:-}" in

@@ -402,7 +402,21 @@ test('the dashboard, end to end in Chromium', async (t) => {
     const kinds = await page.$$eval('#timeline tbody tr', (rows) => rows.map((r) => r.dataset.kind));
     assert.deepEqual(kinds, ['enqueued', 'claimed', 'lost', 'runnable', 'claimed', 'succeeded']);
     assert.ok((await textOf(page, '#why-reasons')).includes('finished'));
+    // Counts read as English: the SIGKILL cost the job one crash, and the
+    // overview counts the rescue ("1 crashes of 3", "1 rescued attempts"
+    // before).
+    const facts = await textOf(page, '#job-fields');
+    t.diagnostic(`job facts: ${facts}`);
+    assert.match(facts, /; 1 crash of \d+/);
     await shot(page, 'rescued-job');
+    await go(page, '#/');
+    await until('the recovery line', async () =>
+      /Recovery: /.test(await textOf(page, '#recovery')));
+    const recovery = await textOf(page, '#recovery');
+    t.diagnostic(`overview: ${recovery}`);
+    assert.doesNotMatch(recovery, /(^|\D)1 (rescued attempts|fenced writes|crash loops)/);
+    assert.match(recovery, /Recovery: \d+ rescued attempts?, \d+ fenced writes?, \d+ crash loops?\./);
+    await go(page, `#/jobs/${slow}`);
     await shot(workers, 'workers');
     await workers.close();
     await stop(w2);

@@ -101,9 +101,10 @@ class MemoryStore final : public Store {
   Result<std::vector<JobCountDrift>> JobCountsVerify() override;
   Result<std::optional<TimeMs>> QueuePausedAt(const std::string& queue) override;
   Result<std::optional<JobId>> JobHoldingKey(const std::string& key) override;
-  Result<TokenInfo> TokenInsert(const TokenInfo& t, const std::string& hash,
-                                const AuditEntry& audit) override;
-  Result<std::pair<TokenInfo, std::string>> TokenFind(int64_t id) override;
+  Result<TokenInfo> TokenInsert(const TokenInfo& t, std::optional<Millis> lifetime,
+                                const std::string& hash, const AuditEntry& audit) override;
+  Result<TokenFound> TokenFind(int64_t id) override;
+  Status TokenTouch(int64_t id, TimeMs at) override;
   Result<std::vector<TokenInfo>> TokenList() override;
   Result<TokenInfo> TokenRevoke(const std::string& name_or_id, const AuditEntry& audit) override;
   Result<std::vector<AuditEntry>> AuditList(int limit, int64_t before) override;

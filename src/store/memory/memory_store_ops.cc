@@ -58,8 +58,8 @@ Result<std::optional<JobId>> MemoryStore::JobHoldingKey(const std::string& key) 
   return std::optional<JobId>();
 }
 
-Result<TokenInfo> MemoryStore::TokenInsert(const TokenInfo& t, const std::string& hash,
-                                           const AuditEntry& audit) {
+Result<TokenInfo> MemoryStore::TokenInsert(const TokenInfo& t, std::optional<Millis> lifetime,
+                                           const std::string& hash, const AuditEntry& audit) {
   MutexLock lock(db_->mu);
   for (const auto& [id, row] : db_->t.tokens) {
     if (row.info.name == t.name && !row.info.revoked_at) {
@@ -71,18 +71,30 @@ Result<TokenInfo> MemoryStore::TokenInsert(const TokenInfo& t, const std::string
   info.id = ++db_->t.last_token_id;
   info.created_at = now;
   info.revoked_at.reset();
+  info.last_used_at.reset();
+  info.expires_at.reset();
+  if (lifetime) info.expires_at = now + lifetime->count();
   db_->t.tokens[info.id] = TokenRow{info, hash};
   AppendAudit(db_->t, audit, now);
   return info;
 }
 
-Result<std::pair<TokenInfo, std::string>> MemoryStore::TokenFind(int64_t id) {
+Result<TokenFound> MemoryStore::TokenFind(int64_t id) {
   MutexLock lock(db_->mu);
   auto it = db_->t.tokens.find(id);
   if (it == db_->t.tokens.end() || it->second.info.revoked_at) {
     return NotFound("no live token with id " + std::to_string(id));
   }
-  return std::pair<TokenInfo, std::string>{it->second.info, it->second.hash};
+  return TokenFound{it->second.info, it->second.hash, clock_->NowMs()};
+}
+
+Status MemoryStore::TokenTouch(int64_t id, TimeMs at) {
+  MutexLock lock(db_->mu);
+  auto it = db_->t.tokens.find(id);
+  if (it == db_->t.tokens.end()) return Status::Ok();
+  std::optional<TimeMs>& last = it->second.info.last_used_at;
+  if (!last || *last < at) last = at;
+  return Status::Ok();
 }
 
 Result<std::vector<TokenInfo>> MemoryStore::TokenList() {

@@ -8,7 +8,8 @@
 namespace warden::pg {
 namespace {
 
-constexpr const char* kTokenColumns = "id, name, scope, created_at, revoked_at";
+constexpr const char* kTokenColumns =
+    "id, name, scope, created_at, revoked_at, last_used_at, expires_at";
 
 TokenInfo TokenFromRow(const Rows& r, int i) {
   TokenInfo t;
@@ -17,6 +18,8 @@ TokenInfo TokenFromRow(const Rows& r, int i) {
   t.scope = ParseScope(r.Text(i, 2)).value_or(Scope::kRead);
   t.created_at = r.Int(i, 3);
   t.revoked_at = r.OptInt(i, 4);
+  t.last_used_at = r.OptInt(i, 5);
+  t.expires_at = r.OptInt(i, 6);
   return t;
 }
 
@@ -72,15 +75,17 @@ Result<std::optional<JobId>> PgStore::JobHoldingKey(const std::string& key) {
   return std::optional<JobId>(r.Int(0, 0));
 }
 
-Result<TokenInfo> PgStore::TokenInsert(const TokenInfo& t, const std::string& hash,
-                                       const AuditEntry& audit) {
+Result<TokenInfo> PgStore::TokenInsert(const TokenInfo& t, std::optional<Millis> lifetime,
+                                       const std::string& hash, const AuditEntry& audit) {
   MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
   WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
+  std::optional<int64_t> expires_at;
+  if (lifetime) expires_at = now + lifetime->count();
   Result<Rows> r = conn_->Exec(
-      "INSERT INTO warden.api_tokens (name, scope, hash, created_at) VALUES ($1, $2, $3, "
-      "$4::bigint) RETURNING id",
-      Params().Add(t.name).Add(ScopeName(t.scope)).Add(hash).Add(now));
+      "INSERT INTO warden.api_tokens (name, scope, hash, created_at, expires_at) VALUES ($1, "
+      "$2, $3, $4::bigint, $5::bigint) RETURNING id",
+      Params().Add(t.name).Add(ScopeName(t.scope)).Add(hash).Add(now).Add(expires_at));
   if (!r.has_value() && r.error().code() == StatusCode::kFailedPrecondition) {
     return FailedPrecondition("a token named '" + t.name + "' exists (revoke it first)");
   }
@@ -88,20 +93,31 @@ Result<TokenInfo> PgStore::TokenInsert(const TokenInfo& t, const std::string& ha
   TokenInfo out = t;
   out.id = r->Int(0, 0);
   out.created_at = now;
+  out.expires_at = expires_at;
   WARDEN_RETURN_IF_ERROR(AuditLocked(audit, now));
   WARDEN_RETURN_IF_ERROR(tx->Commit());
   return out;
 }
 
-Result<std::pair<TokenInfo, std::string>> PgStore::TokenFind(int64_t id) {
+Result<TokenFound> PgStore::TokenFind(int64_t id) {
   MutexLock lock(mu_);
+  // The server's time in the same round trip: one per request.
   WARDEN_ASSIGN_OR_RETURN(
       Rows r, conn_->Exec(std::string("SELECT ") + kTokenColumns +
-                              ", hash FROM warden.api_tokens WHERE id = $1::bigint AND "
-                              "revoked_at IS NULL",
-                          Params().Add(id)));
+                              ", hash, coalesce($2::bigint, warden.now_ms()) FROM "
+                              "warden.api_tokens WHERE id = $1::bigint AND revoked_at IS NULL",
+                          Params().Add(id).Add(FakeNow())));
   if (r.empty()) return NotFound("no live token with id " + std::to_string(id));
-  return std::pair<TokenInfo, std::string>{TokenFromRow(r, 0), r.Text(0, 5)};
+  return TokenFound{TokenFromRow(r, 0), r.Text(0, 7), r.Int(0, 8)};
+}
+
+Status PgStore::TokenTouch(int64_t id, TimeMs at) {
+  MutexLock lock(mu_);
+  return conn_
+      ->Exec("UPDATE warden.api_tokens SET last_used_at = $1::bigint WHERE id = $2::bigint AND "
+             "(last_used_at IS NULL OR last_used_at < $1::bigint)",
+             Params().Add(at).Add(id))
+      .status();
 }
 
 Result<std::vector<TokenInfo>> PgStore::TokenList() {

@@ -14,10 +14,13 @@ TokenInfo TokenFromColumns(Stmt& q) {
   t.scope = ParseScope(q.Text(2)).value_or(Scope::kRead);
   t.created_at = q.Int(3);
   if (!q.IsNull(4)) t.revoked_at = q.Int(4);
+  if (!q.IsNull(5)) t.last_used_at = q.Int(5);
+  if (!q.IsNull(6)) t.expires_at = q.Int(6);
   return t;
 }
 
-constexpr const char* kTokenColumns = "id, name, scope, created_at, revoked_at";
+constexpr const char* kTokenColumns =
+    "id, name, scope, created_at, revoked_at, last_used_at, expires_at";
 
 }  // namespace
 
@@ -78,15 +81,18 @@ Result<std::optional<JobId>> SqliteStore::JobHoldingKey(const std::string& key) 
   return id;
 }
 
-Result<TokenInfo> SqliteStore::TokenInsert(const TokenInfo& t, const std::string& hash,
-                                           const AuditEntry& audit) {
+Result<TokenInfo> SqliteStore::TokenInsert(const TokenInfo& t, std::optional<Millis> lifetime,
+                                           const std::string& hash, const AuditEntry& audit) {
   MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
   const TimeMs now = clock_->NowMs();
+  std::optional<TimeMs> expires_at;
+  if (lifetime) expires_at = now + lifetime->count();
   WARDEN_ASSIGN_OR_RETURN(
-      Stmt ins, db_->Prepare("INSERT INTO api_tokens (name, scope, hash, created_at) "
-                             "VALUES (?, ?, ?, ?)"));
+      Stmt ins, db_->Prepare("INSERT INTO api_tokens (name, scope, hash, created_at, expires_at) "
+                             "VALUES (?, ?, ?, ?, ?)"));
   Status s = ins.Bind(1, t.name).Bind(2, ScopeName(t.scope)).Bind(3, hash).Bind(4, now)
+                 .Bind(5, expires_at)
                  .Exec()
                  .status();
   if (s.code() == StatusCode::kFailedPrecondition) {
@@ -96,21 +102,32 @@ Result<TokenInfo> SqliteStore::TokenInsert(const TokenInfo& t, const std::string
   TokenInfo out = t;
   out.id = sqlite3_last_insert_rowid(db_->raw());
   out.created_at = now;
+  out.expires_at = expires_at;
   WARDEN_RETURN_IF_ERROR(AuditLocked(audit, now));
   WARDEN_RETURN_IF_ERROR(tx->Commit());
   return out;
 }
 
-Result<std::pair<TokenInfo, std::string>> SqliteStore::TokenFind(int64_t id) {
+Result<TokenFound> SqliteStore::TokenFind(int64_t id) {
   MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(
       Stmt q, db_->Prepare(std::string("SELECT ") + kTokenColumns +
                            ", hash FROM api_tokens WHERE id = ? AND revoked_at IS NULL"));
   WARDEN_ASSIGN_OR_RETURN(bool row, q.Bind(1, id).Step());
   if (!row) return NotFound("no live token with id " + std::to_string(id));
-  std::pair<TokenInfo, std::string> out{TokenFromColumns(q), q.Text(5)};
+  TokenFound out{TokenFromColumns(q), q.Text(7), clock_->NowMs()};
   q.Reset();
   return out;
+}
+
+Status SqliteStore::TokenTouch(int64_t id, TimeMs at) {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt q, db_->Prepare("UPDATE api_tokens SET last_used_at = ?1 WHERE id = ?2 AND "
+                           "(last_used_at IS NULL OR last_used_at < ?1)"));
+  WARDEN_RETURN_IF_ERROR(q.Bind(1, at).Bind(2, id).Exec().status());
+  return tx->Commit();
 }
 
 Result<std::vector<TokenInfo>> SqliteStore::TokenList() {

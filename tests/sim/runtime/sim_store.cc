@@ -336,15 +336,19 @@ Result<std::optional<JobId>> SimStore::JobHoldingKey(const std::string& key) {
                                             [&] { return inner_->JobHoldingKey(key); });
 }
 
-Result<TokenInfo> SimStore::TokenInsert(const TokenInfo& t, const std::string& hash,
+Result<TokenInfo> SimStore::TokenInsert(const TokenInfo& t, std::optional<Millis> lifetime,
+                                        const std::string& hash,
                                         const AuditEntry& audit) {
   return Call<Result<TokenInfo>>("TokenInsert",
-                                 [&] { return inner_->TokenInsert(t, hash, audit); });
+                                 [&] { return inner_->TokenInsert(t, lifetime, hash, audit); });
 }
 
-Result<std::pair<TokenInfo, std::string>> SimStore::TokenFind(int64_t id) {
-  return Call<Result<std::pair<TokenInfo, std::string>>>("TokenFind",
-                                                         [&] { return inner_->TokenFind(id); });
+Result<TokenFound> SimStore::TokenFind(int64_t id) {
+  return Call<Result<TokenFound>>("TokenFind", [&] { return inner_->TokenFind(id); });
+}
+
+Status SimStore::TokenTouch(int64_t id, TimeMs at) {
+  return Call<Status>("TokenTouch", [&] { return inner_->TokenTouch(id, at); });
 }
 
 Result<std::vector<TokenInfo>> SimStore::TokenList() {

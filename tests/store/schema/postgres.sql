@@ -318,7 +318,9 @@ CREATE TABLE warden.api_tokens (
   scope text NOT NULL,
   hash text NOT NULL,
   created_at bigint NOT NULL,
-  revoked_at bigint
+  revoked_at bigint,
+  last_used_at bigint,
+  expires_at bigint
 );
 
 -- table attempts

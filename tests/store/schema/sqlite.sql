@@ -58,7 +58,7 @@ CREATE TABLE api_tokens (
   hash       TEXT    NOT NULL,
   created_at INTEGER NOT NULL,
   revoked_at INTEGER
-);
+, last_used_at INTEGER, expires_at INTEGER);
 
 -- table attempts
 CREATE TABLE attempts (
