@@ -613,6 +613,9 @@ TEST_P(HttpApiTest, OutOfFileDescriptorsTheServerPausesAcceptsInsteadOfSpinning)
   })) << s.Stderr();
   std::vector<int> flood = Flood(port_, 100);
   EXPECT_TRUE(WaitFor([&] { return Has(s.Stderr(), "accept failed"); })) << s.Stderr();
+  // The stimulus, not a wait: accepts keep failing for 1.5 s, long enough
+  // for a line a second to say so twice and a line per failure hundreds of
+  // times.
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   for (int fd : flood) close(fd);
   EXPECT_TRUE(WaitFor([&] { return Http("GET", "/healthz").status == 200; })) << s.Stderr();
