@@ -224,6 +224,12 @@ class SqliteStore final : public Store {
   // SELECT EXISTS (sql) with one parameter.
   Result<bool> ExistsLocked(const std::string& sql, int64_t arg) REQUIRES(mu_);
   // JobRetry's and JobCancel's change in the caller's transaction.
+  // A job's state and the group its count is kept under; NotFound if there is none.
+  struct StateAndGroup {
+    JobState state;
+    JobGroup group;
+  };
+  Result<StateAndGroup> JobStateAndGroupLocked(JobId id) REQUIRES(mu_);
   Status RetryLocked(JobId id, TimeMs now) REQUIRES(mu_);
   Result<JobState> CancelLocked(JobId id, TimeMs now) REQUIRES(mu_);
   Status DeleteLocked(JobId id) REQUIRES(mu_);

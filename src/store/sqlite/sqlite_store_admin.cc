@@ -251,14 +251,21 @@ Status SqliteStore::JobRetry(JobId id, const AuditEntry& audit) {
   return tx->Commit();
 }
 
-Status SqliteStore::RetryLocked(JobId id, TimeMs now) {
+Result<SqliteStore::StateAndGroup> SqliteStore::JobStateAndGroupLocked(JobId id) {
   WARDEN_ASSIGN_OR_RETURN(
       Stmt q, db_->Prepare("SELECT state, " WARDEN_GROUP_COLUMNS " FROM jobs WHERE id = ?"));
   WARDEN_ASSIGN_OR_RETURN(bool row, q.Bind(1, id).Step());
   if (!row) return NotFound("no job with id " + std::to_string(id));
-  const JobState state = ParseJobState(q.Text(0)).value_or(JobState::kDead);
-  const JobGroup group{q.Text(1), q.Text(2), q.Int(3) != 0};
-  q.Reset();
+  StateAndGroup out{ParseJobState(q.Text(0)).value_or(JobState::kDead),
+                    JobGroup{q.Text(1), q.Text(2), q.Int(3) != 0}};
+  q.Reset();  // a cached statement left mid-step would keep its read open
+  return out;
+}
+
+Status SqliteStore::RetryLocked(JobId id, TimeMs now) {
+  WARDEN_ASSIGN_OR_RETURN(const StateAndGroup job, JobStateAndGroupLocked(id));
+  const JobState state = job.state;
+  const JobGroup& group = job.group;
   WARDEN_RETURN_IF_ERROR(CheckRetryAllowed(id, state));
   WARDEN_ASSIGN_OR_RETURN(
       Stmt upd, db_->Prepare("UPDATE jobs SET state = 'available', run_at = ?, charged = 0, "
@@ -279,13 +286,9 @@ Status SqliteStore::JobRunNow(JobId id, const AuditEntry& audit) {
   MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
   const TimeMs now = clock_->NowMs();
-  WARDEN_ASSIGN_OR_RETURN(
-      Stmt q, db_->Prepare("SELECT state, " WARDEN_GROUP_COLUMNS " FROM jobs WHERE id = ?"));
-  WARDEN_ASSIGN_OR_RETURN(bool row, q.Bind(1, id).Step());
-  if (!row) return NotFound("no job with id " + std::to_string(id));
-  const JobState state = ParseJobState(q.Text(0)).value_or(JobState::kDead);
-  const JobGroup group{q.Text(1), q.Text(2), q.Int(3) != 0};
-  q.Reset();
+  WARDEN_ASSIGN_OR_RETURN(const StateAndGroup job, JobStateAndGroupLocked(id));
+  const JobState state = job.state;
+  const JobGroup& group = job.group;
   WARDEN_RETURN_IF_ERROR(CheckRunNowAllowed(id, state));
   WARDEN_ASSIGN_OR_RETURN(
       Stmt upd, db_->Prepare("UPDATE jobs SET state = 'available', run_at = ? WHERE id = ?"));
@@ -312,13 +315,9 @@ Result<JobState> SqliteStore::JobCancel(JobId id, const AuditEntry& audit) {
 }
 
 Result<JobState> SqliteStore::CancelLocked(JobId id, TimeMs now) {
-  WARDEN_ASSIGN_OR_RETURN(
-      Stmt q, db_->Prepare("SELECT state, " WARDEN_GROUP_COLUMNS " FROM jobs WHERE id = ?"));
-  WARDEN_ASSIGN_OR_RETURN(bool row, q.Bind(1, id).Step());
-  if (!row) return NotFound("no job with id " + std::to_string(id));
-  const JobState state = ParseJobState(q.Text(0)).value_or(JobState::kDead);
-  const JobGroup group{q.Text(1), q.Text(2), q.Int(3) != 0};
-  q.Reset();
+  WARDEN_ASSIGN_OR_RETURN(const StateAndGroup job, JobStateAndGroupLocked(id));
+  const JobState state = job.state;
+  const JobGroup& group = job.group;
   WARDEN_RETURN_IF_ERROR(CheckCancelAllowed(id, state));
   if (state == JobState::kRunning) {
     WARDEN_ASSIGN_OR_RETURN(Stmt upd,
