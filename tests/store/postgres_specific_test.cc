@@ -425,6 +425,9 @@ TEST_F(PostgresTest, StatementsNamingJobsReadNoWholeStateIndexWhateverTheStatist
       std::string text;
       for (int i = 0; i < pick->size(); ++i) text += pick->Text(i, 0) + "\n";
       EXPECT_EQ(text.find("Seq Scan on jobs r"), std::string::npos) << text;
+      const std::string claim_plan =
+          plan(pg::kClaimPickedSql, std::to_string(w) + ", 10000, NULL, " + array(ids), mode);
+      EXPECT_EQ(claim_plan.find("Seq Scan on jobs r"), std::string::npos) << claim_plan;
     }
     // The sweep's look at the leases reads the running jobs, not the table.
     const std::string sweep = plan(pg::kJobLeasesSql, "", mode);

@@ -258,6 +258,7 @@ Result<std::optional<std::vector<JobInfo>>> PgStore::ClaimInOneStatementLocked(
 // locked them FOR UPDATE while they were. Saying `j.state = 'available'`
 // here let the planner read all of jobs_claim, filtering by id, whenever
 // statistics said no job was available (taken before a backlog came).
+// `r.concurrency_key IS NOT NULL`: as in ClaimableWhere.
 const std::string kClaimPickedSql =
     std::string(
         "WITH t AS MATERIALIZED (SELECT coalesce($3::bigint, warden.now_ms()) AS now), "
@@ -266,8 +267,8 @@ const std::string kClaimPickedSql =
         "COALESCE(lease_ms, $2::bigint), lease_expires_at = t.now + COALESCE(lease_ms, "
         "$2::bigint), started_mark = false, cancel_requested = false, started_at = t.now FROM t "
         "WHERE j.id = ANY($4::bigint[]) AND (j.concurrency_key IS NULL OR NOT EXISTS (SELECT 1 "
-        "FROM warden.jobs r WHERE r.state = 'running' AND r.concurrency_key = "
-        "j.concurrency_key)) RETURNING ") +
+        "FROM warden.jobs r WHERE r.state = 'running' AND r.concurrency_key IS NOT NULL AND "
+        "r.concurrency_key = j.concurrency_key)) RETURNING ") +
     kJobColumns +
     "), att AS (INSERT INTO warden.attempts (job_id, attempt, worker_id, lease_token, "
     "claimed_at) SELECT id, attempt, $1::bigint, lease_token, started_at FROM claimed) "
