@@ -603,6 +603,14 @@ Response Api::Route(const Request& req, Client& c, const Caller& caller) {
     return JsonResponse(out);
   }
 
+  // Who is calling: the token's name and scope (never the token), so that
+  // the dashboard shows only the buttons its token may press.
+  if (what == "whoami" && n == 2) {
+    if (m != "GET") return MethodNotAllowed("GET");
+    if (!needs(Scope::kRead)) return Forbidden(caller, Scope::kRead);
+    return JsonResponse({{"actor", caller.actor}, {"scope", std::string(ScopeName(caller.scope))}});
+  }
+
   if (what == "events" && n == 2) {
     if (m != "GET") return MethodNotAllowed("GET");
     if (!needs(Scope::kRead)) return Forbidden(caller, Scope::kRead);

@@ -1,8 +1,8 @@
 // What an operator met over HTTP that the CLI already did better (issue 35,
 // section 6), with a real `warden serve` on both backends: a bulk request
 // with no filter must say "all", enqueue answers whether a worker runs the
-// job (and can require one), a job that existed already is 200, and a bad
-// state names the good ones.
+// job (and can require one), a job that existed already is 200, a bad
+// state names the good ones, and GET /v1/whoami says a token's scope.
 #include <set>
 
 #include "http_fixture.h"
@@ -253,6 +253,22 @@ TEST_P(HttpOperatorEdgesTest, RetryRefusesAScheduledJobAndRunNowRunsIt) {
         << e.dump();
   }
   EXPECT_EQ(run_now, 2);
+}
+
+// The dashboard hides the buttons a token may not press: it learns the
+// scope here. The answer names the token and its scope, never its secret.
+TEST_P(HttpOperatorEdgesTest, WhoAmISaysTheTokensScopeNeverTheToken) {
+  const std::string reader = Token("reader", "read");
+  const std::string ops = Token("ops", "operate");
+  StartServer();
+  HttpResult read = Http("GET", "/v1/whoami", reader);
+  ASSERT_EQ(read.status, 200) << read.body;
+  EXPECT_EQ(read.json, Json({{"actor", "token:reader"}, {"scope", "read"}}));
+  EXPECT_FALSE(Has(read.body, reader.substr(reader.rfind('_') + 1))) << "the secret echoed";
+  HttpResult op = Http("GET", "/v1/whoami", ops);
+  EXPECT_EQ(op.json, Json({{"actor", "token:ops"}, {"scope", "operate"}})) << op.body;
+  EXPECT_EQ(Http("GET", "/v1/whoami").status, 401);
+  EXPECT_EQ(Http("POST", "/v1/whoami", ops).status, 405);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, HttpOperatorEdgesTest, ::testing::ValuesIn(AllBackends()),
