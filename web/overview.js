@@ -20,9 +20,11 @@ export function render() {
   const queues = el('section', {id: 'overview-queues'});
   const workers = el('section', {id: 'overview-workers'});
   const recovery = el('p', {id: 'recovery', class: 'muted'});
+  // Jobs waiting that no live worker can run: hidden while there is none.
+  const unserved = el('section', {id: 'unserved', class: 'warning', hidden: true});
   const node = el('div', {class: 'page overview'},
     el('h1', {}, 'Overview'),
-    counts, recovery, charts,
+    unserved, counts, recovery, charts,
     el('h2', {}, 'Queues'), queues,
     el('h2', {}, 'Live workers'), workers);
 
@@ -43,6 +45,7 @@ export function render() {
       `${ws.filter((w) => w.silent).length} of them silent, ` +
       `${stats.workers.dead} dead. Recovery: ${plural(r.rescued_attempts, 'rescued attempt')}, ` +
       `${plural(r.fenced_writes, 'fenced write')}, ${plural(r.crash_loops, 'crash loop')}.`);
+    showUnserved(unserved, stats.unserved ?? []);
     const {succeeded, failed} = rates();
     charts.replaceChildren(
       barChart({id: 'throughput', title: 'Succeeded', values: succeeded, slots: SLOTS,
@@ -64,6 +67,21 @@ export function render() {
   }
 
   return {node, load, show};
+}
+
+// The groups of waiting jobs (queue, task, command or not, state) that no
+// live worker's queues, tasks and --allow-cmd cover: work that will wait
+// for ever unless a worker for it starts (docs/metrics.md).
+function showUnserved(box, groups) {
+  box.hidden = groups.length === 0;
+  if (box.hidden) return box.replaceChildren();
+  const jobs = groups.reduce((sum, g) => sum + g.jobs, 0);
+  box.replaceChildren(
+    el('strong', {}, `${plural(jobs, 'waiting job')} no live worker can run`),
+    el('ul', {}, groups.map((g) => el('li', {'data-queue': g.queue, 'data-task': g.task},
+      link(`#/jobs?queue=${encodeURIComponent(g.queue)}&task=${encodeURIComponent(g.task)}`,
+        `${g.queue} / ${g.task}`),
+      `: ${plural(g.jobs, 'job')} ${g.state}`, g.command ? ' (command jobs)' : ''))));
 }
 
 function record(stats) {
