@@ -1,11 +1,16 @@
 // The dashboard end to end, in a real headless Chromium: real `warden
 // serve` and worker processes on one SQLite file, jobs added with the CLI,
-// and a person's clicks. Login with a token, the overview and its charts,
-// filtering jobs, a job's attempts, retrying a dead job, a bulk cancel by
-// filter and deleting a job, pausing a queue, disabling a node,
-// a worker SIGKILLed and its job rescued (seen within seconds, without a
-// reload), a SIGKILLed worker nobody else notices shown silent (never a
-// green badge) and one on a disabled node shown so, markup in every field shown as text and never run, the
+// and a person's clicks. Login with a token, the overview and its charts
+// (kept through a reload), the unserved jobs' warning, filtering jobs, a
+// job's attempts, retrying a dead job, run now, a bulk cancel by filter and
+// deleting a job, Retry all and Delete all on the dead letters, pausing a
+// queue and setting its limits, adding, resizing, removing, disabling a
+// node, releasing a worker, a read token shown no button (and a click's
+// 401 or 403 said, never an unhandled rejection), 200-character names
+// that do not widen a page, a worker SIGKILLed and its job rescued (seen
+// within seconds, without a reload), a SIGKILLed worker nobody else
+// notices shown silent (never a green badge) and one on a disabled node
+// shown so, markup in every field shown as text and never run, the
 // Content-Security-Policy, --no-auth (and a DNS-rebinding page refused),
 // and a revoked token.
 //
@@ -242,6 +247,24 @@ test('the dashboard, end to end in Chromium', async (t) => {
     await until('a bar in the throughput chart', () => bars('throughput'));
     await until('a bar in the failure chart', () => bars('failures'));
     await shot(page, 'overview');
+  });
+
+  await t.test('a reload keeps the charts: the server kept the samples', async () => {
+    let history = null;
+    const onResponse = async (r) => {
+      if (r.url().endsWith('/v1/stats/history')) history = await r.json();
+    };
+    page.on('response', onResponse);
+    await page.reload();
+    await page.locator('#job-counts .count').first().waitFor();
+    // The first drawing, before this tab has two samples of its own.
+    const bars = await page.evaluate(() => [...document.querySelectorAll('#throughput rect')]
+      .filter((r) => Number(r.getAttribute('height')) > 0).length);
+    page.off('response', onResponse);
+    assert.ok(bars > 0, 'the throughput chart starts empty after a reload');
+    await until('the history answered', () => history);
+    assert.ok(history.samples.length >= 1, JSON.stringify(history));
+    assert.deepEqual(Object.keys(history.samples[0]).sort(), ['at', 'dead', 'succeeded']);
   });
 
   await t.test('jobs no live worker serves: a warning on the overview, names as text',
