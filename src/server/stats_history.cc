@@ -16,7 +16,7 @@ int64_t CountOf(const Stats& stats, const std::string& state) {
 }  // namespace
 
 void StatsHistory::Record(const Stats& stats, TimeMs now) {
-  MutexLock lock(mu_);
+  std::lock_guard lock(mu_);
   // A clock stepped back: the newer samples would sit before the older.
   if (!samples_.empty() && now < samples_.back().at) samples_.clear();
   if (!samples_.empty() && now - samples_.back().at < kMinGapMs) return;
@@ -27,7 +27,7 @@ void StatsHistory::Record(const Stats& stats, TimeMs now) {
 }
 
 std::vector<StatsSample> StatsHistory::Samples() const {
-  MutexLock lock(mu_);
+  std::lock_guard lock(mu_);
   return {samples_.begin(), samples_.end()};
 }
 

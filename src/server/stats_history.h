@@ -11,9 +11,9 @@
 
 #include <cstdint>
 #include <deque>
+#include <mutex>
 #include <vector>
 
-#include "core/mutex.h"
 #include "warden/job.h"
 
 namespace warden::server {
@@ -36,8 +36,8 @@ class StatsHistory {
   std::vector<StatsSample> Samples() const;
 
  private:
-  mutable Mutex mu_;
-  std::deque<StatsSample> samples_ GUARDED_BY(mu_);
+  mutable std::mutex mu_;
+  std::deque<StatsSample> samples_;  // guarded by mu_, oldest first
 };
 
 }  // namespace warden::server
