@@ -94,7 +94,8 @@ function refused(e) {
 
 // What the token may do (GET /v1/whoami): a token below operate sees no
 // button that changes anything (app.css hides `.operate`); the server
-// refuses such requests (403) whatever the page shows.
+// refuses such requests (403) whatever the page shows. Unknown (the server
+// was down when the page loaded): the buttons show until it is known.
 async function learnScope() {
   const me = await api.get('/v1/whoami');
   document.body.dataset.operate = ['operate', 'admin'].includes(me.scope) ? 'yes' : 'no';
@@ -163,6 +164,7 @@ async function poll(gen, view) {
       const data = await view.load();
       if (gen !== generation) return;
       view.show(data);
+      if (!document.body.dataset.scope) learnScope().catch(() => {});
       setStatus(`live${streaming ? '' : ' (polling)'} · ${new Date().toLocaleTimeString()}`);
       $('status').dataset.live = streaming ? 'stream' : 'poll';
     } catch (e) {
@@ -222,8 +224,11 @@ async function start() {
     await learnScope();
     route();
   } catch (e) {
-    if (e instanceof api.Unauthorized) showLogin();
-    else $('main').replaceChildren(el('p', {class: 'error'}, `cannot reach the server: ${e.message}`));
+    if (e instanceof api.Unauthorized) return showLogin();
+    // A reload while the server is down: the page's polling says so and
+    // retries, and asks for the scope once it answers (see poll).
+    if (api.token()) return route();
+    $('main').replaceChildren(el('p', {class: 'error'}, `cannot reach the server: ${e.message}`));
   }
 }
 

@@ -451,6 +451,15 @@ test('the dashboard, end to end in Chromium', async (t) => {
       viewer.on('pageerror', (e) => errors.push(e.message));
       await login(viewer, base, viewerToken);
       assert.equal(await viewer.evaluate(() => document.body.dataset.scope), 'read');
+      // A reload while /v1/whoami fails: the page still shows, and learns
+      // the scope once the server answers it.
+      await viewer.route('**/v1/whoami', (r) => r.abort());
+      await viewer.reload();
+      await viewer.locator('#job-counts .count').first().waitFor();
+      assert.equal(await viewer.evaluate(() => document.body.dataset.scope), undefined);
+      await viewer.unroute('**/v1/whoami');
+      await until('the scope learnt', async () =>
+        (await viewer.evaluate(() => document.body.dataset.scope)) === 'read');
       const shown = () => viewer.$$eval('main button',
         (bs) => bs.filter((b) => b.checkVisibility()).map((b) => b.textContent));
       const pages = [[`#/jobs/${xss}`, '#job-fields dd'], ['#/dead', '#jobs tbody tr'],
