@@ -18,8 +18,9 @@ const FILTERS = ['state', 'queue', 'task', 'q', 'limit'];
 // far by this browser's clock; '' for a job that has not started.
 function took(j) {
   if (!j.started_at) return '';
-  const end = j.finished_at ?? (j.state === 'running' ? new Date().toISOString() : null);
-  return end ? duration((Date.parse(end) - Date.parse(j.started_at)) / 1000) : '';
+  const end = j.finished_at ? Date.parse(j.finished_at)
+    : (j.state === 'running' ? Date.now() : null);
+  return end === null ? '' : duration((end - Date.parse(j.started_at)) / 1000);
 }
 
 export function jobTable(jobs, extra = []) {
@@ -130,8 +131,8 @@ export function render(params, ctx) {
       failed(e);
     }
   });
-  const bulk = el('div', {id: 'bulk', class: 'actions operate'}, 'Every matching job: ', action, ' ',
-    count, ' ', confirm, ' ', said, ' ', progress);
+  const bulk = el('div', {id: 'bulk', class: 'actions operate'}, 'Every matching job: ', action,
+    ' ', count, ' ', confirm, ' ', said, ' ', progress);
 
   const summary = el('p', {id: 'jobs-total', class: 'muted'});
   const body = el('section');

@@ -598,7 +598,8 @@ test('the dashboard, end to end in Chromium', async (t) => {
     assert.equal(await textOf(page, `${row2} td:nth-child(3)`), '2');
     await page.fill('#node-capacity', '5');
     await page.click('#node-form button[type=submit]');
-    await until('web-2 resized', async () => (await textOf(page, `${row2} td:nth-child(3)`)) === '5');
+    await until('web-2 resized', async () =>
+      (await textOf(page, `${row2} td:nth-child(3)`)) === '5');
     assert.match(await textOf(page, '#flash'), /^Node web-2 has capacity 5\.$/);
     assert.equal(stored2().capacity, 5);
     await page.click(`${row2} button[data-action=remove]`);
@@ -819,7 +820,8 @@ test('the dashboard, end to end in Chromium', async (t) => {
         /^\d+ jobs? would be deleted: every dead job/.test(await textOf(page, '#dead-said')));
       assert.equal(await textOf(page, '#dead-confirm'), 'Confirm: delete them for good');
       await page.click('#dead-confirm');
-      await until('done', async () => /deleted, done\.$/.test(await textOf(page, '#dead-progress')));
+      await until('done', async () =>
+        /deleted, done\.$/.test(await textOf(page, '#dead-progress')));
       await until('none dead', async () => /^0 dead/.test(await textOf(page, '#dead-total')));
       assert.equal(Number(JSON.parse(cli('--json', 'stats')).jobs.dead), 0);
       await shot(page, 'dead-deleted');
