@@ -62,10 +62,10 @@ function flash(text, isError = false) {
 
 // POST `path` (or `method`) for a button; the page is polled again at
 // once after it, or `then(answer)` runs instead (a delete leaves the page).
-async function act(button, path, done, {method = 'POST', then} = {}) {
+async function act(button, path, done, {method = 'POST', body, then} = {}) {
   button.disabled = true;
   try {
-    const answer = await api.call(path, {method});
+    const answer = await api.call(path, {method, body});
     flash(done(answer));
     if (then) return then(answer);
   } catch (e) {
@@ -75,6 +75,31 @@ async function act(button, path, done, {method = 'POST', then} = {}) {
     button.disabled = false;
   }
   if (wake) wake();
+}
+
+// A click handler's work, whose refusals are shown, never left to reject:
+// a 401 brings the login form back, anything else is said in the flash.
+async function guard(work) {
+  try {
+    return await work();
+  } catch (e) {
+    return refused(e);
+  }
+}
+
+function refused(e) {
+  if (e instanceof api.Unauthorized) return showLogin('The token was refused: log in again.');
+  flash(e instanceof api.ApiError ? e.message : `failed: ${e.message}`, true);
+}
+
+// What the token may do (GET /v1/whoami): a token below operate sees no
+// button that changes anything (app.css hides `.operate`); the server
+// refuses such requests (403) whatever the page shows. Unknown (the server
+// was down when the page loaded): the buttons show until it is known.
+async function learnScope() {
+  const me = await api.get('/v1/whoami');
+  document.body.dataset.operate = ['operate', 'admin'].includes(me.scope) ? 'yes' : 'no';
+  document.body.dataset.scope = me.scope;
 }
 
 function route() {
@@ -95,7 +120,8 @@ function route() {
   }
   const [pattern, page, title] = found;
   document.title = `${title} · warden`;
-  const view = page.render(params, {act, flash, match: path.match(pattern)});
+  const view = page.render(params, {act, flash, guard, refused,
+    match: path.match(pattern)});
   $('main').replaceChildren(view.node);
   listen();
   poll(gen, view);
@@ -138,6 +164,7 @@ async function poll(gen, view) {
       const data = await view.load();
       if (gen !== generation) return;
       view.show(data);
+      if (!document.body.dataset.scope) learnScope().catch(() => {});
       setStatus(`live${streaming ? '' : ' (polling)'} · ${new Date().toLocaleTimeString()}`);
       $('status').dataset.live = streaming ? 'stream' : 'poll';
     } catch (e) {
@@ -171,7 +198,7 @@ function showLogin(message = '') {
     event.preventDefault();
     api.setToken(input.value.trim());
     try {
-      await api.get('/v1/queues');
+      await learnScope();
       route();
     } catch (e) {
       api.setToken('');
@@ -191,14 +218,17 @@ function showLogin(message = '') {
 async function start() {
   window.addEventListener('hashchange', () => { if (!$('login')) route(); });
   $('logout').addEventListener('click', () => showLogin());
-  if (api.token()) return route();
-  // A server started with --no-auth answers without a token.
+  // With a token kept in this tab (a reload), or none: a server started
+  // with --no-auth answers without one.
   try {
-    await api.get('/v1/queues');
+    await learnScope();
     route();
   } catch (e) {
-    if (e instanceof api.Unauthorized) showLogin();
-    else $('main').replaceChildren(el('p', {class: 'error'}, `cannot reach the server: ${e.message}`));
+    if (e instanceof api.Unauthorized) return showLogin();
+    // A reload while the server is down: the page's polling says so and
+    // retries, and asks for the scope once it answers (see poll).
+    if (api.token()) return route();
+    $('main').replaceChildren(el('p', {class: 'error'}, `cannot reach the server: ${e.message}`));
   }
 }
 

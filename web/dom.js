@@ -36,6 +36,13 @@ export function link(route, text) {
   return el('a', {href: route}, text);
 }
 
+// A queue's or task's name in a cell: up to 200 characters without a
+// space, which would widen the table off the screen; cut with an ellipsis,
+// the whole name in its title (a tooltip).
+export function clipped(node) {
+  return el('span', {class: 'clip', title: node.textContent}, node);
+}
+
 // A table: `columns` are [{title, cell: row => node or text, class?}].
 export function table(columns, rows, {id, empty = 'none', rowAttrs} = {}) {
   const head = el('tr', {}, columns.map((c) => el('th', {class: c.class}, c.title)));

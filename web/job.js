@@ -1,7 +1,8 @@
 // One job (GET /v1/jobs/ID): its fields, payload, result and checkpoint,
 // why it is not running (/why), every attempt (worker, times, outcome, exit
 // code, signal, the tails of stderr and stdout), and its recovery timeline
-// (/timeline), with Retry, Cancel and (a finished job) Delete.
+// (/timeline), with Run now (a job waiting for its time), Retry, Cancel and
+// (a finished job) Delete.
 import {el, table, time, duration, jsonBlock, plural, stateBadge} from './dom.js';
 import {get} from './api.js';
 
@@ -9,10 +10,13 @@ import {get} from './api.js';
 // not retried: POST /v1/jobs/ID/run-now), and a cancel of the finished.
 const NO_RETRY = ['running', 'succeeded', 'scheduled'];
 const FINISHED = ['succeeded', 'dead', 'cancelled', 'expired'];
+// What POST /v1/jobs/ID/run-now makes due at once (409 for the rest).
+const WAITING = ['scheduled', 'retryable'];
 
 export function render(params, ctx) {
   const id = ctx.match[1];
   const retry = el('button', {type: 'button', id: 'retry'}, 'Retry');
+  const runNow = el('button', {type: 'button', id: 'run-now', hidden: true}, 'Run now');
   const cancel = el('button', {type: 'button', id: 'cancel'}, 'Cancel');
   const del = el('button', {type: 'button', id: 'delete'}, 'Delete');
   const sure = el('button', {type: 'button', id: 'delete-confirm', hidden: true},
@@ -23,6 +27,8 @@ export function render(params, ctx) {
     {method: 'DELETE', then: () => { location.hash = '#/jobs'; }}));
   retry.addEventListener('click', () => ctx.act(retry, `/v1/jobs/${id}/retry`,
     (a) => `Job ${a.id} is ${a.state} again.`));
+  runNow.addEventListener('click', () => ctx.act(runNow, `/v1/jobs/${id}/run-now`,
+    (a) => `Job ${a.id} is ${a.state} now, its attempts as they were.`));
   cancel.addEventListener('click', () => ctx.act(cancel, `/v1/jobs/${id}/cancel`,
     (a) => (a.cancel_requested ? `Job ${a.id} is being stopped by its worker.`
       : `Job ${a.id} is ${a.state}.`)));
@@ -36,7 +42,7 @@ export function render(params, ctx) {
   const timeline = el('section', {id: 'timeline-section'});
   const node = el('div', {class: 'page job'},
     el('h1', {}, `Job ${id} `, state),
-    el('div', {class: 'actions'}, retry, cancel, del, sure),
+    el('div', {class: 'actions operate'}, runNow, retry, cancel, del, sure),
     fields,
     el('div', {class: 'columns'},
       el('div', {}, el('h2', {}, 'Payload'), payload),
@@ -48,6 +54,7 @@ export function render(params, ctx) {
 
   function show({j, reasons, events}) {
     state.replaceChildren(stateBadge(j.state));
+    runNow.hidden = !WAITING.includes(j.state);
     retry.disabled = NO_RETRY.includes(j.state);
     cancel.disabled = FINISHED.includes(j.state);
     // The server refuses (409) to delete a job not finished.

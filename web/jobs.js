@@ -8,21 +8,34 @@
 // the action applies to: Count asks the server for a dry run and shows the
 // count; only then can the action be confirmed; the operation's progress
 // (GET /v1/jobs/bulk/ID) shows until it is done.
-import {el, table, link, time, JOB_STATES, stateBadge} from './dom.js';
+import {el, table, link, time, duration, clipped, JOB_STATES, stateBadge} from './dom.js';
 import {get, post, ApiError, Unauthorized} from './api.js';
+import {follow, wouldBe} from './bulk.js';
 
 const FILTERS = ['state', 'queue', 'task', 'q', 'limit'];
-const PAST = {retry: 'retried', cancel: 'cancelled', delete: 'deleted'};
+
+// How long its last run took: from its start to its end, or (running) so
+// far by this browser's clock; '' for a job that has not started.
+function took(j) {
+  if (!j.started_at) return '';
+  const end = j.finished_at ? Date.parse(j.finished_at)
+    : (j.state === 'running' ? Date.now() : null);
+  return end === null ? '' : duration((end - Date.parse(j.started_at)) / 1000);
+}
 
 export function jobTable(jobs, extra = []) {
   return table([
     {title: 'id', cell: (j) => link(`#/jobs/${j.id}`, String(j.id)), class: 'num'},
-    {title: 'queue', cell: (j) => j.queue},
-    {title: 'task', cell: (j) => j.task},
+    {title: 'queue', cell: (j) => clipped(document.createTextNode(j.queue))},
+    {title: 'task', cell: (j) => clipped(document.createTextNode(j.task))},
     {title: 'state', cell: (j) => stateBadge(j.state)},
     {title: 'attempts', cell: (j) => `${j.charged_attempts}/${j.max_attempts}`, class: 'num'},
+    {title: 'worker', cell: (j) => j.worker_name ?? (j.worker === null ? '—' : String(j.worker)),
+      class: 'worker'},
     {title: 'created', cell: (j) => time(j.created_at)},
+    {title: 'runs at', cell: (j) => time(j.run_at), class: 'run-at'},
     {title: 'finished', cell: (j) => time(j.finished_at)},
+    {title: 'took', cell: took, class: 'num took'},
     {title: 'last error', cell: (j) => j.last_error_message ?? ''},
     ...extra,
   ], jobs, {id: 'jobs', empty: 'no job matches',
@@ -91,8 +104,10 @@ export function render(params, ctx) {
     confirm.disabled = true;
     said.textContent = '';
   });
+  // A refusal is said next to the buttons; a 401 brings the login form
+  // (thrown on from a click handler, it was an unhandled rejection).
   const failed = (e) => {
-    if (e instanceof Unauthorized) throw e;
+    if (e instanceof Unauthorized) return ctx.refused(e);
     said.textContent = e instanceof ApiError ? e.message : `failed: ${e.message}`;
   };
   count.addEventListener('click', async () => {
@@ -100,8 +115,7 @@ export function render(params, ctx) {
     try {
       const dry = await post('/v1/jobs/bulk',
         {action: action.value, filter, dry_run: true, ...every});
-      said.textContent = `${dry.count} job${dry.count === 1 ? '' : 's'} would be ` +
-        `${PAST[dry.action]} (every page of this filter).`;
+      said.textContent = `${wouldBe(dry)} (every page of this filter).`;
       confirm.disabled = dry.count === 0;
     } catch (e) {
       failed(e);
@@ -110,23 +124,15 @@ export function render(params, ctx) {
   confirm.addEventListener('click', async () => {
     confirm.disabled = true;
     try {
-      let op = await post('/v1/jobs/bulk', {action: action.value, filter, ...every});
+      const op = await post('/v1/jobs/bulk', {action: action.value, filter, ...every});
       said.textContent = '';
-      while (true) {
-        progress.dataset.state = op.state;
-        progress.textContent = `Operation ${op.id} (${op.action}): ${op.done} of ${op.total} ` +
-          `${PAST[op.action]}, ${op.state}.`;
-        if (op.state === 'done') break;
-        await new Promise((resolve) => setTimeout(resolve, 500));
-        op = await get(`/v1/jobs/bulk/${op.id}`);
-      }
-      if (ctx?.flash) ctx.flash(progress.textContent);
+      if (await follow(op, progress, node)) ctx.flash(progress.textContent);
     } catch (e) {
       failed(e);
     }
   });
-  const bulk = el('div', {id: 'bulk', class: 'actions'}, 'Every matching job: ', action, ' ',
-    count, ' ', confirm, ' ', said, ' ', progress);
+  const bulk = el('div', {id: 'bulk', class: 'actions operate'}, 'Every matching job: ', action,
+    ' ', count, ' ', confirm, ' ', said, ' ', progress);
 
   const summary = el('p', {id: 'jobs-total', class: 'muted'});
   const body = el('section');

@@ -1,6 +1,8 @@
 // Overview: jobs by state, workers, the queues, and two charts (jobs that
 // succeeded, and that failed for good, per second), derived here from the
-// differences between successive fetches of GET /v1/stats.
+// differences between successive fetches of GET /v1/stats, begun with the
+// samples the server kept (GET /v1/stats/history), so that a page opened
+// or reloaded draws the last minute at once.
 import {el, table, link, ago, plural, JOB_STATES, workerBadge, workerState} from './dom.js';
 import {get} from './api.js';
 import {barChart} from './chart.js';
@@ -13,6 +15,7 @@ const BIN_MS = 1000;
 const SLOTS = 60;
 // Kept across visits of the page while the tab lives: {at, succeeded, dead}.
 const samples = [];
+let seeded = false;  // the server's history was asked for (once a tab)
 
 export function render() {
   const counts = el('section', {id: 'job-counts', class: 'tiles'});
@@ -20,19 +23,23 @@ export function render() {
   const queues = el('section', {id: 'overview-queues'});
   const workers = el('section', {id: 'overview-workers'});
   const recovery = el('p', {id: 'recovery', class: 'muted'});
+  // Jobs waiting that no live worker can run: hidden while there is none.
+  const unserved = el('section', {id: 'unserved', class: 'warning', hidden: true});
   const node = el('div', {class: 'page overview'},
     el('h1', {}, 'Overview'),
-    counts, recovery, charts,
+    unserved, counts, recovery, charts,
     el('h2', {}, 'Queues'), queues,
     el('h2', {}, 'Live workers'), workers);
 
   async function load() {
-    const [stats, q, w] = await Promise.all([get('/v1/stats'), get('/v1/queues'),
+    const [history, stats, q, w] = await Promise.all([
+      seeded ? null : get('/v1/stats/history'), get('/v1/stats'), get('/v1/queues'),
       get('/v1/workers')]);
-    return {stats, queues: q.queues, workers: w.workers};
+    return {history, stats, queues: q.queues, workers: w.workers};
   }
 
-  function show({stats, queues: qs, workers: ws}) {
+  function show({history, stats, queues: qs, workers: ws}) {
+    if (history) seed(history.samples);
     record(stats);
     counts.replaceChildren(...JOB_STATES.map((s) =>
       el('a', {class: `tile state-${s}`, href: `#/jobs?state=${s}`, 'data-state': s},
@@ -43,6 +50,7 @@ export function render() {
       `${ws.filter((w) => w.silent).length} of them silent, ` +
       `${stats.workers.dead} dead. Recovery: ${plural(r.rescued_attempts, 'rescued attempt')}, ` +
       `${plural(r.fenced_writes, 'fenced write')}, ${plural(r.crash_loops, 'crash loop')}.`);
+    showUnserved(unserved, stats.unserved ?? []);
     const {succeeded, failed} = rates();
     charts.replaceChildren(
       barChart({id: 'throughput', title: 'Succeeded', values: succeeded, slots: SLOTS,
@@ -64,6 +72,32 @@ export function render() {
   }
 
   return {node, load, show};
+}
+
+// The groups of waiting jobs (queue, task, command or not, state) that no
+// live worker's queues, tasks and --allow-cmd cover: work that will wait
+// for ever unless a worker for it starts (docs/metrics.md).
+function showUnserved(box, groups) {
+  box.hidden = groups.length === 0;
+  if (box.hidden) return box.replaceChildren();
+  const jobs = groups.reduce((sum, g) => sum + g.jobs, 0);
+  box.replaceChildren(
+    el('strong', {}, `${plural(jobs, 'waiting job')} no live worker can run`),
+    el('ul', {}, groups.map((g) => el('li', {'data-queue': g.queue, 'data-task': g.task},
+      link(`#/jobs?queue=${encodeURIComponent(g.queue)}&task=${encodeURIComponent(g.task)}`,
+        `${g.queue} / ${g.task}`),
+      `: ${plural(g.jobs, 'job')} ${g.state}`, g.command ? ' (command jobs)' : ''))));
+}
+
+// The server's samples from before this tab's first: by the server's
+// clock, which the bars are drawn against this browser's (as heartbeat
+// ages are).
+function seed(kept) {
+  seeded = true;
+  const first = samples.length ? samples[0].at : Infinity;
+  const older = kept.map((x) => ({at: Date.parse(x.at), succeeded: x.succeeded, dead: x.dead}))
+    .filter((x) => x.at < first);
+  samples.unshift(...older);
 }
 
 function record(stats) {

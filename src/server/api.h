@@ -15,6 +15,7 @@
 #include "server/events.h"
 #include "server/http_types.h"
 #include "server/log_limit.h"
+#include "server/stats_history.h"
 
 namespace warden::server {
 
@@ -75,6 +76,8 @@ class Api {
   ClientPool& clients_;
   std::atomic<bool> draining_{false};
   LogLimit auth_failures_, cross_site_;
+  // The overview's chart samples (GET /v1/stats/history).
+  StatsHistory stats_history_;
 };
 
 // {"error": {"code", "message"}} with its HTTP status.

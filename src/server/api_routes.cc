@@ -3,6 +3,7 @@
 // parameter is a 400 naming it, never ignored), calls the public API and
 // answers with the JSON of warden/json_view.h.
 #include <charconv>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <set>
@@ -591,16 +592,41 @@ Response Api::Route(const Request& req, Client& c, const Caller& caller) {
     }
   }
 
+  if (what == "stats" && n == 3 && seg[2] == "history") {
+    if (m != "GET") return MethodNotAllowed("GET");
+    if (!needs(Scope::kRead)) return Forbidden(caller, Scope::kRead);
+    Json samples = Json::array();
+    for (const StatsSample& s : stats_history_.Samples()) {
+      samples.push_back({{"at", FormatTime(s.at)}, {"succeeded", s.succeeded}, {"dead", s.dead}});
+    }
+    return JsonResponse({{"min_gap_ms", StatsHistory::kMinGapMs},
+                         {"span_ms", StatsHistory::kSpanMs},
+                         {"samples", samples}});
+  }
+
   if (what == "stats" && n == 2) {
     if (m != "GET") return MethodNotAllowed("GET");
     if (!needs(Scope::kRead)) return Forbidden(caller, Scope::kRead);
     auto stats = c.GetStats();
     if (!stats.has_value()) return ErrorResponse(stats.error());
+    // The server's clock, not the store's (no round trip for it): the
+    // dashboard draws the samples against its own clock anyway.
+    stats_history_.Record(*stats, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                      std::chrono::system_clock::now().time_since_epoch())
+                                      .count());
     auto unserved = c.Unserved();
     if (!unserved.has_value()) return ErrorResponse(unserved.error());
     Json out = StatsToJson(*stats);
     out["unserved"] = UnservedToJson(*unserved);
     return JsonResponse(out);
+  }
+
+  // Who is calling: the token's name and scope (never the token), so that
+  // the dashboard shows only the buttons its token may press.
+  if (what == "whoami" && n == 2) {
+    if (m != "GET") return MethodNotAllowed("GET");
+    if (!needs(Scope::kRead)) return Forbidden(caller, Scope::kRead);
+    return JsonResponse({{"actor", caller.actor}, {"scope", std::string(ScopeName(caller.scope))}});
   }
 
   if (what == "events" && n == 2) {

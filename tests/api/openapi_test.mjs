@@ -301,6 +301,12 @@ async function onBackend(name, db) {
   await call('DELETE', '/v1/nodes/no-such-node', { expect: 404 });
   await call('DELETE', '/v1/nodes/web-1?force=maybe', { expect: 400 });
   await call('GET', '/v1/stats', { expect: 200 });
+  const history = await call('GET', '/v1/stats/history', { token: reader, expect: 200 });
+  assert.ok(history.samples.length >= 1, 'the stats just read were kept');
+  await call('GET', '/v1/stats/history', { token: null, expect: 401 });
+  const me = await call('GET', '/v1/whoami', { token: reader, expect: 200 });
+  assert.deepEqual(me, { actor: 'token:reader', scope: 'read' });
+  await call('GET', '/v1/whoami', { token: null, expect: 401 });
   await events();
   await call('GET', '/v1/events', { token: null, expect: 401 });
   await call('GET', '/v1/events?x=1', { expect: 400 });

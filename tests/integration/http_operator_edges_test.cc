@@ -1,9 +1,12 @@
 // What an operator met over HTTP that the CLI already did better (issue 35,
 // section 6), with a real `warden serve` on both backends: a bulk request
 // with no filter must say "all", enqueue answers whether a worker runs the
-// job (and can require one), a job that existed already is 200, and a bad
-// state names the good ones.
+// job (and can require one), a job that existed already is 200, a bad
+// state names the good ones, GET /v1/whoami says a token's scope, and
+// GET /v1/stats/history gives back the stats' samples.
+#include <chrono>
 #include <set>
+#include <thread>
 
 #include "http_fixture.h"
 
@@ -253,6 +256,55 @@ TEST_P(HttpOperatorEdgesTest, RetryRefusesAScheduledJobAndRunNowRunsIt) {
         << e.dump();
   }
   EXPECT_EQ(run_now, 2);
+}
+
+// The dashboard hides the buttons a token may not press: it learns the
+// scope here. The answer names the token and its scope, never its secret.
+TEST_P(HttpOperatorEdgesTest, WhoAmISaysTheTokensScopeNeverTheToken) {
+  const std::string reader = Token("reader", "read");
+  const std::string ops = Token("ops", "operate");
+  StartServer();
+  HttpResult read = Http("GET", "/v1/whoami", reader);
+  ASSERT_EQ(read.status, 200) << read.body;
+  EXPECT_EQ(read.json, Json({{"actor", "token:reader"}, {"scope", "read"}}));
+  EXPECT_FALSE(Has(read.body, reader.substr(reader.rfind('_') + 1))) << "the secret echoed";
+  HttpResult op = Http("GET", "/v1/whoami", ops);
+  EXPECT_EQ(op.json, Json({{"actor", "token:ops"}, {"scope", "operate"}})) << op.body;
+  EXPECT_EQ(Http("GET", "/v1/whoami").status, 401);
+  EXPECT_EQ(Http("POST", "/v1/whoami", ops).status, 405);
+}
+
+// The dashboard's charts began empty, and a reload emptied them: the
+// server now keeps what GET /v1/stats answered, one sample a second at
+// most, and GET /v1/stats/history gives them back.
+TEST_P(HttpOperatorEdgesTest, StatsHistoryKeepsWhatTheStatsAnswered) {
+  const std::string reader = Token("reader", "read");
+  StartServer();
+  HttpResult empty = Http("GET", "/v1/stats/history", reader);
+  ASSERT_EQ(empty.status, 200) << empty.body;
+  EXPECT_EQ(empty.json["samples"], Json::array()) << "nothing sampled before a read";
+  EXPECT_EQ(empty.json.value("min_gap_ms", 0), 1000);
+  EXPECT_EQ(empty.json.value("span_ms", 0), 600000);
+  ASSERT_EQ(Http("GET", "/v1/stats", reader).status, 200);
+  ASSERT_EQ(Http("GET", "/v1/stats", reader).status, 200);
+  HttpResult one = Http("GET", "/v1/stats/history", reader);
+  ASSERT_EQ(one.json["samples"].size(), 1u) << "a second within the gap is not kept: " << one.body;
+  EXPECT_EQ(one.json["samples"][0].value("succeeded", -1), 0) << one.body;
+
+  const int64_t id = Add("true");
+  StartWorker("w");
+  ASSERT_TRUE(WaitFor([&] { return JobInState(id, warden::JobState::kSucceeded); }));
+  // The gap is the stimulus: a read a second later is kept.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  ASSERT_EQ(Http("GET", "/v1/stats", reader).status, 200);
+  HttpResult two = Http("GET", "/v1/stats/history", reader);
+  ASSERT_EQ(two.json["samples"].size(), 2u) << two.body;
+  const Json& last = two.json["samples"][1];
+  EXPECT_EQ(last.value("succeeded", -1), 1) << two.body;
+  EXPECT_EQ(last.value("dead", -1), 0) << two.body;
+  EXPECT_LT(two.json["samples"][0].value("at", ""), last.value("at", "")) << two.body;
+  EXPECT_EQ(Http("POST", "/v1/stats/history", reader).status, 405);
+  EXPECT_EQ(Http("GET", "/v1/stats/history").status, 401);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, HttpOperatorEdgesTest, ::testing::ValuesIn(AllBackends()),

@@ -1,11 +1,16 @@
 // The dashboard end to end, in a real headless Chromium: real `warden
 // serve` and worker processes on one SQLite file, jobs added with the CLI,
-// and a person's clicks. Login with a token, the overview and its charts,
-// filtering jobs, a job's attempts, retrying a dead job, a bulk cancel by
-// filter and deleting a job, pausing a queue, disabling a node,
-// a worker SIGKILLed and its job rescued (seen within seconds, without a
-// reload), a SIGKILLed worker nobody else notices shown silent (never a
-// green badge) and one on a disabled node shown so, markup in every field shown as text and never run, the
+// and a person's clicks. Login with a token, the overview and its charts
+// (kept through a reload), the unserved jobs' warning, filtering jobs, a
+// job's attempts, retrying a dead job, run now, a bulk cancel by filter and
+// deleting a job, Retry all and Delete all on the dead letters, pausing a
+// queue and setting its limits, adding, resizing, removing, disabling a
+// node, releasing a worker, a read token shown no button (and a click's
+// 401 or 403 said, never an unhandled rejection), 200-character names
+// that do not widen a page, a worker SIGKILLed and its job rescued (seen
+// within seconds, without a reload), a SIGKILLed worker nobody else
+// notices shown silent (never a green badge) and one on a disabled node
+// shown so, markup in every field shown as text and never run, the
 // Content-Security-Policy, --no-auth (and a DNS-rebinding page refused),
 // and a revoked token.
 //
@@ -35,6 +40,8 @@ const XSS_TASK = '<script>alert(5)</script>';
 // No warden command takes this as a node name; written into the database
 // by hand, it must still show as text.
 const XSS_NODE = '<img src=x onerror=alert(6)>';
+// A queue no worker serves: its job is listed as unserved, as text.
+const ORPHAN_QUEUE = '<b>orphan</b>';
 const XSS_PAYLOAD = {html: '<img src=x onerror=alert(4)>', quote: '"\'><b>bold</b>'};
 // The workers' recovery settings of tests/support/harness.cc (FastFlags):
 // a killed worker's jobs are rescued about a second after its death.
@@ -242,6 +249,37 @@ test('the dashboard, end to end in Chromium', async (t) => {
     await shot(page, 'overview');
   });
 
+  await t.test('a reload keeps the charts: the server kept the samples', async () => {
+    let history = null;
+    const onResponse = async (r) => {
+      if (r.url().endsWith('/v1/stats/history')) history = await r.json();
+    };
+    page.on('response', onResponse);
+    await page.reload();
+    await page.locator('#job-counts .count').first().waitFor();
+    // The first drawing, before this tab has two samples of its own.
+    const bars = await page.evaluate(() => [...document.querySelectorAll('#throughput rect')]
+      .filter((r) => Number(r.getAttribute('height')) > 0).length);
+    page.off('response', onResponse);
+    assert.ok(bars > 0, 'the throughput chart starts empty after a reload');
+    await until('the history answered', () => history);
+    assert.ok(history.samples.length >= 1, JSON.stringify(history));
+    assert.deepEqual(Object.keys(history.samples[0]).sort(), ['at', 'dead', 'succeeded']);
+  });
+
+  await t.test('jobs no live worker serves: a warning on the overview, names as text',
+    async () => {
+      assert.equal(await page.isHidden('#unserved'), true, 'no warning while all is served');
+      add('--cmd', 'true', '--queue', ORPHAN_QUEUE, 'orphaned');
+      await until('the warning', async () =>
+        (await textOf(page, '#unserved'))?.includes(`${ORPHAN_QUEUE} / orphaned: 1 job available`));
+      assert.match(await textOf(page, '#unserved strong'), /^1 waiting job no live worker can run/);
+      assert.equal(await count(page, 'main b'), 0);
+      const href = await page.getAttribute('#unserved li a', 'href');
+      assert.equal(href, `#/jobs?queue=${encodeURIComponent(ORPHAN_QUEUE)}&task=orphaned`);
+      await shot(page, 'overview-unserved');
+    });
+
   await t.test('jobs filter by state, queue and task', async () => {
     await page.click('nav a[href="#/jobs"]');
     await page.locator('#filters').waitFor();
@@ -257,6 +295,13 @@ test('the dashboard, end to end in Chromium', async (t) => {
     await until('the flaky job alone', async () =>
       (await count(page, '#jobs tbody tr')) === 1 &&
       (await count(page, `#jobs tr[data-job="${flaky}"]`)) === 1);
+    // Who ran it, when it was due, and how long its run took.
+    const headers = await page.$$eval('#jobs thead th', (ths) => ths.map((th) => th.textContent));
+    for (const h of ['worker', 'runs at', 'took']) assert.ok(headers.includes(h), h);
+    const row = `#jobs tr[data-job="${flaky}"]`;
+    assert.equal(await textOf(page, `${row} td.worker`), 'w1');
+    assert.match(await textOf(page, `${row} td.run-at`), /^\d{4}-\d\d-\d\d \d\d:\d\d:/);
+    assert.match(await textOf(page, `${row} td.took`), /^\d+(\.\d)? (ms|s)$/);
     await shot(page, 'jobs');
   });
 
@@ -304,9 +349,43 @@ test('the dashboard, end to end in Chromium', async (t) => {
     await until('the held job ran', async () => (await textOf(page, '#job-state')) === 'succeeded');
   });
 
+  await t.test('a queue\'s limits set, refused and removed from the page', async () => {
+    await go(page, '#/queues');
+    const cell = '#queues tr[data-queue=mail] td.limits';
+    await until('mail without limits', async () => (await textOf(page, cell)) === 'none');
+    await page.fill('#limit-queue', 'mail');
+    await page.fill('#limit-concurrency', '2');
+    await page.fill('#limit-rate', '10/1s');
+    await page.click('#limit-set');
+    await until('the limits shown', async () =>
+      (await textOf(page, cell)) === 'at most 2 running, 10/1s starts');
+    const mail = () => JSON.parse(cli('--json', 'queues')).find((q) => q.name === 'mail');
+    assert.deepEqual(mail().limits, {concurrency: 2, rate: '10/1s'});
+    await page.fill('#limit-rate', '10');
+    await page.click('#limit-set');
+    await until('the bad rate refused', async () =>
+      /invalid rate '10'/.test(await textOf(page, '#flash.error') ?? ''));
+    assert.deepEqual(mail().limits, {concurrency: 2, rate: '10/1s'});
+    await page.click('#limit-remove');
+    await until('the limits gone', async () => (await textOf(page, cell)) === 'none');
+    assert.deepEqual(mail().limits, {concurrency: null, rate: null});
+  });
+
+  await t.test('a scheduled job is run now from its page', async () => {
+    const later = add('--cmd', 'echo early', '--queue', 'mail', '--delay', '1h', 'later');
+    await go(page, `#/jobs/${later}`);
+    await until('shown scheduled', async () => (await textOf(page, '#job-state')) === 'scheduled');
+    assert.equal(await page.isVisible('#run-now'), true);
+    await page.click('#run-now');
+    await until('said', async () => /is available now/.test(await textOf(page, '#flash')));
+    await until('it ran long before its hour', async () =>
+      (await textOf(page, '#job-state')) === 'succeeded');
+    assert.equal(await page.isHidden('#run-now'), true, 'no Run now for a finished job');
+  });
+
   await t.test('the audit log names what the token did', async () => {
     await page.click('nav a[href="#/audit"]');
-    for (const action of ['queue.pause', 'queue.resume', 'job.retry']) {
+    for (const action of ['queue.pause', 'queue.resume', 'job.retry', 'job.run_now']) {
       await until(action, () => count(page, `#audit tr[data-action="${action}"]`));
     }
     assert.match(await textOf(page, '#audit tbody'), /token:ui/);
@@ -358,6 +437,62 @@ test('the dashboard, end to end in Chromium', async (t) => {
     await until('two left', async () => (await count(page, '#jobs tbody tr[data-job]')) === 2);
   });
 
+  await t.test('a read token sees no button that changes anything; refusals are said',
+    async () => {
+      const viewerToken = cli('tokens', 'create', 'viewer', '--scope', 'read').split('\n')[0];
+      const viewer = await newPage(context, problems);
+      // Script errors of any kind; a refused fetch's own network line is not one.
+      const errors = [];
+      viewer.on('console', (m) => {
+        if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) {
+          errors.push(m.text());
+        }
+      });
+      viewer.on('pageerror', (e) => errors.push(e.message));
+      await login(viewer, base, viewerToken);
+      assert.equal(await viewer.evaluate(() => document.body.dataset.scope), 'read');
+      // A reload while /v1/whoami fails: the page still shows, and learns
+      // the scope once the server answers it.
+      await viewer.route('**/v1/whoami', (r) => r.abort());
+      await viewer.reload();
+      await viewer.locator('#job-counts .count').first().waitFor();
+      assert.equal(await viewer.evaluate(() => document.body.dataset.scope), undefined);
+      await viewer.unroute('**/v1/whoami');
+      await until('the scope learnt', async () =>
+        (await viewer.evaluate(() => document.body.dataset.scope)) === 'read');
+      const shown = () => viewer.$$eval('main button',
+        (bs) => bs.filter((b) => b.checkVisibility()).map((b) => b.textContent));
+      const pages = [[`#/jobs/${xss}`, '#job-fields dd'], ['#/dead', '#jobs tbody tr'],
+        ['#/queues', '#queues tbody tr'], ['#/nodes', '#nodes tbody tr'],
+        ['#/workers', '#workers tbody tr'], ['#/jobs', '#jobs tbody tr'], ['#/', '#queues']];
+      for (const [route, ready] of pages) {
+        await go(viewer, route);
+        await viewer.locator(ready).first().waitFor();
+        assert.deepEqual((await shown()).filter((b) => b !== 'Filter'), [], route);
+      }
+      // Shown anyway (a page of an older server), a button's 403 is said.
+      await go(viewer, `#/jobs/${xss}`);
+      await viewer.locator('#job-fields dd').first().waitFor();
+      await viewer.evaluate(() => { document.body.dataset.operate = 'yes'; });
+      await viewer.click('#retry');
+      await until('the refusal said', async () =>
+        /needs a token with scope operate or above; token:viewer has read/
+          .test(await textOf(viewer, '#flash.error') ?? ''));
+      assert.equal(JSON.parse(cli('jobs', 'show', String(xss), '--json')).state, 'dead');
+      // A 401 answered inside a click handler brings the login form back.
+      await go(viewer, '#/jobs?queue=bulkq');
+      await viewer.locator('#bulk-count').waitFor();
+      await viewer.route('**/v1/jobs/bulk', (r) => r.fulfill({status: 401,
+        contentType: 'application/json',
+        body: JSON.stringify({error: {code: 'unauthorized', message: 'revoked'}})}));
+      await viewer.click('#bulk-count');
+      await until('the login form', () => count(viewer, '#login'));
+      assert.match(await textOf(viewer, '#login-error'), /log in again/);
+      await sleep(200);
+      assert.deepEqual(errors, [], 'no unhandled rejection or script error');
+      await viewer.close();
+    });
+
   await t.test('a SIGKILLed worker and its rescued job show within seconds', async () => {
     const flag = path.join(dir, 'rescued');
     const slow = add('--cmd', `if [ -e ${flag} ]; then echo second; exit 0; fi; touch ${flag}; ` +
@@ -392,7 +527,7 @@ test('the dashboard, end to end in Chromium', async (t) => {
       count(workers, '#workers tr[data-worker=w1][data-state=dead]'), 8000);
     const deadAfter = Date.now() - killed;
     t.diagnostic(`after SIGKILL: lost attempt shown in ${lostAfter} ms, dead worker in ${deadAfter} ms`);
-    assert.notEqual(await textOf(workers, '#workers tr[data-worker=w1] td:last-child'), '');
+    assert.notEqual(await textOf(workers, '#workers tr[data-worker=w1] td.note'), '');
     await until('the rescued job run again by w2', async () =>
       (await textOf(page, '#job-state')) === 'succeeded' &&
       (await textOf(page, '#attempts tr[data-attempt="2"] td:nth-child(2)')) === 'w2');
@@ -453,6 +588,26 @@ test('the dashboard, end to end in Chromium', async (t) => {
     await until('web-1 shown enabled again', () => count(page, `${row}[data-state=enabled]`));
     assert.equal(JSON.parse(cli('--json', 'nodes')).find((n) => n.name === 'web-1').enabled, true);
 
+    // Added, resized and removed from the page.
+    const stored2 = () => JSON.parse(cli('--json', 'nodes')).find((n) => n.name === 'web-2');
+    const row2 = '#nodes tr[data-node="web-2"]';
+    await page.fill('#node-name', 'web-2');
+    await page.fill('#node-capacity', '2');
+    await page.click('#node-form button[type=submit]');
+    await until('web-2 listed', () => count(page, `${row2}[data-state=enabled]`));
+    assert.equal(await textOf(page, `${row2} td:nth-child(3)`), '2');
+    await page.fill('#node-capacity', '5');
+    await page.click('#node-form button[type=submit]');
+    await until('web-2 resized', async () =>
+      (await textOf(page, `${row2} td:nth-child(3)`)) === '5');
+    assert.match(await textOf(page, '#flash'), /^Node web-2 has capacity 5\.$/);
+    assert.equal(stored2().capacity, 5);
+    await page.click(`${row2} button[data-action=remove]`);
+    assert.equal(stored2().present, true, 'asked first');
+    await page.click(`${row2} button[data-action=remove-confirm]`);
+    await until('web-2 removed', () => count(page, `${row2}[data-state=removed]`));
+    assert.equal(stored2().present, false);
+
     // The server refuses the markup name (400): said in the flash, as text.
     await page.evaluate((n) => [...document.querySelectorAll('#nodes tbody tr')]
       .find((r) => r.dataset.node === n).querySelector('button[data-action=disable]').click(),
@@ -494,6 +649,29 @@ test('the dashboard, end to end in Chromium', async (t) => {
     assert.deepEqual(await page.evaluate(() =>
       [...document.scripts].map((s) => new URL(s.src).pathname)), ['/ui/app.js']);
     await shot(page, 'xss-queues');
+  });
+
+  await t.test('a 200-character name is cut, not pushed off the screen', async () => {
+    const longQueue = 'q'.repeat(200);
+    const longTask = 't'.repeat(200);
+    const id = add('--cmd', 'true', '--queue', longQueue, longTask);
+    const pages = [
+      ['#/queues', `#queues tr[data-queue="${longQueue}"]`],
+      [`#/jobs?queue=${longQueue}`, `#jobs tr[data-job="${id}"]`],
+      ['#/jobs', `#jobs tr[data-job="${id}"]`],
+      ['#/', `#queues tr[data-queue="${longQueue}"]`],
+    ];
+    for (const [route, row] of pages) {
+      await go(page, route);
+      await page.locator(row).waitFor();
+      const {scroll, inner} = await page.evaluate(() =>
+        ({scroll: document.documentElement.scrollWidth, inner: window.innerWidth}));
+      assert.ok(scroll <= inner, `${route}: ${scroll} px wide in a ${inner} px window`);
+      // The whole name is still there, as a tooltip.
+      const titles = await page.$$eval(`${row} .clip`, (spans) => spans.map((x) => x.title));
+      assert.deepEqual(titles, row.startsWith('#jobs') ? [longQueue, longTask] : [longQueue]);
+    }
+    await shot(page, 'long-names');
   });
 
   await t.test('--no-auth: no login form', async () => {
@@ -564,13 +742,27 @@ test('the dashboard, end to end in Chromium', async (t) => {
       assert.equal(await p.$eval(badge, (b) => b.classList.contains('state-active')), false);
       const green = 'rgb(220, 243, 229)';
       assert.notEqual(await p.$eval(badge, (b) => getComputedStyle(b).backgroundColor), green);
-      assert.match(await textOf(p, '#workers tr[data-worker=w9] td:last-child'),
+      assert.match(await textOf(p, '#workers tr[data-worker=w9] td.note'),
         /^no heartbeat for .+, keepalive 1\.0 s$/);
       await go(p, '#/');
       await until('w9 silent among the live workers', () =>
         count(p, '#live-workers tr[data-worker=w9][data-shown=silent]'));
       assert.equal(await textOf(p, '#live-workers tr[data-worker=w9] .badge'), 'silent');
       await shot(p, 'silent-worker');
+
+      await go(p, '#/workers');
+      // The silent w9's host is gone: released from the page, asked twice,
+      // its job comes back (then cancelled: w10 below is to claim nothing).
+      const w9row = '#workers tr[data-worker=w9]';
+      await p.click(`${w9row} button[data-action=release]`);
+      assert.equal(JSON.parse(run2('workers', '--json')).some((w) => w.name === 'w9'), true);
+      await p.click(`${w9row} button[data-action=release-confirm]`);
+      await until('w9 released', () => count(p, `${w9row}[data-state=dead]`));
+      assert.match(await textOf(p, '#flash'), /^Worker w9 released; 1 job recovered\.$/);
+      assert.match(JSON.parse(run2('jobs', 'show', String(job), '--json')).state,
+        /^(available|retryable)$/);
+      assert.equal(await count(p, `${w9row} button`), 0, 'no Release for a dead worker');
+      run2('jobs', 'cancel', String(job));
 
       // A worker on a node that takes no work is not shown plainly active.
       run2('nodes', 'add', 'vm2');
@@ -583,8 +775,57 @@ test('the dashboard, end to end in Chromium', async (t) => {
       await until('w10 shown on a disabled node', () =>
         count(p, '#workers tr[data-worker=w10][data-state=active][data-shown=node-disabled]'));
       assert.equal(await textOf(p, '#workers tr[data-worker=w10] .badge'), 'node-disabled');
+
       await p.close();
       await stop(w10);
+    });
+
+  await t.test('dead letters: Retry all and Delete all, its polling ends with the page',
+    async () => {
+      const w3 = startWorker('w3', 'doom');
+      const doomed = [];
+      for (let i = 0; i < 2; ++i) {
+        doomed.push(add('--cmd', 'exit 1', '--queue', 'doom', '--max-attempts', '1', 'doom'));
+      }
+      const state = (id) => JSON.parse(cli('jobs', 'show', String(id), '--json'));
+      await until('both dead', () => doomed.every((id) => state(id).state === 'dead'));
+      const dead = Number(JSON.parse(cli('--json', 'stats')).jobs.dead);
+      await go(page, '#/dead');
+      await page.click('#retry-all');
+      await until('the count', async () =>
+        (await textOf(page, '#dead-said')) === `${dead} jobs would be retried: every dead job, ` +
+          'on every page.');
+      // The operation's progress, answered "running" for ever: the page
+      // asks again every half second, until it is left.
+      let asked = 0;
+      await page.route('**/v1/jobs/bulk/*', async (r) => {
+        ++asked;
+        const real = await (await r.fetch()).json();
+        await r.fulfill({json: {...real, state: 'running'}});
+      });
+      await page.click('#dead-confirm');
+      await until('progress asked for', () => asked >= 2);
+      await until('the doomed jobs retried and dead again', () =>
+        doomed.every((id) => state(id).state === 'dead' && state(id).attempt === 2));
+      await go(page, '#/queues');
+      await page.locator('#queues').waitFor();
+      const left = asked;
+      await sleep(1500);
+      assert.equal(asked, left, 'the progress of a page left was still asked for');
+      await page.unroute('**/v1/jobs/bulk/*');
+
+      await go(page, '#/dead');
+      await page.click('#delete-all');
+      await until('the count', async () =>
+        /^\d+ jobs? would be deleted: every dead job/.test(await textOf(page, '#dead-said')));
+      assert.equal(await textOf(page, '#dead-confirm'), 'Confirm: delete them for good');
+      await page.click('#dead-confirm');
+      await until('done', async () =>
+        /deleted, done\.$/.test(await textOf(page, '#dead-progress')));
+      await until('none dead', async () => /^0 dead/.test(await textOf(page, '#dead-total')));
+      assert.equal(Number(JSON.parse(cli('--json', 'stats')).jobs.dead), 0);
+      await shot(page, 'dead-deleted');
+      await stop(w3);
     });
 
   await t.test('a revoked token brings the login form back', async () => {
