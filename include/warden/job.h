@@ -252,8 +252,9 @@ struct WorkerInfo {
   // claims nothing there. Filled by the Client's listings.
   bool node_disabled = false;
   // Active, not silent, on a node that takes work: it may claim now.
+  // (Concurrency 0: it takes part in maintenance only, as `warden serve` does.)
   bool Claiming() const {
-    return state == WorkerState::kActive && !silent_for && !node_disabled;
+    return concurrency > 0 && state == WorkerState::kActive && !silent_for && !node_disabled;
   }
 };
 

@@ -52,7 +52,7 @@ struct NodeInfo {
   TimeMs updated_at = 0;             // 0 when not registered
   std::optional<TimeMs> removed_at;  // when it was removed, if it is
   int64_t running = 0;               // jobs running on its workers
-  int64_t live_workers = 0;          // active or draining
+  int64_t live_workers = 0;  // active or draining, that claim (not `warden serve`'s row)
   bool TakesWork() const { return !registered || (present && enabled); }
 };
 

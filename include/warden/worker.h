@@ -90,6 +90,13 @@ struct WorkerOptions {
   Millis poll_interval{1000};   // fallback when no wake-up arrives
   Millis flush_window{2};       // completions are batched this long
   Millis retention{7LL * 24 * 3600 * 1000};
+  // Take part in maintenance only, as `warden serve` does: register,
+  // heartbeat, prove the deaths of processes on this host, sweep, and lead
+  // maintenance when it falls to this worker, but claim nothing. No handler
+  // is needed; queues, concurrency, commands and exit_when_idle are unused.
+  // Its row says concurrency 0, which every listing, count and metric reads
+  // as a worker that serves no work.
+  bool maintenance_only = false;
   // Return from Run() once nothing it could run is left: no job on its
   // queues, of its tasks (or a command job, with allow_commands), is
   // available, retryable, due or running. Jobs scheduled for later, and

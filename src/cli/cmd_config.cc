@@ -71,7 +71,9 @@ Json ServerValues(const ServeSetup& s) {
           {"access_log", o.access_log},
           {"bulk_batch", o.bulk_batch},
           {"bulk_lease", FormatDuration(o.bulk_lease)},
-          {"bulk_pause", FormatDuration(o.bulk_pause)}};
+          {"bulk_pause", FormatDuration(o.bulk_pause)},
+          {"no_maintenance", !o.maintenance},
+          {"maintenance_name", o.maintenance_name}};
 }
 
 // {"value": V, "source": "file", "line": 3} (or "env" with "env", "flag"

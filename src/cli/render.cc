@@ -207,6 +207,9 @@ void PrintWorkerTable(const std::vector<WorkerInfo>& workers, bool wide) {
     // shown silent whatever its row says (a display: recovery decides).
     std::string note = w.death_reason;
     if (w.node_disabled) note = "its node takes no work (disabled or removed): claims nothing";
+    if (w.concurrency == 0 && w.state == WorkerState::kActive) {
+      note = "maintenance only (warden serve): claims nothing";
+    }
     if (w.silent_for) note = SilenceText(w) + (note.empty() ? "" : "; " + note);
     fmt::print("{:>6}  {}  {:<9}  {}  {:>7}  {:>7}  {:<24}  {}\n", w.id, Cell(w.name, name),
                w.silent_for ? "silent" : WorkerStateName(w.state), Cell(w.node, node), w.pid,

@@ -181,6 +181,7 @@ std::vector<std::string> Worker::Impl::Tasks() const {
 }
 
 std::string Worker::Impl::Serves() const {
+  if (opt_.maintenance_only) return "maintenance only (claims nothing)";
   auto list = [](const std::vector<std::string>& names) {
     std::string out;
     for (const std::string& n : names) out += (out.empty() ? "" : ", ") + OneLine(n, 60);
@@ -205,10 +206,14 @@ Status Worker::Impl::Register() {
   reg.pid = host.pid;
   reg.pid_start = host.pid_start;
   reg.version = WARDEN_VERSION;
-  reg.queues = opt_.queues;
-  reg.tasks = Tasks();
-  reg.concurrency = opt_.concurrency;
-  reg.allow_commands = opt_.allow_commands;
+  if (opt_.maintenance_only) {
+    reg.concurrency = 0;  // no queue, task or command: it serves no work
+  } else {
+    reg.queues = opt_.queues;
+    reg.tasks = Tasks();
+    reg.concurrency = opt_.concurrency;
+    reg.allow_commands = opt_.allow_commands;
+  }
   reg.keepalive = opt_.keepalive_threshold;
   WARDEN_ASSIGN_OR_RETURN(WorkerId id, heartbeat_store_->WorkerRegister(reg));
   id_ = id;
@@ -265,15 +270,17 @@ Status Worker::Impl::Start() {
 }
 
 Status Worker::Impl::Run() {
-  if (handlers_.empty() && opt_.task_commands.empty() && !opt_.allow_commands) {
+  if (!opt_.maintenance_only && handlers_.empty() && opt_.task_commands.empty() &&
+      !opt_.allow_commands) {
     return InvalidArgument(
         "this worker can run nothing: register a handler (Worker::Handle), or set "
         "WorkerOptions::task_commands or allow_commands");
   }
   WARDEN_RETURN_IF_ERROR(Start());
   if (id_ == 0) return Status::Ok();  // stopped while waiting for the database
+  const int slots = opt_.maintenance_only ? 0 : opt_.concurrency;
   Log(LogLevel::kInfo, "started as worker " + std::to_string(id_.load()) + ": " + Serves() +
-                           ", concurrency " + std::to_string(opt_.concurrency));
+                           ", concurrency " + std::to_string(slots));
 
   Completer::Callbacks cb;
   cb.worker_id = [this] { return id_.load(); };
@@ -292,7 +299,7 @@ Status Worker::Impl::Run() {
   };
   completer_ = std::make_unique<Completer>(*finish_store_, env_, opt_.flush_window, cb);
 
-  for (int i = 0; i < opt_.concurrency; ++i) {
+  for (int i = 0; i < slots; ++i) {
     threads_.push_back(env_.StartThread([this] { SlotLoop(); }));
   }
   threads_.push_back(env_.StartThread([this] { HeartbeatLoop(); }));
@@ -307,8 +314,13 @@ Status Worker::Impl::Run() {
   // from here on it runs what is enqueued.
   Tell(WorkerPhase::kReady, "worker " + std::to_string(id_.load()) + " (" + opt_.name +
                                 "): " + Serves() + ", concurrency " +
-                                std::to_string(opt_.concurrency));
-  ClaimLoop();
+                                std::to_string(slots));
+  if (opt_.maintenance_only) {
+    UniqueMutexLock lock(mu_);
+    while (!stopping_) sleep_cv_.WaitFor(lock, Millis(1000));
+  } else {
+    ClaimLoop();
+  }
   Shutdown();
   return fatal_;
 }

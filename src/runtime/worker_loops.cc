@@ -65,7 +65,7 @@ void Worker::Impl::HeartbeatLoop() {
            std::to_string(old) + ")");
       continue;
     }
-    DrainIfNodeClosed(hb->node_takes_work);
+    if (!opt_.maintenance_only) DrainIfNodeClosed(hb->node_takes_work);  // it claims nothing
     std::unordered_map<JobId, int64_t> held;
     for (const JobRef& ref : hb->held) held[ref.id] = ref.lease_token;
     {

@@ -12,6 +12,7 @@
 #include "server/api.h"
 #include "server/host_check.h"
 #include "server/listener.h"
+#include "server/maintenance_participant.h"
 #include "warden/plural.h"
 #include "warden/text.h"
 
@@ -213,6 +214,12 @@ Status Serve(const ServeOptions& options, const ServeHooks& hooks) {
         ", beyond loopback: tokens cross the network in clear text (give --tls-cert and "
         "--tls-key)");
   }
+  std::unique_ptr<MaintenanceParticipant> maintenance;
+  if (options.maintenance) {
+    WARDEN_ASSIGN_OR_RETURN(maintenance,
+                            MaintenanceParticipant::Start(options.db, options.maintenance_name,
+                                                          log));
+  }
   auto live = std::make_shared<LiveCheck>(listener.get());
   if (hooks.ready) hooks.ready(listener->port(), [live] { return live->Check(); });
   int sig = 0;
@@ -226,6 +233,7 @@ Status Serve(const ServeOptions& options, const ServeHooks& hooks) {
   events.Stop();
   std::this_thread::sleep_for(options.drain_grace);
   listener->Stop(options.io_timeout);
+  if (maintenance) maintenance->Stop();
   return Status::Ok();
 }
 

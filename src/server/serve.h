@@ -41,6 +41,12 @@ struct ServeOptions {
   // One log line per response (--access-log): peer, method, path, status,
   // time taken and token name; never a token, a query or a body.
   bool access_log = false;
+  // Take part in maintenance (server/maintenance_participant.h): prove the
+  // deaths of workers on this host, sweep, lead when it falls to this
+  // server; a worker row named `maintenance_name` (empty:
+  // "serve-<host>-<pid>") that claims nothing. --no-maintenance: off.
+  bool maintenance = true;
+  std::string maintenance_name;
 };
 
 // What Serve checks of `options` before it opens anything: the address,

@@ -372,7 +372,8 @@ double Sample(const std::string& text, const std::string& series) {
 }
 
 TEST_P(HttpApiTest, TheFleetsCountersComeFromEveryWorkerAndSurviveItsDeath) {
-  StartServer({"--no-auth"});
+  // --no-maintenance: b, not this server, is to prove a's death and lead.
+  StartServer({"--no-auth", "--no-maintenance"});
   auto metrics = [&] { return Http("GET", "/metrics").body; };
   auto lint = [&](const std::string& text, const std::string& name) {
     const std::string file = dir() + "/" + name + ".txt";

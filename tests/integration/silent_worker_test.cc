@@ -4,6 +4,7 @@
 // with real processes, the real CLI and a real `warden serve` over HTTP.
 // Silence is a display (warden/worker_silence.h), not a verdict: the row
 // stays `active` and the job `running` until recovery decides.
+#include <chrono>
 #include <csignal>
 #include <fstream>
 
@@ -14,12 +15,15 @@ namespace {
 
 class SilentWorkerTest : public IntegrationTest {
  protected:
-  // `warden serve --no-auth` on a free port of 127.0.0.1.
-  void StartServer() {
+  // `warden serve --no-auth` on a free port of 127.0.0.1; `maintenance`:
+  // without --no-maintenance (a server that proves deaths would end the
+  // silences these tests look at).
+  void StartServer(bool maintenance = false) {
     const std::string base = dir() + "/serve";
-    server_ = warden::testing::Child::Spawn(
-        {WARDEN_BIN, "--db", db(), "serve", "--listen", "127.0.0.1:0", "--no-auth"},
-        base + ".out", base + ".err");
+    std::vector<std::string> argv = {WARDEN_BIN, "--db",        db(),       "serve",
+                                     "--listen", "127.0.0.1:0", "--no-auth"};
+    if (!maintenance) argv.push_back("--no-maintenance");
+    server_ = warden::testing::Child::Spawn(argv, base + ".out", base + ".err");
     ASSERT_TRUE(WaitFor([&] {
       const std::string log = server_->Stderr();
       const size_t at = log.find("serving on 127.0.0.1:");
@@ -110,6 +114,49 @@ TEST_P(SilentWorkerTest, AKilledOnlyWorkerIsShownSilentEverywhereAndNoVerdictFol
   EXPECT_FALSE(Has(m, "warden_maintenance_leader{")) << "a silent leader is dropped\n" << m;
   EXPECT_TRUE(Has(m, "warden_jobs{queue=\"t\",state=\"running\"} 1")) << m;
   EXPECT_TRUE(JobInState(id, warden::JobState::kRunning)) << "recovery is not the display's";
+}
+
+// With `warden serve` running (it takes part in maintenance by default), a
+// fleet of one worker whose worker was SIGKILLed needs no second worker:
+// the server proves the death on its host, the job is back in its queue,
+// and the dead worker is dead on every surface. The server's own row
+// claims nothing, so it is no queue's live worker.
+TEST_P(SilentWorkerTest, ServeProvesTheDeathOfAFleetsOnlyWorker) {
+  Worker& w = StartWorker("w7", FastFlags({{"--queues", "t"}}));
+  const int64_t wid = WorkerIdOf(w.pid());
+  const int64_t id = Add(Job("log start; sleep 60"), {"--queue", "t"});
+  ASSERT_TRUE(WaitFor([&] { return LedgerHas(id, 1, "start"); })) << w.Log();
+  StartServer(/*maintenance=*/true);
+  Json serve_row;
+  ASSERT_TRUE(WaitFor([&] {
+    for (const Json& row : Cli({"workers"}).json) {
+      if (row.value("name", "").rfind("serve-", 0) == 0) serve_row = row;
+    }
+    return !serve_row.is_null();
+  })) << Cli({"workers"}).out << server_->Stderr();
+  EXPECT_EQ(serve_row.value("concurrency", -1), 0) << serve_row.dump();
+  EXPECT_TRUE(Has(Text({"workers"}), "maintenance only")) << Text({"workers"});
+  ASSERT_TRUE(WaitFor([&] {
+    return Has(Get("/metrics"), "warden_queue_live_workers{queue=\"t\"} 1");
+  })) << Get("/metrics");
+
+  const auto killed_at = std::chrono::steady_clock::now();
+  w.proc->Kill();
+  // Proven dead by the server (same host): the job is back within the
+  // bound a second worker gives (docs/recovery.md), not after a keepalive
+  // or a lease.
+  ASSERT_TRUE(WaitFor([&] { return JobInState(id, warden::JobState::kAvailable); },
+                      Millis(20'000)))
+      << Cli({"jobs", "show", std::to_string(id)}).out << server_->Stderr();
+  const auto back_after = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::steady_clock::now() - killed_at)
+                              .count();
+  EXPECT_LT(back_after, 5'000) << "the job came back " << back_after << " ms after the kill";
+  EXPECT_EQ(WorkerRow(wid).value("state", ""), "dead") << WorkerRow(wid).dump();
+  const std::string m = Get("/metrics");
+  EXPECT_TRUE(Has(m, "warden_queue_live_workers{queue=\"t\"} 0")) << m;
+  EXPECT_TRUE(Has(m, "warden_queue_unserved_jobs{queue=\"t\"} 1")) << m;
+  EXPECT_TRUE(Has(server_->Stderr(), "proved 1 worker dead")) << server_->Stderr();
 }
 
 TEST_P(SilentWorkerTest, AFrozenWorkerIsSilentUntilItHeartbeatsAgain) {

@@ -137,7 +137,10 @@ async function shot(page, name) {
 }
 
 async function startServer(name, extra = [], db = DB) {
-  const server = start(name, ['serve', '--listen', '127.0.0.1:0', ...extra], db);
+  // --no-maintenance: a server taking part in maintenance would end the
+  // silences (frozen and killed workers) these pages are checked showing.
+  const server = start(name, ['serve', '--listen', '127.0.0.1:0', '--no-maintenance', ...extra],
+                       db);
   const port = await until('warden serve says where it serves', () => {
     if (server.exitCode !== null) throw new Error(`serve exited: ${server.output}`);
     const m = server.output.match(/serving on 127\.0\.0\.1:(\d+) \(http\)/);

@@ -59,6 +59,8 @@ const std::vector<ConfigKey>& ConfigKeys() {
       {"server", "--bulk-batch", K::kInteger},
       {"server", "--bulk-lease", K::kDuration},
       {"server", "--bulk-pause", K::kDuration},
+      {"server", "--no-maintenance", K::kBool},
+      {"server", "--maintenance-name", K::kString},
   };
   return keys;
 }

@@ -54,7 +54,7 @@ Result<std::vector<NodeInfo>> MemoryStore::NodeList() {
   for (const auto& [name, n] : t.nodes) registry.push_back(n);
   NodeListing nodes(std::move(registry));
   for (const auto& [id, w] : t.workers) {
-    if (IsLive(w.state)) nodes.AddLiveWorkers(w.node, 1);
+    if (IsLive(w.state) && w.concurrency > 0) nodes.AddLiveWorkers(w.node, 1);
   }
   for (const auto& [id, job] : t.jobs) {
     if (job.state != JobState::kRunning || !job.worker_id) continue;

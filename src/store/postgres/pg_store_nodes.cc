@@ -71,7 +71,7 @@ Result<std::vector<NodeInfo>> PgStore::NodeList() {
   NodeListing nodes(std::move(registry));
   WARDEN_ASSIGN_OR_RETURN(
       Rows live, conn_->Exec("SELECT node, count(*) FROM warden.workers WHERE state IN "
-                             "('active', 'draining') GROUP BY node"));
+                             "('active', 'draining') AND concurrency > 0 GROUP BY node"));
   for (int i = 0; i < live.size(); ++i) nodes.AddLiveWorkers(live.Text(i, 0), live.Int(i, 1));
   WARDEN_ASSIGN_OR_RETURN(
       Rows running, conn_->Exec("SELECT w.node, count(*) FROM warden.jobs j JOIN warden.workers "

@@ -45,7 +45,7 @@ Result<std::vector<NodeInfo>> SqliteStore::NodeList() {
   NodeListing nodes(std::move(registry));
   WARDEN_ASSIGN_OR_RETURN(
       Stmt live, db_->Prepare("SELECT node, count(*) FROM workers WHERE state IN ('active', "
-                              "'draining') GROUP BY node"));
+                              "'draining') AND concurrency > 0 GROUP BY node"));
   while (true) {
     WARDEN_ASSIGN_OR_RETURN(bool row, live.Step());
     if (!row) break;
