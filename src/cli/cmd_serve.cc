@@ -39,9 +39,10 @@ void AddServeFlags(CLI::App* serve, ServeFlags& f) {
   serve->add_option("--log-format", f.log_format,
                     "text | json: one JSON object a line on stderr (time, level, message)")
       ->capture_default_str();
-  serve->add_flag_function("--no-maintenance", [&o](int64_t) { o.maintenance = false; },
-                  "take no part in maintenance (by default this server proves the deaths of "
-                  "workers on its host, sweeps, and may lead maintenance; it claims no job)");
+  serve->add_flag_function(
+      "--no-maintenance", [&o](int64_t) { o.maintenance = false; },
+      "take no part in maintenance (by default this server proves the deaths of "
+      "workers on its host, sweeps, and may lead maintenance; it claims no job)");
   serve->add_option("--maintenance-name", o.maintenance_name,
                     "the name of this server's maintenance row in `warden workers` "
                     "(default serve-HOST-PID)");
