@@ -251,10 +251,15 @@ struct WorkerInfo {
   // Its node is registered and disabled or removed (warden/nodes.h): it
   // claims nothing there. Filled by the Client's listings.
   bool node_disabled = false;
-  // Active, not silent, on a node that takes work: it may claim now.
-  // (Concurrency 0: it takes part in maintenance only, as `warden serve` does.)
+  // A row that takes part in maintenance only and never claims, as `warden
+  // serve`'s (WorkerOptions::maintenance_only): no listing, count or metric
+  // takes it for a worker that serves work.
+  bool MaintenanceOnly() const { return concurrency == 0; }
+  // Active, not silent, on a node that takes work, and a claimer: it may
+  // claim now.
   bool Claiming() const {
-    return concurrency > 0 && state == WorkerState::kActive && !silent_for && !node_disabled;
+    return !MaintenanceOnly() && state == WorkerState::kActive && !silent_for &&
+           !node_disabled;
   }
 };
 

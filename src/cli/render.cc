@@ -207,7 +207,7 @@ void PrintWorkerTable(const std::vector<WorkerInfo>& workers, bool wide) {
     // shown silent whatever its row says (a display: recovery decides).
     std::string note = w.death_reason;
     if (w.node_disabled) note = "its node takes no work (disabled or removed): claims nothing";
-    if (w.concurrency == 0 && w.state == WorkerState::kActive) {
+    if (w.MaintenanceOnly() && w.state == WorkerState::kActive) {
       note = "maintenance only (warden serve): claims nothing";
     }
     if (w.silent_for) note = SilenceText(w) + (note.empty() ? "" : "; " + note);

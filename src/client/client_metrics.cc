@@ -62,7 +62,7 @@ Result<std::string> Client::ExportMetrics() {
   for (WorkerState s : kWorkerStates) by_state[WorkerStateName(s)] = 0;
   by_state[kSilentState] = 0;
   for (const WorkerInfo& w : workers) {
-    if (w.concurrency == 0) continue;  // `warden serve`'s maintenance row: no worker
+    if (w.MaintenanceOnly()) continue;  // `warden serve`'s row: no worker
     ++by_state[w.silent_for ? kSilentState : WorkerStateName(w.state)];
   }
   for (const auto& [state, n] : by_state) {

@@ -79,7 +79,7 @@ Result<std::vector<Serving>> ClaimingWorkers(Store& store) {
   }
   std::vector<Serving> out;
   for (const WorkerInfo& w : live) {
-    if (w.concurrency > 0 && w.state == WorkerState::kActive && !closed.count(w.node)) {
+    if (!w.MaintenanceOnly() && w.state == WorkerState::kActive && !closed.count(w.node)) {
       out.push_back(ServingOf(w));
     }
   }

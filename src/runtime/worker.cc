@@ -316,8 +316,9 @@ Status Worker::Impl::Run() {
                                 "): " + Serves() + ", concurrency " +
                                 std::to_string(slots));
   if (opt_.maintenance_only) {
+    // Its loops (heartbeat, sweeper, session) do the work, until Stop().
     UniqueMutexLock lock(mu_);
-    while (!stopping_) sleep_cv_.WaitFor(lock, Millis(1000));
+    while (!stopping_) sleep_cv_.WaitFor(lock, Millis(1000), [&] { return stopping_.load(); });
   } else {
     ClaimLoop();
   }
