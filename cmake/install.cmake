@@ -4,6 +4,10 @@
 include(CMakePackageConfigHelpers)
 
 install(TARGETS warden RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
+# Where workers look for it (FindShimProgram, env/subprocess.h): beside the
+# program, or in its ../libexec/warden.
+install(TARGETS warden-shim RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/warden
+  COMPONENT runtime)
 configure_file(docs/man/warden.1.in ${PROJECT_BINARY_DIR}/warden.1 @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/warden.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1
   COMPONENT runtime)

@@ -74,6 +74,12 @@ struct WorkerOptions {
   int concurrency = 8;
   bool allow_commands = false;                       // run `--cmd` jobs
   std::map<std::string, std::string> task_commands;  // task -> shell command
+  // The program that supervises each command job (warden-shim, installed
+  // with warden). Empty: looked for beside the running program, in its
+  // ../libexec/warden, then where warden installs it; where there is none,
+  // the worker forks itself for each job instead, which runs the same
+  // supervision more slowly (docs/design.md, "Running a job").
+  std::string command_shim;
   Millis heartbeat{1000};
   Millis lease{10'000};
   Millis keepalive_threshold{10'000};

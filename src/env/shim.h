@@ -2,8 +2,9 @@
 // (env/subprocess.h draws the tree), and the messages it exchanges with
 // the worker's Supervisor (env/subprocess.cc).
 //
-// Why a process of its own: it outlives a killed worker. It is a fork of the
-// worker that never execs, in a process group of its own, ignoring
+// Why a process of its own: it outlives a killed worker. It is the
+// warden-shim program (env/shim/warden_shim.cc), or a fork of the worker
+// that never execs, in a process group of its own, ignoring
 // terminal and termination signals; it forks the job, reports the job's pid
 // (= pgid), forwards the worker's signals to the job's group, and when the
 // job's main process exits kills what is left of the group before reaping

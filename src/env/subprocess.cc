@@ -8,8 +8,10 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -149,6 +151,48 @@ std::string PayloadFile(const std::string& data, Fd& out) {
   return "";
 }
 
+// Starts warden-shim (env/shim/warden_shim.cc) with the shim's fds kept
+// at their numbers, every signal blocked and every handler default, as a
+// fork of the worker would start shim::Run; its pid, or -1. posix_spawn
+// runs the child in the worker's memory until the exec (no page tables
+// copied), and only the five fds it names survive it: the worker's other
+// fds are all close-on-exec.
+pid_t SpawnShimProgram(const std::string& path, const shim::Args& a) {
+  const int fds[] = {a.sock, a.stdin_r, a.stdout_w, a.stderr_w, a.control_w};
+  std::vector<std::string> words = {path};
+  for (int fd : fds) words.push_back(std::to_string(fd));
+  words.push_back(std::to_string(a.start_by_ms));
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  for (char* const* w = a.argv; *w != nullptr; ++w) argv.push_back(*w);
+  argv.push_back(nullptr);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attr;
+  if (posix_spawn_file_actions_init(&actions) != 0) return -1;
+  if (posix_spawnattr_init(&attr) != 0) {
+    posix_spawn_file_actions_destroy(&actions);
+    return -1;
+  }
+  bool ready = true;
+  // A dup2 onto itself clears the fd's close-on-exec flag in the child
+  // (POSIX, glibc 2.29+).
+  for (int fd : fds) ready = ready && posix_spawn_file_actions_adddup2(&actions, fd, fd) == 0;
+  sigset_t all;
+  sigfillset(&all);
+  ready = ready &&
+          posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF) == 0 &&
+          posix_spawnattr_setsigmask(&attr, &all) == 0 &&
+          posix_spawnattr_setsigdefault(&attr, &all) == 0;
+  pid_t pid = -1;
+  if (ready && posix_spawn(&pid, path.c_str(), &actions, &attr, argv.data(), a.envp) != 0) {
+    pid = -1;
+  }
+  posix_spawnattr_destroy(&attr);
+  posix_spawn_file_actions_destroy(&actions);
+  return pid;
+}
+
 // The worker's half of one job: owns its end of every pipe and the socket.
 class Supervisor {
  public:
@@ -237,6 +281,14 @@ bool Supervisor::Spawn() {
       envp.data(),     static_cast<int>(std::clamp(open_max, 1024L, 65536L)),
       spec_.start_by_mono_ms.value_or(-1)};
 
+  if (!spec_.shim_path.empty()) {
+    if (pid_t pid = SpawnShimProgram(spec_.shim_path, args); pid > 0) {
+      shim_pid_ = pid;
+      return true;
+    }
+    // Not startable (removed, not executable): the fork below runs the
+    // same shim code, only more slowly.
+  }
   // Block all signals across fork: no worker handler may run in the shim,
   // which keeps them blocked; the job unblocks after resetting handlers.
   sigset_t all, old;
@@ -472,6 +524,28 @@ SubprocessResult RunSubprocess(
   }
   result.elapsed = std::chrono::duration_cast<Millis>(SteadyClock::now() - start);
   return result;
+}
+
+std::string FindShimProgram() {
+  std::vector<std::string> candidates;
+  char self[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0) {
+    std::string dir(self, static_cast<size_t>(n));
+    dir.erase(dir.rfind('/') + 1);
+    candidates.push_back(dir + "warden-shim");  // the build tree, or one directory
+    candidates.push_back(dir + "../libexec/warden/warden-shim");  // a prefix
+  }
+#ifdef WARDEN_LIBEXEC_DIR
+  candidates.push_back(WARDEN_LIBEXEC_DIR "/warden-shim");
+#endif
+  for (const std::string& path : candidates) {
+    struct stat st {};
+    if (stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0) {
+      return path;
+    }
+  }
+  return "";
 }
 
 }  // namespace warden

@@ -3,8 +3,10 @@
 //
 // Process tree:   worker ── shim ── /bin/sh -c COMMAND (own process group)
 //
-// The shim is a fork of the worker (it never execs) holding one end of a
-// socketpair with the worker. It reports the job's pid (= pgid), waits for
+// The shim is the warden-shim program (SubprocessSpec::shim_path, started
+// with posix_spawn), or where there is none a fork of the worker that never
+// execs; either way it runs shim::Run, holding one end of a socketpair with
+// the worker. It reports the job's pid (= pgid), waits for
 // the job on a pidfd, and sends the job's wait status back. If the worker
 // dies for any reason (SIGKILL included), the shim sees EOF on the socket and
 // SIGKILLs the job's whole process group. When the job's main process exits,
@@ -67,7 +69,16 @@ struct SubprocessSpec {
   // nothing if it has passed (missed_start_deadline): the worker that
   // spawned it may be frozen by then, its lease gone to another worker.
   std::optional<int64_t> start_by_mono_ms;
+  // The warden-shim program (FindShimProgram), started for the job with
+  // posix_spawn. Empty, or not startable: the worker forks itself to run
+  // the same shim code, which costs a copy of its page tables per job.
+  std::string shim_path;
 };
+
+// warden-shim beside the running program, or in its ../libexec/warden, or
+// in the libexec directory warden was built to install to; empty if none
+// is an executable file.
+std::string FindShimProgram();
 
 struct SubprocessResult {
   bool started = false;  // false: could not spawn; see spawn_error

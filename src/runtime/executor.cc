@@ -204,6 +204,7 @@ JobOutcome Worker::Impl::ExecuteCommand(RunningJob& r,
   spec.timeout = r.job.timeout;
   spec.kill_grace = opt_.kill_grace;
   spec.start_by_mono_ms = LeaseProvenUntil(r);
+  spec.shim_path = opt_.command_shim;
   spec.env = {
       {"WARDEN_JOB_ID", std::to_string(r.job.id)},
       {"WARDEN_TASK", r.job.task},

@@ -10,6 +10,7 @@
 #include "warden/text.h"
 #include "warden/plural.h"
 #include "core/lease.h"
+#include "env/subprocess.h"
 #include "maintenance/recovery_metrics.h"
 #include "maintenance/sweeper.h"
 #include "runtime/worker_impl.h"
@@ -77,6 +78,9 @@ Result<std::unique_ptr<Worker>> CreateWorker(const std::string& db_url, WorkerOp
   }
   if (!options.node.empty()) WARDEN_RETURN_IF_ERROR(CheckNodeName(options.node).Annotate("node"));
   if (!NamesDatabaseServer(db_url)) options.start_timeout = Millis(0);  // store/server_url.h
+  if (options.command_shim.empty() && (options.allow_commands || !options.task_commands.empty())) {
+    options.command_shim = FindShimProgram();
+  }
   Worker::Impl::OpenStoreFn open =
       seams.open_store ? seams.open_store : [db_url] { return OpenStore(db_url); };
   // Four connections: claims, heartbeats, sweeps and completions never wait

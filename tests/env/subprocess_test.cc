@@ -35,12 +35,33 @@ using testing::WaitFor;
 // A process named by (pid, start time), so pid reuse cannot fool a check.
 using Proc = testing::ProcId;
 
+// Each test runs twice: the shim started as its own program (warden-shim,
+// as `warden worker` starts it), and forked from this process (a worker
+// that finds no warden-shim).
+std::string shim_path;  // this run's SubprocessSpec::shim_path
+
+class SubprocessTest : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override { shim_path = GetParam() ? WARDEN_TEST_SHIM_PROGRAM : ""; }
+};
+
+INSTANTIATE_TEST_SUITE_P(Spawn, SubprocessTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& p) {
+                           return p.param ? "program" : "fork";
+                         });
+
+SubprocessResult RunSpec(SubprocessSpec spec, StopSignal& stop,
+                     const std::function<void(const std::string&)>& on_line) {
+  spec.shim_path = shim_path;
+  return RunSubprocess(spec, stop, on_line);
+}
+
 SubprocessResult RunCommand(const std::string& command,
                             SubprocessSpec spec = {},
                             std::vector<std::string>* lines = nullptr) {
   spec.command = command;
   StopSignal stop;
-  return RunSubprocess(spec, stop, [lines](const std::string& line) {
+  return RunSpec(spec, stop, [lines](const std::string& line) {
     if (lines != nullptr) lines->push_back(line);
   });
 }
@@ -52,7 +73,7 @@ std::vector<int> ParseInts(const std::string& line) {
   return out;
 }
 
-TEST(SubprocessTest, ExitCodes) {
+TEST_P(SubprocessTest, ExitCodes) {
   SubprocessResult ok = RunCommand("exit 0");
   EXPECT_TRUE(ok.started) << ok.spawn_error;
   EXPECT_EQ(ok.exit_code, 0);
@@ -68,7 +89,7 @@ TEST(SubprocessTest, ExitCodes) {
   EXPECT_EQ(bad.stderr_tail, "err\n");
 }
 
-TEST(SubprocessTest, MissingCommandExits127) {
+TEST_P(SubprocessTest, MissingCommandExits127) {
   SubprocessResult r = RunCommand("/nonexistent/warden-no-such-command");
   EXPECT_TRUE(r.started);
   EXPECT_EQ(r.exit_code, 127);
@@ -82,7 +103,7 @@ int64_t BoottimeMs() {
 
 // The job's own process checks the start deadline just before exec: past
 // it, nothing of the command runs.
-TEST(SubprocessTest, PastStartDeadlineRunsNothing) {
+TEST_P(SubprocessTest, PastStartDeadlineRunsNothing) {
   char dir[] = "/tmp/warden-deadline-XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);
   const std::string mark = std::string(dir) + "/ran";
@@ -106,7 +127,7 @@ TEST(SubprocessTest, PastStartDeadlineRunsNothing) {
 
 // The payload is a file the job reads by itself: seekable, read in full
 // however large, without the supervisor's help.
-TEST(SubprocessTest, StdinIsAFileHoldingThePayload) {
+TEST_P(SubprocessTest, StdinIsAFileHoldingThePayload) {
   SubprocessSpec spec;
   spec.stdin_data = std::string(300 * 1024, 'p');
   SubprocessResult r = RunCommand("test -f /dev/stdin && wc -c", spec);
@@ -114,7 +135,7 @@ TEST(SubprocessTest, StdinIsAFileHoldingThePayload) {
   EXPECT_EQ(std::stoi(r.stdout_tail), 300 * 1024);
 }
 
-TEST(SubprocessTest, StdinReachesJob) {
+TEST_P(SubprocessTest, StdinReachesJob) {
   SubprocessSpec spec;
   spec.stdin_data = "hello\nworld\n";
   SubprocessResult r = RunCommand("cat", spec);
@@ -122,7 +143,7 @@ TEST(SubprocessTest, StdinReachesJob) {
   EXPECT_EQ(r.stdout_tail, "hello\nworld\n");
 }
 
-TEST(SubprocessTest, LargeStdinDeliveredWhole) {
+TEST_P(SubprocessTest, LargeStdinDeliveredWhole) {
   SubprocessSpec spec;
   spec.stdin_data = std::string(1 << 20, 'q');
   SubprocessResult r = RunCommand("wc -c", spec);
@@ -130,7 +151,7 @@ TEST(SubprocessTest, LargeStdinDeliveredWhole) {
   EXPECT_EQ(std::stoi(r.stdout_tail), 1 << 20);
 }
 
-TEST(SubprocessTest, UnreadStdinDoesNotHang) {
+TEST_P(SubprocessTest, UnreadStdinDoesNotHang) {
   SubprocessSpec spec;
   spec.stdin_data = std::string(1 << 20, 'q');
   spec.timeout = Millis(60000);
@@ -144,7 +165,7 @@ TEST(SubprocessTest, UnreadStdinDoesNotHang) {
   EXPECT_FALSE(r.timed_out);
 }
 
-TEST(SubprocessTest, EnvironmentVisible) {
+TEST_P(SubprocessTest, EnvironmentVisible) {
   SubprocessSpec spec;
   spec.env = {{"WARDEN_TEST_VAR", "a b"}, {"HOME", "/nowhere"}};
   SubprocessResult r = RunCommand(
@@ -155,7 +176,7 @@ TEST(SubprocessTest, EnvironmentVisible) {
   EXPECT_EQ(r.stdout_tail, "a b|/nowhere|3");
 }
 
-TEST(SubprocessTest, InvalidEnvironmentNameRejected) {
+TEST_P(SubprocessTest, InvalidEnvironmentNameRejected) {
   SubprocessSpec spec;
   spec.env = {{"A=B", "x"}};
   SubprocessResult r = RunCommand("exit 0", spec);
@@ -163,7 +184,7 @@ TEST(SubprocessTest, InvalidEnvironmentNameRejected) {
   EXPECT_FALSE(r.spawn_error.empty());
 }
 
-TEST(SubprocessTest, TailsKeepOnlyTheEnd) {
+TEST_P(SubprocessTest, TailsKeepOnlyTheEnd) {
   SubprocessSpec spec;
   spec.tail_bytes = 100;
   SubprocessResult r = RunCommand(
@@ -175,7 +196,7 @@ TEST(SubprocessTest, TailsKeepOnlyTheEnd) {
   EXPECT_EQ(r.stdout_tail, std::string(97, 'y') + "FIN");
 }
 
-TEST(SubprocessTest, KilledBySignal) {
+TEST_P(SubprocessTest, KilledBySignal) {
   SubprocessResult r = RunCommand("ulimit -c 0; kill -SEGV $$");
   EXPECT_TRUE(r.started);
   EXPECT_FALSE(r.exit_code.has_value());
@@ -183,7 +204,7 @@ TEST(SubprocessTest, KilledBySignal) {
   EXPECT_FALSE(r.timed_out);
 }
 
-TEST(SubprocessTest, TimeoutSendsTerm) {
+TEST_P(SubprocessTest, TimeoutSendsTerm) {
   SubprocessSpec spec;
   spec.timeout = Millis(200);
   spec.kill_grace = Millis(60000);
@@ -194,7 +215,7 @@ TEST(SubprocessTest, TimeoutSendsTerm) {
   EXPECT_LT(r.elapsed, kBound);
 }
 
-TEST(SubprocessTest, TimeoutEscalatesToKillAfterGrace) {
+TEST_P(SubprocessTest, TimeoutEscalatesToKillAfterGrace) {
   // Valid only if the shell installed its trap before the timeout fired; a
   // loaded machine may start it late, so retry with longer timeouts.
   for (Millis timeout : {Millis(300), Millis(2000), Millis(8000)}) {
@@ -205,7 +226,7 @@ TEST(SubprocessTest, TimeoutEscalatesToKillAfterGrace) {
     StopSignal stop;
     const auto t0 = steady_clock::now();
     bool trapped_in_time = false;
-    SubprocessResult r = RunSubprocess(spec, stop, [&](const std::string&) {
+    SubprocessResult r = RunSpec(spec, stop, [&](const std::string&) {
       trapped_in_time = steady_clock::now() < t0 + timeout;
     });
     if (!trapped_in_time) continue;
@@ -219,12 +240,12 @@ TEST(SubprocessTest, TimeoutEscalatesToKillAfterGrace) {
   FAIL() << "the shell never installed its trap before the timeout";
 }
 
-TEST(SubprocessTest, StopEscalatesToKillAfterGrace) {
+TEST_P(SubprocessTest, StopEscalatesToKillAfterGrace) {
   StopSignal stop;
   SubprocessSpec spec;
   spec.command = "trap '' TERM; echo trapped >&3; sleep 60";
   spec.kill_grace = Millis(300);
-  SubprocessResult r = RunSubprocess(spec, stop, [&](const std::string&) {
+  SubprocessResult r = RunSpec(spec, stop, [&](const std::string&) {
     stop.Request(StopReason::kShutdown);
   });
   EXPECT_FALSE(r.timed_out);
@@ -234,7 +255,7 @@ TEST(SubprocessTest, StopEscalatesToKillAfterGrace) {
   EXPECT_LT(r.elapsed, kBound);
 }
 
-TEST(SubprocessTest, StopImmediatelyAfterSpawnIsNotLost) {
+TEST_P(SubprocessTest, StopImmediatelyAfterSpawnIsNotLost) {
   // A stop that lands before the job has even exec'd must still stop it.
   for (int i = 0; i < 20; ++i) {
     SubprocessSpec spec;
@@ -247,14 +268,14 @@ TEST(SubprocessTest, StopImmediatelyAfterSpawnIsNotLost) {
   }
 }
 
-TEST(SubprocessTest, StopSignalFromAnotherThread) {
+TEST_P(SubprocessTest, StopSignalFromAnotherThread) {
   StopSignal stop;
   SubprocessSpec spec;
   spec.command = "echo ready >&3; sleep 60";
   std::atomic<bool> ready{false};
   SubprocessResult r;
   std::thread runner([&] {
-    r = RunSubprocess(spec, stop, [&](const std::string& line) {
+    r = RunSpec(spec, stop, [&](const std::string& line) {
       if (line == "ready") ready = true;
     });
   });
@@ -268,23 +289,23 @@ TEST(SubprocessTest, StopSignalFromAnotherThread) {
   EXPECT_LT(r.elapsed, kBound);
 }
 
-TEST(SubprocessTest, StopRequestedBeforeStartSpawnsNothing) {
+TEST_P(SubprocessTest, StopRequestedBeforeStartSpawnsNothing) {
   StopSignal stop;
   stop.Request(StopReason::kShutdown);
   EXPECT_TRUE(stop.requested());
   SubprocessSpec spec;
   spec.command = "exit 0";
-  SubprocessResult r = RunSubprocess(spec, stop, nullptr);
+  SubprocessResult r = RunSpec(spec, stop, nullptr);
   EXPECT_FALSE(r.started);
   EXPECT_EQ(r.stopped, StopReason::kShutdown);
 }
 
-TEST(SubprocessTest, StopKillsTheWholeGroup) {
+TEST_P(SubprocessTest, StopKillsTheWholeGroup) {
   StopSignal stop;
   SubprocessSpec spec;
   spec.command = "sleep 60 & echo $! >&3; wait";
   Proc sleeper;
-  SubprocessResult r = RunSubprocess(spec, stop, [&](const std::string& l) {
+  SubprocessResult r = RunSpec(spec, stop, [&](const std::string& l) {
     sleeper = Identify(std::stoi(l));
     EXPECT_FALSE(Gone(sleeper));
     stop.Request(StopReason::kFence);
@@ -294,7 +315,7 @@ TEST(SubprocessTest, StopKillsTheWholeGroup) {
   EXPECT_TRUE(WaitFor([&] { return Gone(sleeper); }));
 }
 
-TEST(SubprocessTest, LeftoversKilledWhenJobExits) {
+TEST_P(SubprocessTest, LeftoversKilledWhenJobExits) {
   std::vector<std::string> lines;
   SubprocessResult r =
       RunCommand("sleep 60 >/dev/null 2>&1 & echo $! >&3; exit 5", {}, &lines);
@@ -305,7 +326,7 @@ TEST(SubprocessTest, LeftoversKilledWhenJobExits) {
   EXPECT_TRUE(WaitFor([&] { return Gone(sleeper); }));
 }
 
-TEST(SubprocessTest, ControlLinesInOrder) {
+TEST_P(SubprocessTest, ControlLinesInOrder) {
   std::vector<std::string> lines;
   SubprocessResult r = RunCommand(
       "i=0; while [ $i -lt 1000 ]; do echo \"line $i\" >&3; i=$((i+1)); "
@@ -317,7 +338,7 @@ TEST(SubprocessTest, ControlLinesInOrder) {
     EXPECT_EQ(lines[i], "line " + std::to_string(i));
 }
 
-TEST(SubprocessTest, OverlongControlLineDropped) {
+TEST_P(SubprocessTest, OverlongControlLineDropped) {
   std::vector<std::string> lines;
   SubprocessResult r = RunCommand(
       "head -c 1048576 /dev/zero | tr '\\0' a >&3; echo >&3; "
@@ -331,7 +352,7 @@ TEST(SubprocessTest, OverlongControlLineDropped) {
   EXPECT_NE(r.stderr_tail.find("dropped a control line"), std::string::npos);
 }
 
-TEST(SubprocessTest, OnlyStdioAndControlFdReachTheJob) {
+TEST_P(SubprocessTest, OnlyStdioAndControlFdReachTheJob) {
   // A non-CLOEXEC fd in the worker must not leak into the job.
   int devnull = open("/dev/null", O_RDONLY);
   ASSERT_GE(devnull, 0);
@@ -353,7 +374,7 @@ TEST(SubprocessTest, OnlyStdioAndControlFdReachTheJob) {
   EXPECT_LE(fds.size(), 5u) << r.stdout_tail;
 }
 
-TEST(SubprocessTest, ConcurrentJobsStaySeparate) {
+TEST_P(SubprocessTest, ConcurrentJobsStaySeparate) {
   constexpr int kJobs = 8;
   std::vector<SubprocessResult> results(kJobs);
   std::vector<std::vector<std::string>> lines(kJobs);
@@ -366,7 +387,7 @@ TEST(SubprocessTest, ConcurrentJobsStaySeparate) {
       spec.stdin_data = std::string(200000, static_cast<char>('a' + i));
       spec.tail_bytes = 1 << 20;
       StopSignal stop;
-      results[i] = RunSubprocess(
+      results[i] = RunSpec(
           spec, stop, [&, i](const std::string& l) { lines[i].push_back(l); });
     });
   }
@@ -379,16 +400,19 @@ TEST(SubprocessTest, ConcurrentJobsStaySeparate) {
   }
 }
 
-TEST(SubprocessTest, ShimDeathKillsJobAndIsReported) {
+TEST_P(SubprocessTest, ShimDeathKillsJobAndIsReported) {
   StopSignal stop;
   SubprocessSpec spec;
   spec.command = "sleep 60 & echo $PPID $$ $! >&3; wait";
   Proc shell, sleeper;
-  SubprocessResult r = RunSubprocess(spec, stop, [&](const std::string& l) {
+  SubprocessResult r = RunSpec(spec, stop, [&](const std::string& l) {
     std::vector<int> pids = ParseInts(l);
     ASSERT_EQ(pids.size(), 3u);
     shell = Identify(pids[1]);
     sleeper = Identify(pids[2]);
+    // The shim is the program when one was given, else a fork of this test.
+    EXPECT_EQ(GetParam(), proc::ReadFile("/proc/" + std::to_string(pids[0]) + "/comm") ==
+                              "warden-shim\n");
     kill(pids[0], SIGKILL);  // the shim
   });
   EXPECT_TRUE(r.started);
@@ -431,7 +455,7 @@ void ExpectWorkerDeathKillsJob(bool kill_worker_group) {
     StopSignal stop;
     SubprocessSpec spec;
     spec.command = "sleep 300 & echo $$ $! >&3; wait";
-    RunSubprocess(spec, stop, [&](const std::string& line) {
+    RunSpec(spec, stop, [&](const std::string& line) {
       std::string out = line + "\n";
       (void)!write(report[1], out.data(), out.size());
     });
@@ -460,11 +484,11 @@ void ExpectWorkerDeathKillsJob(bool kill_worker_group) {
                       Millis(10000)));
 }
 
-TEST(SubprocessTest, WorkerDeathKillsJobAndDescendants) {
+TEST_P(SubprocessTest, WorkerDeathKillsJobAndDescendants) {
   ExpectWorkerDeathKillsJob(false);
 }
 
-TEST(SubprocessTest, WorkerGroupKillStillKillsJob) {
+TEST_P(SubprocessTest, WorkerGroupKillStillKillsJob) {
   ExpectWorkerDeathKillsJob(true);
 }
 

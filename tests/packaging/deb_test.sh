@@ -42,7 +42,7 @@ if grep -q 'WARDEN_POSTGRES:BOOL=ON' "$build/CMakeCache.txt"; then
   grep -q 'libpq5' <<<"$depends" || fail "Depends lacks libpq5"
 fi
 contents=$(dpkg-deb -c "$deb")
-for f in ./usr/bin/warden ./usr/share/man/man1/warden.1 \
+for f in ./usr/bin/warden ./usr/libexec/warden/warden-shim ./usr/share/man/man1/warden.1 \
          ./usr/share/bash-completion/completions/warden; do
   grep -q " $f\$" <<<"$contents" || fail "$(basename "$deb") lacks $f"
 done
@@ -149,6 +149,7 @@ fi
 warden=$root/usr/bin/warden
 if ldd "$warden" | grep 'not found'; then fail "the installed warden lacks a library"; fi
 "$warden" --version
+expect_shim_parent "$warden" "$work"
 # The demo re-runs its own binary (/proc/self/exe) as its workers: all of
 # it runs from the scratch root.
 (cd "$work" && "$warden" demo --jobs 100) >"$work/demo.log" 2>&1 ||

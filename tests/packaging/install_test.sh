@@ -52,5 +52,9 @@ grep -qx 'u warden - "warden job queue" /var/lib/warden' "$prefix/lib/sysusers.d
 
 "$prefix/bin/warden" --version | grep '^warden ' >/dev/null || fail "the installed warden does not run"
 if ldd "$prefix/bin/warden" | grep 'not found'; then fail "the installed warden lacks a library"; fi
-echo "installed in $prefix: binary, library, headers, CMake package, warden.pc, man page," \
+# Its command jobs' supervisor, found from the installed binary
+# (FindShimProgram): the job's parent is the installed warden-shim.
+[ -x "$prefix/libexec/warden/warden-shim" ] || fail "libexec/warden/warden-shim was not installed"
+expect_shim_parent "$prefix/bin/warden" "$work"
+echo "installed in $prefix: binary, command-job shim, library, headers, CMake package, warden.pc, man page," \
      "bash completion, $units systemd units (ExecStart in $prefix/bin), sysusers.d file"

@@ -26,3 +26,17 @@ libdir_of() {
   [ -n "$a" ] || fail "no libwarden.a under $1"
   dirname "$a"
 }
+
+# expect_shim_parent WARDEN WORK: a command job run by WARDEN's worker (on a
+# SQLite file under WORK) has the warden-shim program as its parent, the
+# one installed with WARDEN (not a fork of the worker).
+expect_shim_parent() {
+  local warden=$1 dir=$2/shim-check
+  rm -rf "$dir" && mkdir -p "$dir"
+  "$warden" --config /dev/null --db "$dir/jobs.db" add --cmd "cat /proc/\$PPID/comm >$dir/parent" \
+    >/dev/null 2>&1 || fail "$warden add --cmd"
+  "$warden" --config /dev/null --db "$dir/jobs.db" worker --allow-cmd --exit-when-idle \
+    --log-level error || fail "$warden worker --allow-cmd"
+  [ "$(cat "$dir/parent" 2>/dev/null)" = warden-shim ] ||
+    fail "$warden's command job ran under '$(cat "$dir/parent" 2>/dev/null)', not warden-shim"
+}
