@@ -107,8 +107,15 @@ install_peers() {
 }
 
 "$ROOT/scripts/deps.sh"   # the one install list: Redis, gnuplot, npm included
-NODE=$(find_node)
-install_peers
+# Node, the peers and Redis only when a peer runs (`make test`'s smoke run
+# times warden's own systems: --systems warden-sqlite,warden-pg).
+PEERS_RUN=false
+for s in graphile-worker pg-boss bullmq; do has_system "$s" && PEERS_RUN=true; done
+NODE=""
+if $PEERS_RUN; then
+  NODE=$(find_node)
+  install_peers
+fi
 
 say "building Release in $BUILD"
 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DWARDEN_BUILD_BENCH=ON >/dev/null
@@ -147,15 +154,18 @@ free_port() {
   done
   return 1
 }
-REDIS_PORT=$(free_port)
-mkdir -p "$WORK/redis"
-redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$WORK/redis" --save '' \
-  --appendonly yes --appendfsync everysec --maxmemory-policy noeviction \
-  --logfile "$WORK/redis/log" >/dev/null &
-REDIS_PID=$!
-for _ in $(seq 1 100); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
-redis-cli -p "$REDIS_PORT" ping >/dev/null || { say "redis did not start"; exit 1; }
-REDIS_URL=redis://127.0.0.1:$REDIS_PORT
+REDIS_URL=""
+if has_system bullmq; then
+  REDIS_PORT=$(free_port)
+  mkdir -p "$WORK/redis"
+  redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$WORK/redis" --save '' \
+    --appendonly yes --appendfsync everysec --maxmemory-policy noeviction \
+    --logfile "$WORK/redis/log" >/dev/null &
+  REDIS_PID=$!
+  for _ in $(seq 1 100); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  redis-cli -p "$REDIS_PORT" ping >/dev/null || { say "redis did not start"; exit 1; }
+  REDIS_URL=redis://127.0.0.1:$REDIS_PORT
+fi
 
 # --- running -------------------------------------------------------------------
 # The table and plots go to bench/results/ (a full run) or the build tree (a
@@ -318,6 +328,7 @@ fi
 
 # --- the table -------------------------------------------------------------------
 peer_version() {
+  $PEERS_RUN || return 0
   sed -n 's/^  "version": "\(.*\)",$/\1/p' "$PEERS/node_modules/$1/package.json" | head -n1
 }
 rev=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -344,7 +355,7 @@ meta = {
                "PostgreSQL": "$(psql -X -At -d "$PG_URL" -c 'SHOW server_version')",
                "Redis": "$(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/')",
                "SQLite": "$(python3 -c 'import sqlite3; print(sqlite3.sqlite_version)')",
-               "Node": "$("$NODE" --version)",
+               "Node": "$([ -n "$NODE" ] && "$NODE" --version)",
                "graphile-worker": "$(peer_version graphile-worker)",
                "pg-boss": "$(peer_version pg-boss)",
                "bullmq": "$(peer_version bullmq)", "ioredis": "$(peer_version ioredis)",
