@@ -189,10 +189,16 @@ TEST_P(NodesTest, TheLeaderSyncsTheRegistryToItsInventoryCommand) {
                                           {"--inventory-interval", "1s"}}));
   using Nodes = std::map<std::string, std::string>;
   auto registry = [&] { return Registry(Cli({"nodes", "ls"})); };
-  ASSERT_TRUE(WaitFor([&] { return registry() == Nodes{{"n1", "present:4"}, {"n2", "present"}}; },
-                      Millis(20'000)))
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return registry() == Nodes{{"n1", "present:4"}, {"n2", "present"}};
+      },
+      Millis(20'000)))
       << a.Log();
-  EXPECT_TRUE(a.LogHas("inventory (now the maintenance leader): added n1, n2")) << a.Log();
+  // The sync commits before its line is written.
+  EXPECT_TRUE(WaitFor([&] {
+    return a.LogHas("inventory (now the maintenance leader): added n1, n2");
+  })) << a.Log();
   CliResult audit = Cli({"audit"});
   ASSERT_EQ(audit.exit_code, 0) << audit.err;
   ASSERT_FALSE(audit.json.empty()) << audit.out;
@@ -203,7 +209,7 @@ TEST_P(NodesTest, TheLeaderSyncsTheRegistryToItsInventoryCommand) {
   ASSERT_TRUE(WaitFor([&] { return registry() == Nodes{{"n1", "present:4"}, {"n2", "removed"}}; },
                       Millis(20'000)))
       << a.Log();
-  EXPECT_TRUE(a.LogHas("inventory (every 1s): removed n2")) << a.Log();
+  EXPECT_TRUE(WaitFor([&] { return a.LogHas("inventory (every 1s): removed n2"); })) << a.Log();
 
   // Each of these leaves the registry as it is.
   const struct {
