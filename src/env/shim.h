@@ -33,6 +33,10 @@ inline bool StartDeadlinePassed(int64_t start_by_ms, int64_t now_ms) {
   return start_by_ms >= 0 && now_ms >= start_by_ms;
 }
 
+// warden-shim's first argument (env/shim/warden_shim.cc): the version of
+// its arguments and of the messages below. Change it with either.
+inline constexpr char kProgramProtocol[] = "v1";
+
 // Messages on the worker <-> shim SOCK_SEQPACKET socket.
 enum MsgType : int32_t {
   kMsgPid = 1,      // shim -> worker: a = job pid (= pgid)

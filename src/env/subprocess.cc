@@ -159,7 +159,7 @@ std::string PayloadFile(const std::string& data, Fd& out) {
 // fds are all close-on-exec.
 pid_t SpawnShimProgram(const std::string& path, const shim::Args& a) {
   const int fds[] = {a.sock, a.stdin_r, a.stdout_w, a.stderr_w, a.control_w};
-  std::vector<std::string> words = {path};
+  std::vector<std::string> words = {path, shim::kProgramProtocol};
   for (int fd : fds) words.push_back(std::to_string(fd));
   words.push_back(std::to_string(a.start_by_ms));
   std::vector<char*> argv;

@@ -5,8 +5,11 @@
 // this program is small enough that its own fork of the job is cheap.
 // What it does is shim::Run, the same code a forked shim runs.
 //
-//   warden-shim SOCK STDIN STDOUT STDERR CONTROL START_BY_MS /bin/sh -c COMMAND
+//   warden-shim v1 SOCK STDIN STDOUT STDERR CONTROL START_BY_MS /bin/sh -c COMMAND
 //
+// `v1` names the protocol (these arguments, shim.h's messages): a worker
+// still running after an upgrade replaced this file must not be
+// misunderstood by a newer shim, which refuses a version it does not speak.
 // The five fds are open in it (the worker's posix_spawn keeps them), every
 // signal is blocked, and its environment is the job's. Run by hand it says
 // what it is and exits 2.
@@ -45,13 +48,13 @@ bool ParseLong(const char* text, long lo, long hi, long* out) {
 
 int main(int argc, char** argv) {
   constexpr int kFds = 5;
-  if (argc < 2 + kFds + 1) Usage();
+  if (argc < 3 + kFds + 1 || strcmp(argv[1], warden::shim::kProgramProtocol) != 0) Usage();
   long fd[kFds];
   for (int i = 0; i < kFds; ++i) {
-    if (!ParseLong(argv[1 + i], 0, INT_MAX, &fd[i])) Usage();
+    if (!ParseLong(argv[2 + i], 0, INT_MAX, &fd[i])) Usage();
   }
   long start_by = 0;
-  if (!ParseLong(argv[1 + kFds], -1, LONG_MAX, &start_by)) Usage();
+  if (!ParseLong(argv[2 + kFds], -1, LONG_MAX, &start_by)) Usage();
   const long open_max = sysconf(_SC_OPEN_MAX);
   const warden::shim::Args args{
       static_cast<int>(fd[0]),
@@ -59,7 +62,7 @@ int main(int argc, char** argv) {
       static_cast<int>(fd[2]),
       static_cast<int>(fd[3]),
       static_cast<int>(fd[4]),
-      argv + 2 + kFds,
+      argv + 3 + kFds,
       environ,
       static_cast<int>(open_max < 1024    ? 1024
                        : open_max > 65536 ? 65536
