@@ -85,6 +85,7 @@ struct JobRow {
   std::string avoid_node;                    // schema 14 (core/node_preference.h)
   std::optional<TimeMs> avoid_until;
   std::vector<AttemptRow> attempts;          // the `attempts` table's rows, by attempt
+  std::vector<JobActionInfo> actions;        // the `job_actions` table's rows, oldest first
 };
 
 struct WorkerRow {

@@ -365,8 +365,9 @@ Result<int> PgStore::Prune(Millis retention) {
                             "warden.jobs WHERE finished_at < $1::bigint AND state IN "
                             "('succeeded', 'dead', 'cancelled', 'expired') LIMIT $2::int FOR "
                             "UPDATE SKIP LOCKED) RETURNING id), att AS (DELETE FROM "
-                            "warden.attempts WHERE job_id IN (SELECT id FROM gone)) SELECT "
-                            "count(*) FROM gone",
+                            "warden.attempts WHERE job_id IN (SELECT id FROM gone)), acts AS "
+                            "(DELETE FROM warden.job_actions WHERE job_id IN (SELECT id FROM "
+                            "gone)) SELECT count(*) FROM gone",
                             Params().Add(cutoff).Add(kChunk)));
     const int n = static_cast<int>(r.Int(0, 0));
     pruned += n;

@@ -391,6 +391,7 @@ Result<int> SqliteStore::Prune(Millis retention) {
         std::nullopt, [](Stmt&) {}));
     WARDEN_RETURN_IF_ERROR(db_->ExecScript(
         "DELETE FROM attempts WHERE job_id IN (SELECT id FROM prune_ids); "
+        "DELETE FROM job_actions WHERE job_id IN (SELECT id FROM prune_ids); "
         "DELETE FROM jobs WHERE id IN (SELECT id FROM prune_ids)"));
     WARDEN_RETURN_IF_ERROR(tx->Commit());
     pruned += n;
