@@ -1,9 +1,10 @@
 // One job (GET /v1/jobs/ID): its fields, payload, result and checkpoint,
 // why it is not running (/why), every attempt (worker, times, outcome, exit
 // code, signal, the tails of stderr and stdout), and its recovery timeline
-// (/timeline), with Run now (a job waiting for its time), Retry, Cancel and
-// (a finished job) Delete.
-import {el, table, time, duration, jsonBlock, plural, stateBadge} from './dom.js';
+// (/timeline: operators' actions and each end with why among them), with
+// Run now (a job waiting for its time), Retry, Retry fresh (without the
+// checkpoint), Cancel and (a finished job) Delete.
+import {el, table, time, duration, jsonBlock, plural, stateBadge, attemptsText} from './dom.js';
 import {get} from './api.js';
 
 // The server refuses (409) a retry of these (a scheduled job is run now,
@@ -72,7 +73,7 @@ export function render(params, ctx) {
       ['queue', el('a', {href: `#/jobs?queue=${encodeURIComponent(j.queue)}`}, j.queue)],
       ['task', j.task],
       ['command', j.command ? el('code', {}, j.command) : '—'],
-      ['attempts', `${j.charged_attempts} charged of ${j.max_attempts}; ` +
+      ['attempts', `${attemptsText(j)}; ` +
         `${plural(j.crashes, 'crash', 'crashes')} of ${j.max_crashes}`],
       ['priority', String(j.priority)],
       ['delivery', `${j.delivery}, retry ${j.retry}`],

@@ -215,6 +215,12 @@ struct JobInfo {
   std::vector<AttemptInfo> attempts;  // filled by Client::GetJob
 };
 
+// A job's attempts as every surface shows them (docs/design.md, "Attempts"):
+// the runs charged against its budget, of max_attempts, and, when some runs
+// were not charged (released, requeued uncharged, or run before an
+// operator's retry reset the count), all its runs after: "2/5 (4 runs)".
+std::string AttemptsText(const JobInfo& j);
+
 // Which jobs a listing shows: every condition given must hold.
 //
 // Pages go newest first by id (a keyset, not an offset): `before_id` is the
