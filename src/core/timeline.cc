@@ -114,7 +114,7 @@ std::pair<const char*, std::string> EndWhy(const End& e) {
     return {"attempts_exhausted", "its attempts ran out (" + attempts +
                                       (kind.empty() ? "" : ", last error " + kind) + ")"};
   }
-  return {"not_retried", "its " + (kind.empty() ? std::string("last") : kind) +
+  return {"not_retried", "its last attempt" + (kind.empty() ? "" : " (" + kind + ")") +
                              " was not retried (retry none, or at-most-once after its start; " +
                              attempts + ")"};
 }

@@ -182,6 +182,19 @@ TEST(TimelineTest, ARetriedJobShowsItsEarlierEndAndWhoRetriedIt) {
   EXPECT_EQ(op->evidence["op"], 1);
   std::vector<std::string> kinds;
   for (const TimelineEvent& e : t.events) kinds.push_back(e.kind);
+  // Not out of attempts: its retry policy (or at-most-once) ended it.
+  j.state = JobState::kDead;
+  j.finished_at = kT + 200'000;
+  j.last_error = ErrorKind::kLost;
+  j.charged = 1;
+  j.max_attempts = 5;
+  const JobTimeline ended = BuildTimeline(j, {}, {}, {});
+  const TimelineEvent* none = Find(ended, "finished", 0);
+  ASSERT_NE(none, nullptr);
+  EXPECT_EQ(none->text,
+            "the job is dead: its last attempt (lost) was not retried (retry none, or "
+            "at-most-once after its start; attempts 1/5)");
+  EXPECT_EQ(none->evidence["reason"], "not_retried");
   EXPECT_EQ(kinds, (std::vector<std::string>{"enqueued", "claimed", "failed", "finished",
                                              "operator", "claimed"}));
 }
