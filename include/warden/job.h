@@ -151,14 +151,15 @@ struct FencedWriteInfo {
   std::string what;         // "complete", "fail", ...
 };
 
-// An operator's action on one job (a retry, a run-now, a cancel), kept
+// An operator's action on one job (a retry, a run-now, a cancel, a release
+// of the worker running it: `workers release`, `nodes remove --force`), kept
 // with the job until it is deleted or pruned, for its timeline. The audit
 // log has the action too, but a bulk operation writes one entry for all its
 // jobs; these rows say which jobs it changed. Written in the action's
 // transaction, by every store, from the job's row as the action found it.
 struct JobActionInfo {
   TimeMs at = 0;
-  std::string action;  // "retry", "run_now", "cancel"
+  std::string action;  // "retry", "run_now", "cancel", "release" (of its worker)
   std::string actor;   // as in the audit log: "cli:USER", "token:NAME"
   int64_t op = 0;      // the bulk operation that did it; 0: a one-job action
   bool fresh = false;  // a retry that dropped the checkpoint

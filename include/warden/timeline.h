@@ -5,8 +5,8 @@
 // jobs timeline ID`, GET /v1/jobs/{id}/timeline, the dashboard's job page.
 // Also each time the job ended (dead, with why: its attempts ran out, a
 // crash loop, no retry; expired; cancelled), a retry having cleared the
-// end from its row, and every operator's retry, run-now and cancel of it
-// (Store::JobActions: who, which bulk operation, fresh or not).
+// end from its row, and every operator's retry, run-now, cancel and release
+// of its worker (Store::JobActions: who, which bulk operation, fresh or not).
 // Pure: the caller reads the facts (Client::JobTimeline).
 #pragma once
 
@@ -22,7 +22,7 @@ struct TimelineEvent {
   // Stable kinds: enqueued, claimed, start_marked, succeeded, failed, lost,
   // runnable, fenced_write, finished (the job ended; evidence "reason":
   // attempts_exhausted, crash_loop, not_retried, start_deadline, cancelled),
-  // operator (evidence "action": retry, run_now, cancel).
+  // operator (evidence "action": retry, run_now, cancel, release).
   std::string kind;
   int attempt = 0;    // the attempt it is about; 0: the job itself
   std::string text;   // for a person, one line

@@ -151,6 +151,8 @@ void AddAction(const JobActionInfo& a, std::vector<TimelineEvent>* out) {
     text = "cancel requested" + by + ": its worker stops it";
   } else if (a.action == "cancel") {
     text = "cancelled" + by;
+  } else if (a.action == "release") {
+    text = "its worker released" + by + ": its attempt is lost, and the job runs again";
   } else {
     text = a.action + by;
   }

@@ -239,7 +239,8 @@ class Store {
   // pending -> cancelled; running -> cancel requested (its worker stops it).
   // With `audit` (count 1), in one transaction.
   virtual Result<JobState> JobCancel(JobId id, const AuditEntry& audit) = 0;
-  // The operators' retries, run-nows and cancels of the job (each written
+  // The operators' retries, run-nows, cancels and releases of its worker
+  // (WorkerDeclareDead with an audit entry) of the job (each written
   // with its action, bulk ones included), oldest first.
   virtual Result<std::vector<JobActionInfo>> JobActions(JobId id) = 0;
   // Jobs not yet finished: scheduled, available, retryable, running.
@@ -271,7 +272,8 @@ class Store {
   // Proven dead (or released by an operator: `cause` says which, kept with
   // each lost attempt): marks it dead and recovers its running jobs at once.
   // `audit`, unless null, is written in the same transaction, its count the
-  // jobs recovered (an operator's release).
+  // jobs recovered (an operator's release), with a JobActionInfo "release"
+  // for each of them.
   virtual Result<RescueReport> WorkerDeclareDead(WorkerId id, const std::string& reason,
                                                  LossCause cause, const AuditEntry* audit) = 0;
   // The worker's session (see WorkerSession); `lease` bounds how long the

@@ -195,6 +195,13 @@ TEST(TimelineTest, ARetriedJobShowsItsEarlierEndAndWhoRetriedIt) {
             "the job is dead: its last attempt (lost) was not retried (retry none, or "
             "at-most-once after its start; attempts 1/5)");
   EXPECT_EQ(none->evidence["reason"], "not_retried");
+  JobActionInfo release;
+  release.action = "release";
+  release.actor = "cli:root";
+  release.from = JobState::kRunning;
+  const JobTimeline released = BuildTimeline(j, {}, {}, {release});
+  EXPECT_EQ(Find(released, "operator", 0)->text,
+            "its worker released by cli:root: its attempt is lost, and the job runs again");
   EXPECT_EQ(kinds, (std::vector<std::string>{"enqueued", "claimed", "failed", "finished",
                                              "operator", "claimed"}));
 }

@@ -211,6 +211,27 @@ TEST_P(TimelineStoreTest, OperatorsActionsAreKeptWithTheJobBulkOnesToo) {
   EXPECT_EQ(store_->JobActions(old).value().size(), 1u) << "its cancel only";
 }
 
+// An operator's release of a worker shows on each job it took, by whom; a
+// death proven by maintenance (no audit entry) is no operator's action.
+TEST_P(TimelineStoreTest, AnOperatorsReleaseIsKeptWithEachJobItTook) {
+  const WorkerId w = RegisterWorker("a");
+  const JobRef ref = Running(w);
+  const AuditEntry audit{0, 0, "cli:root", "worker.release", "a", 0};
+  ASSERT_TRUE(store_->WorkerDeclareDead(w, "released", LossCause::kOperator, &audit).has_value());
+  auto actions = store_->JobActions(ref.id).value();
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].action, "release");
+  EXPECT_EQ(actions[0].actor, "cli:root");
+  EXPECT_EQ(actions[0].from, JobState::kRunning);
+  EXPECT_EQ(actions[0].op, 0);
+
+  const WorkerId b = RegisterWorker("b");
+  const JobRef proven = Running(b);
+  ASSERT_TRUE(
+      store_->WorkerDeclareDead(b, "process gone", LossCause::kProvenDeath, nullptr).has_value());
+  EXPECT_TRUE(store_->JobActions(proven.id).value().empty());
+}
+
 INSTANTIATE_TEST_SUITE_P(AllBackends, TimelineStoreTest, ::testing::ValuesIn(AllBackends()),
                          [](const auto& info) { return info.param.name; });
 

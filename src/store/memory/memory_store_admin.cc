@@ -59,28 +59,6 @@ Result<std::vector<JobInfo>> MemoryStore::JobList(const JobFilter& f, int64_t* t
   return out;
 }
 
-namespace {
-
-// The job_actions row SQLite writes: the job as the action finds it.
-JobActionInfo ActionOn(const JobRow& job, TimeMs now, const char* action,
-                       const std::string& actor, int64_t op, bool fresh) {
-  JobActionInfo a;
-  a.at = now;
-  a.action = action;
-  a.actor = actor;
-  a.op = op;
-  a.fresh = fresh;
-  a.from = job.state;
-  a.finished_at = job.finished_at;
-  a.last_error = job.last_error;
-  a.charged = job.charged;
-  a.max_attempts = job.max_attempts;
-  a.crashes = job.crashes;
-  a.max_crashes = job.max_crashes;
-  return a;
-}
-
-}  // namespace
 
 Result<std::vector<JobActionInfo>> MemoryStore::JobActions(JobId id) {
   MutexLock lock(db_->mu);
@@ -113,7 +91,7 @@ Status MemoryStore::RetryLocked(JobId id, TimeMs now, const std::string& actor, 
                                 ": another live job holds its unique key");
     }
   }
-  job.actions.push_back(ActionOn(job, now, "retry", actor, op, fresh));
+  job.actions.push_back(JobActionOn(job, now, "retry", actor, op, fresh));
   SetJobRunAt(t, job, now);
   SetJobState(t, job, JobState::kAvailable);
   if (fresh) job.checkpoint.clear();
@@ -132,7 +110,7 @@ Status MemoryStore::JobRunNow(JobId id, const AuditEntry& audit) {
   if (it == t.jobs.end()) return NotFound("no job with id " + std::to_string(id));
   JobRow& job = it->second;
   WARDEN_RETURN_IF_ERROR(CheckRunNowAllowed(id, job.state));
-  job.actions.push_back(ActionOn(job, now, "run_now", audit.actor, 0, false));
+  job.actions.push_back(JobActionOn(job, now, "run_now", audit.actor, 0, false));
   SetJobRunAt(t, job, now);
   SetJobState(t, job, JobState::kAvailable);
   AuditEntry entry = audit;
@@ -157,7 +135,7 @@ Result<JobState> MemoryStore::CancelLocked(JobId id, TimeMs now, const std::stri
   if (it == db_->t.jobs.end()) return NotFound("no job with id " + std::to_string(id));
   JobRow& job = it->second;
   WARDEN_RETURN_IF_ERROR(CheckCancelAllowed(id, job.state));
-  job.actions.push_back(ActionOn(job, now, "cancel", actor, op, false));
+  job.actions.push_back(JobActionOn(job, now, "cancel", actor, op, false));
   if (job.state == JobState::kRunning) {
     job.cancel_requested = true;  // its worker stops it
     return JobState::kRunning;
