@@ -6,9 +6,10 @@
 // EncodeJobCursor writes for its id; an accepted filter written back
 // (JobFilterToJson) reads back to the same filter; the input's first 8
 // bytes as an id encode to a cursor that parses back to it. The bodies of
-// POST /v1/jobs/bulk and POST /v1/queues/{q}/pause (server/op_bodies.h):
-// a bulk is accepted only with a filter or "all": true; "create" is true
-// only when the body says it.
+// POST /v1/jobs/bulk, POST /v1/jobs/{id}/retry and POST /v1/queues/{q}/pause
+// (server/op_bodies.h): a bulk is accepted only with a filter or "all":
+// true, "fresh" only on a retry; "fresh" and "create" are true only when
+// the body says it.
 #include <cstring>
 
 #include "fuzz_check.h"
@@ -31,6 +32,18 @@ void CheckBulkBody(const warden::Json& j) {
   FUZZ_CHECK(body->all || !server::FilterSetsNothing(body->filter), j.dump());
   FUZZ_CHECK(body->all == (j.contains("all") && j["all"] == Json(true)), j.dump());
   FUZZ_CHECK(JobFilterFromJson(JobFilterToJson(body->filter)).has_value(), j.dump());
+  FUZZ_CHECK(!body->fresh || body->action == BulkAction::kRetry, j.dump());
+}
+
+// POST /v1/jobs/{id}/retry's body: fresh only when said so.
+void CheckRetryBody(const warden::Json& j) {
+  using namespace warden;
+  auto retry = server::RetryBodyIn(j);
+  if (!retry.has_value()) {
+    FUZZ_CHECK(retry.error().code() == StatusCode::kInvalidArgument, retry.error().ToString());
+    return;
+  }
+  FUZZ_CHECK(retry->fresh == (j.is_object() && j.value("fresh", false)), j.dump());
 }
 
 // POST /v1/queues/{q}/pause's body: create is true only when said so.
@@ -71,6 +84,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || json_text_internal::NestsDeeperThan(text, kMaxJsonDepth)) return 0;
   CheckBulkBody(j);
+  CheckRetryBody(j);
   CheckPauseBody(j);
   auto filter = JobFilterFromJson(j);
   if (!filter.has_value()) {

@@ -71,6 +71,13 @@ export function plural(n, noun, pluralNoun = `${noun}s`) {
   return `${n} ${n === 1 ? noun : pluralNoun}`;
 }
 
+// A job's attempts as the CLI shows them (AttemptsText, docs/design.md
+// "Attempts"): charged of max_attempts, then every run when they differ.
+export function attemptsText(j) {
+  const ofMax = `${j.charged_attempts}/${j.max_attempts}`;
+  return j.attempt === j.charged_attempts ? ofMax : `${ofMax} (${plural(j.attempt, 'run')})`;
+}
+
 // Seconds as "850 ms", "4.2 s", "3 min", "2.5 h".
 export function duration(seconds) {
   if (seconds === null || seconds === undefined || Number.isNaN(seconds)) return '—';

@@ -1,9 +1,10 @@
 // One job (GET /v1/jobs/ID): its fields, payload, result and checkpoint,
 // why it is not running (/why), every attempt (worker, times, outcome, exit
 // code, signal, the tails of stderr and stdout), and its recovery timeline
-// (/timeline), with Run now (a job waiting for its time), Retry, Cancel and
-// (a finished job) Delete.
-import {el, table, time, duration, jsonBlock, plural, stateBadge} from './dom.js';
+// (/timeline: operators' actions and each end with why among them), with
+// Run now (a job waiting for its time), Retry, Retry fresh (without the
+// checkpoint), Cancel and (a finished job) Delete.
+import {el, table, time, duration, jsonBlock, plural, stateBadge, attemptsText} from './dom.js';
 import {get} from './api.js';
 
 // The server refuses (409) a retry of these (a scheduled job is run now,
@@ -16,6 +17,10 @@ const WAITING = ['scheduled', 'retryable'];
 export function render(params, ctx) {
   const id = ctx.match[1];
   const retry = el('button', {type: 'button', id: 'retry'}, 'Retry');
+  // A retry keeps the checkpoint (the job resumes where it was); this one
+  // drops it, and the job starts over.
+  const fresh = el('button', {type: 'button', id: 'retry-fresh',
+    title: 'Retry without the checkpoint: the job starts over'}, 'Retry fresh');
   const runNow = el('button', {type: 'button', id: 'run-now', hidden: true}, 'Run now');
   const cancel = el('button', {type: 'button', id: 'cancel'}, 'Cancel');
   const del = el('button', {type: 'button', id: 'delete'}, 'Delete');
@@ -27,6 +32,9 @@ export function render(params, ctx) {
     {method: 'DELETE', then: () => { location.hash = '#/jobs'; }}));
   retry.addEventListener('click', () => ctx.act(retry, `/v1/jobs/${id}/retry`,
     (a) => `Job ${a.id} is ${a.state} again.`));
+  fresh.addEventListener('click', () => ctx.act(fresh, `/v1/jobs/${id}/retry`,
+    (a) => `Job ${a.id} is ${a.state} again, without its checkpoint.`,
+    {body: {fresh: true}}));
   runNow.addEventListener('click', () => ctx.act(runNow, `/v1/jobs/${id}/run-now`,
     (a) => `Job ${a.id} is ${a.state} now, its attempts as they were.`));
   cancel.addEventListener('click', () => ctx.act(cancel, `/v1/jobs/${id}/cancel`,
@@ -42,7 +50,7 @@ export function render(params, ctx) {
   const timeline = el('section', {id: 'timeline-section'});
   const node = el('div', {class: 'page job'},
     el('h1', {}, `Job ${id} `, state),
-    el('div', {class: 'actions operate'}, runNow, retry, cancel, del, sure),
+    el('div', {class: 'actions operate'}, runNow, retry, fresh, cancel, del, sure),
     fields,
     el('div', {class: 'columns'},
       el('div', {}, el('h2', {}, 'Payload'), payload),
@@ -56,6 +64,7 @@ export function render(params, ctx) {
     state.replaceChildren(stateBadge(j.state));
     runNow.hidden = !WAITING.includes(j.state);
     retry.disabled = NO_RETRY.includes(j.state);
+    fresh.disabled = retry.disabled;
     cancel.disabled = FINISHED.includes(j.state);
     // The server refuses (409) to delete a job not finished.
     del.disabled = !FINISHED.includes(j.state);
@@ -64,7 +73,7 @@ export function render(params, ctx) {
       ['queue', el('a', {href: `#/jobs?queue=${encodeURIComponent(j.queue)}`}, j.queue)],
       ['task', j.task],
       ['command', j.command ? el('code', {}, j.command) : '—'],
-      ['attempts', `${j.charged_attempts} charged of ${j.max_attempts}; ` +
+      ['attempts', `${attemptsText(j)}; ` +
         `${plural(j.crashes, 'crash', 'crashes')} of ${j.max_crashes}`],
       ['priority', String(j.priority)],
       ['delivery', `${j.delivery}, retry ${j.retry}`],

@@ -8,7 +8,8 @@
 // the action applies to: Count asks the server for a dry run and shows the
 // count; only then can the action be confirmed; the operation's progress
 // (GET /v1/jobs/bulk/ID) shows until it is done.
-import {el, table, link, time, duration, clipped, JOB_STATES, stateBadge} from './dom.js';
+import {el, table, link, time, duration, clipped, JOB_STATES, stateBadge, attemptsText}
+  from './dom.js';
 import {get, post, ApiError, Unauthorized} from './api.js';
 import {follow, wouldBe} from './bulk.js';
 
@@ -29,7 +30,7 @@ export function jobTable(jobs, extra = []) {
     {title: 'queue', cell: (j) => clipped(document.createTextNode(j.queue))},
     {title: 'task', cell: (j) => clipped(document.createTextNode(j.task))},
     {title: 'state', cell: (j) => stateBadge(j.state)},
-    {title: 'attempts', cell: (j) => `${j.charged_attempts}/${j.max_attempts}`, class: 'num'},
+    {title: 'attempts', cell: attemptsText, class: 'num'},
     {title: 'worker', cell: (j) => j.worker_name ?? (j.worker === null ? '—' : String(j.worker)),
       class: 'worker'},
     {title: 'created', cell: (j) => time(j.created_at)},

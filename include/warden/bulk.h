@@ -72,8 +72,16 @@ std::string EncodeJobCursor(JobId before_id);
 Result<JobId> ParseJobCursor(const std::string& cursor);
 
 // The audit log's action for a started operation ("jobs.bulk_retry"; its
-// end: the same with ".done") and its target: {"op": ID, "filter": {...}}.
+// end: the same with ".done") and its target: {"op": ID, "filter": {...}},
+// with "fresh": true for a fresh retry.
 std::string BulkAuditAction(BulkAction a);
+
+// How an operator's retry (of one job, or a bulk one) treats the job.
+struct RetryOptions {
+  // Start over: the job's checkpoint is dropped, as if it had never run
+  // (its attempts and crashes are reset by every retry).
+  bool fresh = false;
+};
 
 enum class BulkState { kRunning, kDone };
 const char* BulkStateName(BulkState s);
@@ -83,6 +91,7 @@ struct BulkOp {
   BulkAction action = BulkAction::kRetry;
   JobFilter filter;  // as given; BulkScope narrows it when batches run
   std::string actor;
+  bool fresh = false;  // a retry that drops each job's checkpoint
   BulkState state = BulkState::kRunning;
   JobId high_water = 0;  // jobs above were enqueued after the start
   JobId cursor = 0;      // the next batch looks below this id
@@ -105,8 +114,8 @@ std::string BulkAuditTarget(const BulkOp& op);
 std::optional<AuditEntry> AdvanceBulkOp(BulkOp& op, const std::vector<JobId>& ids, int batch,
                                         TimeMs now, Millis lease);
 
-// As the HTTP API and `--json` show it: {"id", "action", "state", "filter",
-// "actor", "total", "done", "skipped", "batches", "created_at",
+// As the HTTP API and `--json` show it: {"id", "action", "fresh", "state",
+// "filter", "actor", "total", "done", "skipped", "batches", "created_at",
 // "finished_at", "owner"} (times RFC 3339; finished_at null while running).
 Json BulkOpToJson(const BulkOp& op);
 

@@ -82,8 +82,9 @@ class Client {
   // costs a count of every matching job).
   Result<std::vector<JobInfo>> ListJobs(const JobFilter& filter, int64_t* total = nullptr);
   // A dead, cancelled or expired job (or a retryable one) runs again, its
-  // budgets reset; a scheduled one is refused (RunJobNow).
-  Status RetryJob(JobId id);
+  // budgets reset; a scheduled one is refused (RunJobNow). `retry.fresh`:
+  // without its checkpoint (audited with "fresh": true).
+  Status RetryJob(JobId id, const RetryOptions& retry = {});
   // A scheduled job, or a retryable one waiting out its backoff, is due now;
   // its attempts and budgets stay as they were.
   Status RunJobNow(JobId id);
@@ -211,7 +212,9 @@ class Client {
   // now: the dry run (nothing is written).
   Result<int64_t> BulkCount(BulkAction action, const JobFilter& filter);
   // Records an operation (audited); a runner (BulkRun) does its batches.
-  Result<BulkOp> BulkStart(BulkAction action, const JobFilter& filter);
+  // `retry.fresh` is for a retry only (kInvalidArgument otherwise).
+  Result<BulkOp> BulkStart(BulkAction action, const JobFilter& filter,
+                           const RetryOptions& retry = {});
   Result<BulkOp> BulkGet(int64_t id);
   Result<std::vector<BulkOp>> BulkList(int limit = 20);
   struct BulkRunOptions {

@@ -151,6 +151,29 @@ struct FencedWriteInfo {
   std::string what;         // "complete", "fail", ...
 };
 
+// An operator's action on one job (a retry, a run-now, a cancel, a release
+// of the worker running it: `workers release`, `nodes remove --force`), kept
+// with the job until it is deleted or pruned, for its timeline. The audit
+// log has the action too, but a bulk operation writes one entry for all its
+// jobs; these rows say which jobs it changed. Written in the action's
+// transaction, by every store, from the job's row as the action found it.
+struct JobActionInfo {
+  TimeMs at = 0;
+  std::string action;  // "retry", "run_now", "cancel", "release" (of its worker)
+  std::string actor;   // as in the audit log: "cli:USER", "token:NAME"
+  int64_t op = 0;      // the bulk operation that did it; 0: a one-job action
+  bool fresh = false;  // a retry that dropped the checkpoint
+  // The job before the action: its state, and when and how it had ended
+  // (a retried job's end, which the retry clears from its row).
+  JobState from = JobState::kAvailable;
+  std::optional<TimeMs> finished_at;
+  std::optional<ErrorKind> last_error;
+  int charged = 0;
+  int max_attempts = 0;
+  int crashes = 0;
+  int max_crashes = 0;
+};
+
 struct JobInfo {
   JobId id = 0;
   std::string queue;
@@ -192,6 +215,12 @@ struct JobInfo {
   std::optional<TimeMs> avoid_node_until;
   std::vector<AttemptInfo> attempts;  // filled by Client::GetJob
 };
+
+// A job's attempts as every surface shows them (docs/design.md, "Attempts"):
+// the runs charged against its budget, of max_attempts, and, when some runs
+// were not charged (released, requeued uncharged, or run before an
+// operator's retry reset the count), all its runs after: "2/5 (4 runs)".
+std::string AttemptsText(const JobInfo& j);
 
 // Which jobs a listing shows: every condition given must hold.
 //

@@ -196,19 +196,27 @@ void AddJobsCommand(CLI::App& app, Globals& g, Action* action) {
 
   auto [retry, r] = one_or_many(
       "retry", "run a dead, cancelled or expired job again (or every one a filter matches)");
+  auto fresh = std::make_shared<bool>(false);
+  retry->add_flag("--fresh", *fresh,
+                  "start over: drop the job's checkpoint (a plain retry keeps it)");
   retry->callback([=, &g, r = r] {
     if (Status s = usage_if_mixed(r); !s.ok()) {
       *action = [s] { return Fail(s); };
       return;
     }
     if (r.id->empty()) {
-      *action = RunBulkCommand(g, BulkAction::kRetry, r.filter, *r.dry_run, *r.all);
+      *action = RunBulkCommand(g, BulkAction::kRetry, r.filter, *r.dry_run, *r.all,
+                               RetryOptions{*fresh});
       return;
     }
     *action = WithJobId(g, r.id, [=, &g](Client& c, JobId jid) -> Status {
-      WARDEN_RETURN_IF_ERROR(c.RetryJob(jid));
-      if (g.json) PrintJson({{"id", jid}, {"state", "available"}});
-      else std::cout << "job " << jid << " is available again\n";
+      WARDEN_RETURN_IF_ERROR(c.RetryJob(jid, RetryOptions{*fresh}));
+      if (g.json) {
+        PrintJson({{"id", jid}, {"state", "available"}, {"fresh", *fresh}});
+      } else {
+        std::cout << "job " << jid << " is available again"
+                  << (*fresh ? ", without its checkpoint\n" : "\n");
+      }
       return Status::Ok();
     });
   });

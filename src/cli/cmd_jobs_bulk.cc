@@ -90,7 +90,8 @@ const char* PastTense(BulkAction a) {
 }
 
 void PrintOp(const BulkOp& op) {
-  std::cout << "operation " << op.id << " (" << BulkActionName(op.action) << ", "
+  std::cout << "operation " << op.id << " (" << BulkActionName(op.action)
+            << (op.fresh ? " --fresh" : "") << ", "
             << BulkStateName(op.state) << "): " << op.done << " of " << Plural(op.total, "job")
             << " " << PastTense(op.action);
   if (op.skipped) std::cout << ", " << op.skipped << " skipped (unique key held)";
@@ -125,7 +126,7 @@ Result<BulkOp> RunHere(Client& c, int64_t id, bool quiet) {
 }  // namespace
 
 Action RunBulkCommand(Globals& g, BulkAction action, const std::shared_ptr<FilterOptions>& filter,
-                   bool dry_run, bool all) {
+                      bool dry_run, bool all, RetryOptions retry) {
   JobFilter f;
   Status parsed = filter->Read(&f);
   if (parsed.ok() && !filter->Any() && !all) {
@@ -149,7 +150,7 @@ Action RunBulkCommand(Globals& g, BulkAction action, const std::shared_ptr<Filte
       }
       return Status::Ok();
     }
-    WARDEN_ASSIGN_OR_RETURN(BulkOp op, c.BulkStart(action, f));
+    WARDEN_ASSIGN_OR_RETURN(BulkOp op, c.BulkStart(action, f, retry));
     WARDEN_ASSIGN_OR_RETURN(op, RunHere(c, op.id, g.json));
     if (g.json) {
       PrintJson(BulkOpToJson(op));

@@ -23,9 +23,10 @@ struct FilterOptions {
 void AddFilterOptions(CLI::App* cmd, const std::shared_ptr<FilterOptions>& o);
 
 // `warden jobs retry|cancel|delete` without an id: the dry run's count, or
-// the operation run here (or followed, when a `serve` runs it).
+// the operation run here (or followed, when a `serve` runs it). `retry`:
+// a retry's options (--fresh).
 Action RunBulkCommand(Globals& g, BulkAction action, const std::shared_ptr<FilterOptions>& filter,
-                      bool dry_run, bool all);
+                      bool dry_run, bool all, RetryOptions retry = {});
 
 // `warden jobs bulk [ID] [--resume]`.
 void AddBulkCommands(CLI::App* jobs, Globals& g, Action* action);

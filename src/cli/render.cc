@@ -114,16 +114,21 @@ void PrintJobTable(const std::vector<JobInfo>& jobs, int64_t total, TimeMs now, 
     return text;
   };
   const int worker = ColumnWidth("WORKER", jobs, worker_of, 20, wide);
-  std::vector<std::string> created, when;
+  std::vector<std::string> created, when, of_max;
   int created_width = DisplayWidth("CREATED"), when_width = DisplayWidth("WHEN");
+  int of_max_width = 3;  // "ATTEMPT" is "  2/" and this: the slashes line up
   for (const JobInfo& j : jobs) {
+    const std::string attempts = AttemptsText(j);
+    of_max.push_back(attempts.substr(attempts.find('/') + 1));
+    of_max_width = std::max(of_max_width, DisplayWidth(of_max.back()));
     created.push_back(HumanWhen(j.created_at, now));
     when.push_back(WhenText(j, now));
     created_width = std::max(created_width, DisplayWidth(created.back()));
     when_width = std::max(when_width, DisplayWidth(when.back()));
   }
-  PrintLine(fmt::format("{:>8}  {:<10}  {}  {}  {:>7}  {}  {}  {}  {}", "ID", "STATE",
-                        Cell("TASK", task), Cell("QUEUE", queue), "ATTEMPT",
+  PrintLine(fmt::format("{:>8}  {:<10}  {}  {}  {}  {}  {}  {}  {}", "ID", "STATE",
+                        Cell("TASK", task), Cell("QUEUE", queue),
+                        Cell("ATTEMPT", 4 + of_max_width),
                         Cell("CREATED", created_width), Cell("WHEN", when_width),
                         Cell("WORKER", worker), "LAST ERROR"));
   for (size_t i = 0; i < jobs.size(); ++i) {
@@ -132,9 +137,10 @@ void PrintJobTable(const std::vector<JobInfo>& jobs, int64_t total, TimeMs now, 
     // --wide), on one line.
     const std::string error = OneLine(LastErrorText(j), std::string::npos);
     const int error_width = wide ? DisplayWidth(error) : std::min(DisplayWidth(error), 60);
-    PrintLine(fmt::format("{:>8}  {:<10}  {}  {}  {:>3}/{:<3}  {}  {}  {}  {}", j.id,
+    PrintLine(fmt::format("{:>8}  {:<10}  {}  {}  {:>3}/{}  {}  {}  {}  {}", j.id,
                           JobStateName(j.state), Cell(j.task, task), Cell(j.queue, queue),
-                          j.attempt, j.max_attempts, Cell(created[i], created_width),
+                          j.charged, Cell(of_max[i], of_max_width),
+                          Cell(created[i], created_width),
                           Cell(when[i], when_width), Cell(worker_of(j), worker),
                           Cell(error, error_width)));
   }
@@ -152,9 +158,8 @@ void PrintJobDetail(const JobInfo& j, TimeMs now, const std::vector<WorkerInfo>&
   fmt::print("  payload:   {}\n", JsonText(j.payload));
   fmt::print("  priority:  {}, run at {} ({})\n", j.priority, FormatTime(j.run_at),
              HumanWhen(j.run_at, now));
-  fmt::print("  delivery:  {}, retry {}, attempt {} ({} charged of {}), crashes {} of {}\n",
-             DeliveryName(j.delivery), RetryPolicyName(j.retry), j.attempt, j.charged,
-             j.max_attempts, j.crashes, j.max_crashes);
+  fmt::print("  delivery:  {}, retry {}, attempts {}, crashes {} of {}\n", DeliveryName(j.delivery),
+             RetryPolicyName(j.retry), AttemptsText(j), j.crashes, j.max_crashes);
   fmt::print("  limits:    timeout {}, lease {}, start deadline {}\n", FormatDuration(j.timeout),
              j.lease ? FormatDuration(*j.lease) : "the worker's", Text(j.start_deadline_at));
   fmt::print("  keys:      unique {}, concurrency {}\n",

@@ -177,9 +177,12 @@ Result<std::vector<JobInfo>> Client::ListJobs(const JobFilter& filter, int64_t* 
 
 // Each action writes its audit entry in its own transaction: an action
 // that happened is in the log.
-Status Client::RetryJob(JobId id) {
+Status Client::RetryJob(JobId id, const RetryOptions& retry) {
+  // A plain retry's target stays the bare id it has always been.
+  const std::string target =
+      retry.fresh ? Json{{"job", id}, {"fresh", true}}.dump() : std::to_string(id);
   WARDEN_RETURN_IF_ERROR(
-      store_->JobRetry(id, AuditEntry{0, 0, actor_, "job.retry", std::to_string(id), 1}));
+      store_->JobRetry(id, retry, AuditEntry{0, 0, actor_, "job.retry", target, 1}));
   store_->NotifyWorkers();
   return Status::Ok();
 }

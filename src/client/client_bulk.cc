@@ -18,8 +18,13 @@ Result<int64_t> Client::BulkCount(BulkAction action, const JobFilter& filter) {
   return total;
 }
 
-Result<BulkOp> Client::BulkStart(BulkAction action, const JobFilter& filter) {
-  return store_->BulkOpCreate(action, filter, actor_);
+Result<BulkOp> Client::BulkStart(BulkAction action, const JobFilter& filter,
+                                 const RetryOptions& retry) {
+  if (retry.fresh && action != BulkAction::kRetry) {
+    return InvalidArgument(std::string("fresh applies to a retry, not a ") +
+                           BulkActionName(action) + ": only a retry keeps or drops a checkpoint");
+  }
+  return store_->BulkOpCreate(action, filter, actor_, retry);
 }
 
 Result<BulkOp> Client::BulkGet(int64_t id) { return store_->BulkOpGet(id); }

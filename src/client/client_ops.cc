@@ -159,8 +159,9 @@ Result<std::vector<WhyReason>> Client::WhyNotRunning(JobId id) {
 Result<JobTimeline> Client::Timeline(JobId id) {
   WARDEN_ASSIGN_OR_RETURN(JobInfo job, store_->JobGet(id));
   WARDEN_ASSIGN_OR_RETURN(std::vector<FencedWriteInfo> fenced, store_->JobFencedWrites(id));
+  WARDEN_ASSIGN_OR_RETURN(std::vector<JobActionInfo> actions, store_->JobActions(id));
   WARDEN_ASSIGN_OR_RETURN(std::vector<WorkerInfo> workers, store_->WorkerList(false));
-  return BuildTimeline(std::move(job), std::move(fenced), workers);
+  return BuildTimeline(std::move(job), std::move(fenced), workers, actions);
 }
 
 Result<std::vector<AuditEntry>> Client::ListAudit(int limit, int64_t before) {

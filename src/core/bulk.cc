@@ -30,7 +30,9 @@ std::string BulkAuditAction(BulkAction a) {
 }
 
 std::string BulkAuditTarget(const BulkOp& op) {
-  return Json{{"op", op.id}, {"filter", JobFilterToJson(op.filter)}}.dump();
+  Json target = {{"op", op.id}, {"filter", JobFilterToJson(op.filter)}};
+  if (op.fresh) target["fresh"] = true;
+  return target.dump();
 }
 
 std::optional<AuditEntry> AdvanceBulkOp(BulkOp& op, const std::vector<JobId>& ids, int batch,
@@ -50,6 +52,7 @@ std::optional<AuditEntry> AdvanceBulkOp(BulkOp& op, const std::vector<JobId>& id
 Json BulkOpToJson(const BulkOp& op) {
   return {{"id", op.id},
           {"action", BulkActionName(op.action)},
+          {"fresh", op.fresh},
           {"state", BulkStateName(op.state)},
           {"filter", JobFilterToJson(op.filter)},
           {"actor", op.actor},

@@ -86,10 +86,89 @@ void AddAttempt(const AttemptInfo& a, const WorkerInfo* w, std::vector<TimelineE
   }
 }
 
+// A job's end as it was: its state and counts then.
+struct End {
+  JobState state;
+  std::optional<ErrorKind> last_error;
+  int charged, max_attempts, crashes, max_crashes;
+};
+
+// Why it ended: the reason's code and the words after "the job is dead: ".
+std::pair<const char*, std::string> EndWhy(const End& e) {
+  const std::string attempts =
+      "attempts " + std::to_string(e.charged) + "/" + std::to_string(e.max_attempts);
+  const std::string kind = e.last_error ? ErrorKindName(*e.last_error) : "";
+  switch (e.state) {
+    case JobState::kExpired:
+      return {"start_deadline", "its start deadline passed before a worker took it"};
+    case JobState::kCancelled:
+      return {"cancelled", "an operator cancelled it"};
+    default:
+      break;
+  }
+  if (e.last_error == ErrorKind::kCrashLoop) {
+    return {"crash_loop", "a crash loop: crashes " + std::to_string(e.crashes) + "/" +
+                              std::to_string(e.max_crashes) + ", " + attempts};
+  }
+  if (e.charged >= e.max_attempts) {
+    return {"attempts_exhausted", "its attempts ran out (" + attempts +
+                                      (kind.empty() ? "" : ", last error " + kind) + ")"};
+  }
+  return {"not_retried", "its last attempt" + (kind.empty() ? "" : " (" + kind + ")") +
+                             " was not retried (retry none, or at-most-once after its start; " +
+                             attempts + ")"};
+}
+
+TimelineEvent EndEvent(TimeMs at, const End& e) {
+  const auto [reason, why] = EndWhy(e);
+  return {at, "finished", 0,
+          std::string("the job is ") + JobStateName(e.state) + ": " + why,
+          {{"state", JobStateName(e.state)},
+           {"reason", reason},
+           {"last_error", e.last_error ? Json(ErrorKindName(*e.last_error)) : Json()},
+           {"charged_attempts", e.charged},
+           {"max_attempts", e.max_attempts},
+           {"crashes", e.crashes},
+           {"max_crashes", e.max_crashes}}};
+}
+
+void AddAction(const JobActionInfo& a, std::vector<TimelineEvent>* out) {
+  // A retry cleared how the job had ended: its end, as the action found it.
+  if (a.action == "retry" && IsTerminal(a.from) && a.from != JobState::kSucceeded &&
+      a.finished_at) {
+    out->push_back(EndEvent(*a.finished_at, End{a.from, a.last_error, a.charged, a.max_attempts,
+                                                a.crashes, a.max_crashes}));
+  }
+  std::string by = " by " + a.actor;
+  if (a.op > 0) by += " (operation " + std::to_string(a.op) + ")";
+  std::string text;
+  if (a.action == "retry") {
+    text = "retried" + by + ": attempts and crashes reset, " +
+           (a.fresh ? "checkpoint dropped (fresh)" : "checkpoint kept");
+  } else if (a.action == "run_now") {
+    text = "run now" + by + ": due at once, its attempts as they were";
+  } else if (a.action == "cancel" && a.from == JobState::kRunning) {
+    text = "cancel requested" + by + ": its worker stops it";
+  } else if (a.action == "cancel") {
+    text = "cancelled" + by;
+  } else if (a.action == "release") {
+    text = "its worker released" + by + ": its attempt is lost, and the job runs again";
+  } else {
+    text = a.action + by;
+  }
+  out->push_back({a.at, "operator", 0, text,
+                  {{"action", a.action},
+                   {"actor", a.actor},
+                   {"op", a.op > 0 ? Json(a.op) : Json()},
+                   {"fresh", a.fresh},
+                   {"from", JobStateName(a.from)}}});
+}
+
 }  // namespace
 
 JobTimeline BuildTimeline(JobInfo job, std::vector<FencedWriteInfo> fenced,
-                          const std::vector<WorkerInfo>& workers) {
+                          const std::vector<WorkerInfo>& workers,
+                          const std::vector<JobActionInfo>& actions) {
   std::map<WorkerId, const WorkerInfo*> by_id;
   for (const WorkerInfo& w : workers) by_id[w.id] = &w;
   auto find = [&](WorkerId id) -> const WorkerInfo* {
@@ -119,16 +198,12 @@ JobTimeline BuildTimeline(JobInfo job, std::vector<FencedWriteInfo> fenced,
                       std::to_string(f.lease_token) + " refused: the lease had moved on",
                   evidence});
   }
-  // The job's own end, when its last attempt's does not already say it: a
-  // verdict (dead after a crash loop), or an end without a run (cancelled
-  // or expired while waiting).
+  for (const JobActionInfo& a : actions) AddAction(a, &ev);
+  // The job's own end, and why (its last attempt says only how that ended).
   if (IsTerminal(job.state) && job.state != JobState::kSucceeded && job.finished_at) {
-    std::string text = std::string("the job is ") + JobStateName(job.state);
-    if (job.last_error) text += std::string(" (") + ErrorKindName(*job.last_error) + ")";
-    ev.push_back({*job.finished_at, "finished", 0, text,
-                  {{"state", JobStateName(job.state)},
-                   {"last_error", job.last_error ? Json(ErrorKindName(*job.last_error))
-                                                 : Json()}}});
+    ev.push_back(EndEvent(*job.finished_at, End{job.state, job.last_error, job.charged,
+                                                job.max_attempts, job.crashes,
+                                                job.max_crashes}));
   }
   std::stable_sort(ev.begin(), ev.end(),
                    [](const TimelineEvent& a, const TimelineEvent& b) { return a.at < b.at; });

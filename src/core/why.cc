@@ -209,12 +209,15 @@ std::vector<WhyReason> WhyNotRunning(const WhyFacts& f) {
   std::vector<WhyReason> out;
   if (j.state == JobState::kRunning) {
     out.push_back({"running",
-                   "it is running: attempt " + std::to_string(j.attempt) + " on worker " +
+                   "it is running on worker " +
                        (j.worker_name.empty() ? std::to_string(j.worker.value_or(0))
-                                              : j.worker_name),
+                                              : j.worker_name) +
+                       ", attempts " + AttemptsText(j),
                    {{"worker", j.worker ? Json(*j.worker) : Json()},
                     {"worker_name", j.worker_name},
                     {"attempt", j.attempt},
+                    {"charged_attempts", j.charged},
+                    {"max_attempts", j.max_attempts},
                     {"lease_token", j.lease_token},
                     {"lease_expires_at",
                      j.lease_expires_at ? Json(FormatTime(*j.lease_expires_at)) : Json()}}});
@@ -224,9 +227,13 @@ std::vector<WhyReason> WhyNotRunning(const WhyFacts& f) {
   if (IsTerminal(j.state)) {
     std::string message = std::string("it has finished: ") + JobStateName(j.state);
     if (j.last_error) message += std::string(" (last error: ") + ErrorKindName(*j.last_error) + ")";
+    message += ", attempts " + AttemptsText(j);
     if (j.state != JobState::kSucceeded) message += "; `warden jobs retry` runs it again";
     out.push_back({"finished", message,
                    {{"state", JobStateName(j.state)},
+                    {"attempt", j.attempt},
+                    {"charged_attempts", j.charged},
+                    {"max_attempts", j.max_attempts},
                     {"last_error", j.last_error ? Json(ErrorKindName(*j.last_error)) : Json()},
                     {"finished_at", j.finished_at ? Json(FormatTime(*j.finished_at)) : Json()}}});
     return out;
@@ -240,10 +247,13 @@ std::vector<WhyReason> WhyNotRunning(const WhyFacts& f) {
   if (j.state == JobState::kRetryable && j.run_at > f.now) {
     std::string message = "it is backing off after attempt " + std::to_string(j.attempt);
     if (j.last_error) message += std::string(" failed (") + ErrorKindName(*j.last_error) + ")";
+    message += ", attempts " + AttemptsText(j);
     message += "; it retries at " + FormatTime(j.run_at) + " (" + In(j.run_at, f.now) + ")";
     out.push_back({"backing_off", message,
                    {{"run_at", FormatTime(j.run_at)},
                     {"attempt", j.attempt},
+                    {"charged_attempts", j.charged},
+                    {"max_attempts", j.max_attempts},
                     {"last_error", j.last_error ? Json(ErrorKindName(*j.last_error)) : Json()},
                     {"last_error_message", j.last_error_message}}});
   }

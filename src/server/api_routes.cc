@@ -164,7 +164,7 @@ Response Bulk(const Request& req, Client& c, const std::function<void()>& starte
                          {"filter", JobFilterToJson(body->filter)},
                          {"count", *count}});
   }
-  auto op = c.BulkStart(body->action, body->filter);
+  auto op = c.BulkStart(body->action, body->filter, RetryOptions{body->fresh});
   if (!op.has_value()) return ErrorResponse(op.error());
   if (started) started();
   return JsonResponse(BulkOpToJson(*op), 202);
@@ -504,9 +504,19 @@ Response Api::Route(const Request& req, Client& c, const Caller& caller) {
     if (n == 4 && seg[3] == "retry") {
       if (m != "POST") return MethodNotAllowed("POST");
       if (!needs(Scope::kOperate)) return Forbidden(caller, Scope::kOperate);
-      const Status s = c.RetryJob(*id);
+      Json body;  // none: null
+      if (!req.body.empty()) {
+        auto text = ParseJsonText(req.body);
+        if (!text.has_value()) {
+          return ErrorResponse(400, "invalid_json", "the request body " + text.error().message());
+        }
+        body = std::move(*text);
+      }
+      auto retry = RetryBodyIn(body);
+      if (!retry.has_value()) return ErrorResponse(retry.error());
+      const Status s = c.RetryJob(*id, *retry);
       if (!s.ok()) return ErrorResponse(s);
-      return JsonResponse({{"id", *id}, {"state", "available"}});
+      return JsonResponse({{"id", *id}, {"state", "available"}, {"fresh", retry->fresh}});
     }
     if (n == 4 && seg[3] == "run-now") {
       if (m != "POST") return MethodNotAllowed("POST");

@@ -229,15 +229,20 @@ class Store {
   // may count every matching job: it is not on a worker's path).
   virtual Result<std::vector<JobInfo>> JobList(const JobFilter& f, int64_t* total) = 0;
   // dead/cancelled/expired (or waiting) -> available, budgets reset;
-  // running and succeeded jobs are refused. With `audit` (count 1), in one
+  // running and succeeded jobs are refused; `retry.fresh` drops its
+  // checkpoint too. With `audit` (count 1) and its JobActionInfo, in one
   // transaction: a retry that happened is in the log.
-  virtual Status JobRetry(JobId id, const AuditEntry& audit) = 0;
+  virtual Status JobRetry(JobId id, const RetryOptions& retry, const AuditEntry& audit) = 0;
   // scheduled or retryable -> available now (CheckRunNowAllowed), its
   // attempts and budgets kept. With `audit` (count 1), in one transaction.
   virtual Status JobRunNow(JobId id, const AuditEntry& audit) = 0;
   // pending -> cancelled; running -> cancel requested (its worker stops it).
   // With `audit` (count 1), in one transaction.
   virtual Result<JobState> JobCancel(JobId id, const AuditEntry& audit) = 0;
+  // The operators' retries, run-nows, cancels and releases of its worker
+  // (WorkerDeclareDead with an audit entry) of the job (each written
+  // with its action, bulk ones included), oldest first.
+  virtual Result<std::vector<JobActionInfo>> JobActions(JobId id) = 0;
   // Jobs not yet finished: scheduled, available, retryable, running.
   virtual Result<int64_t> JobCountUnfinished() = 0;
   // How long until the earliest scheduled or retryable job is due, by the
@@ -267,7 +272,8 @@ class Store {
   // Proven dead (or released by an operator: `cause` says which, kept with
   // each lost attempt): marks it dead and recovers its running jobs at once.
   // `audit`, unless null, is written in the same transaction, its count the
-  // jobs recovered (an operator's release).
+  // jobs recovered (an operator's release), with a JobActionInfo "release"
+  // for each of them.
   virtual Result<RescueReport> WorkerDeclareDead(WorkerId id, const std::string& reason,
                                                  LossCause cause, const AuditEntry* audit) = 0;
   // The worker's session (see WorkerSession); `lease` bounds how long the
@@ -387,8 +393,9 @@ class Store {
   // One transaction: the operation row (high water: the largest job id now;
   // total: the jobs in BulkScope up to it; done at once when that is none)
   // and its audit entry (BulkAuditAction, by `actor`, count: the total).
+  // `retry` applies to a retry's jobs (BulkOp::fresh).
   virtual Result<BulkOp> BulkOpCreate(BulkAction action, const JobFilter& filter,
-                                      const std::string& actor) = 0;
+                                      const std::string& actor, const RetryOptions& retry) = 0;
   virtual Result<BulkOp> BulkOpGet(int64_t id) = 0;
   // Newest first, at most `limit`.
   virtual Result<std::vector<BulkOp>> BulkOpList(int limit) = 0;

@@ -120,6 +120,8 @@ TEST(TimelineTest, ABackoffAndAVerdictAreShown) {
   j.task = "t";
   j.state = JobState::kDead;
   j.last_error = ErrorKind::kCrashLoop;
+  j.charged = j.crashes = j.max_crashes = 2;
+  j.max_attempts = 5;
   j.created_at = kT;
   j.finished_at = kT + 5'000;
   AttemptInfo crash = Attempt(1, 5, 1, kT + 1);
@@ -138,9 +140,70 @@ TEST(TimelineTest, ABackoffAndAVerdictAreShown) {
   EXPECT_EQ(Find(t, "runnable", 2), nullptr) << "its last attempt left it dead";
   const TimelineEvent* verdict = Find(t, "finished", 0);
   ASSERT_NE(verdict, nullptr);
-  EXPECT_EQ(verdict->text, "the job is dead (crash_loop)");
+  EXPECT_EQ(verdict->text, "the job is dead: a crash loop: crashes 2/2, attempts 2/5");
+  EXPECT_EQ(verdict->evidence["reason"], "crash_loop");
   EXPECT_TRUE(std::is_sorted(t.events.begin(), t.events.end(),
                              [](const auto& a, const auto& b) { return a.at < b.at; }));
+}
+
+// Issue 35: the move to dead that a retry cleared from the job's row, and
+// who retried it, by which operation; a fresh retry says so.
+TEST(TimelineTest, ARetriedJobShowsItsEarlierEndAndWhoRetriedIt) {
+  JobInfo j;
+  j.id = 15;
+  j.state = JobState::kRunning;
+  j.created_at = kT;
+  AttemptInfo failed = Attempt(2, 5, 2, kT + 1'000);
+  failed.finished_at = kT + 2'000;
+  failed.outcome = "error";
+  failed.error = Error(ErrorKind::kError, "exit 1", std::nullopt);
+  j.attempts = {failed, Attempt(3, 5, 3, kT + 180'000)};
+  JobActionInfo retry;
+  retry.at = kT + 179'000;
+  retry.action = "retry";
+  retry.actor = "cli:root";
+  retry.op = 1;
+  retry.fresh = true;
+  retry.from = JobState::kDead;
+  retry.finished_at = kT + 2'000;
+  retry.last_error = ErrorKind::kError;
+  retry.charged = retry.max_attempts = 2;
+  const JobTimeline t = BuildTimeline(j, {}, {}, {retry});
+  const TimelineEvent* dead = Find(t, "finished", 0);
+  ASSERT_NE(dead, nullptr);
+  EXPECT_EQ(dead->at, kT + 2'000);
+  EXPECT_EQ(dead->text, "the job is dead: its attempts ran out (attempts 2/2, last error error)");
+  EXPECT_EQ(dead->evidence["reason"], "attempts_exhausted");
+  const TimelineEvent* op = Find(t, "operator", 0);
+  ASSERT_NE(op, nullptr);
+  EXPECT_EQ(op->text,
+            "retried by cli:root (operation 1): attempts and crashes reset, checkpoint dropped "
+            "(fresh)");
+  EXPECT_EQ(op->evidence["op"], 1);
+  std::vector<std::string> kinds;
+  for (const TimelineEvent& e : t.events) kinds.push_back(e.kind);
+  // Not out of attempts: its retry policy (or at-most-once) ended it.
+  j.state = JobState::kDead;
+  j.finished_at = kT + 200'000;
+  j.last_error = ErrorKind::kLost;
+  j.charged = 1;
+  j.max_attempts = 5;
+  const JobTimeline ended = BuildTimeline(j, {}, {}, {});
+  const TimelineEvent* none = Find(ended, "finished", 0);
+  ASSERT_NE(none, nullptr);
+  EXPECT_EQ(none->text,
+            "the job is dead: its last attempt (lost) was not retried (retry none, or "
+            "at-most-once after its start; attempts 1/5)");
+  EXPECT_EQ(none->evidence["reason"], "not_retried");
+  JobActionInfo release;
+  release.action = "release";
+  release.actor = "cli:root";
+  release.from = JobState::kRunning;
+  const JobTimeline released = BuildTimeline(j, {}, {}, {release});
+  EXPECT_EQ(Find(released, "operator", 0)->text,
+            "its worker released by cli:root: its attempt is lost, and the job runs again");
+  EXPECT_EQ(kinds, (std::vector<std::string>{"enqueued", "claimed", "failed", "finished",
+                                             "operator", "claimed"}));
 }
 
 }  // namespace

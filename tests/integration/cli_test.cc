@@ -246,6 +246,90 @@ TEST_P(CliTest, JobsShowPrintsTheWholeStderrTail) {
   EXPECT_NE(r.out.find("ValueError: the last line\n"), std::string::npos) << r.out;
 }
 
+// Issue 35 section 6, with a real worker: one attempt count everywhere
+// (charged of max, then the runs: it was "4/2" in `warden jobs`), a retry
+// --fresh that starts the job over without its checkpoint, and a timeline
+// that shows each move to dead with why and who retried it, by which
+// operation.
+TEST_P(CliTest, RetriesShowOneAttemptCountAFreshStartAndWhoDidIt) {
+  auto Has = [](const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+  };
+  StartWorker("a");
+  const int64_t id = Add(Job("log start \"cp=$WARDEN_CHECKPOINT\"; "
+                             "if [ \"$WARDEN_ATTEMPT\" = 1 ]; then echo 'checkpoint {\"i\":3}' "
+                             ">&3; fi; exit 1"),
+                         {"--max-attempts", "2"});
+  ASSERT_GT(id, 0);
+  const std::string n = std::to_string(id);
+  auto dead_after = [&](int runs) {
+    return WaitFor([&] {
+      auto j = GetJob(id);
+      return j && j->state == warden::JobState::kDead && j->attempt == runs;
+    });
+  };
+  ASSERT_TRUE(dead_after(2));
+  ASSERT_EQ(GetJob(id)->checkpoint, (Json{{"i", 3}}));
+
+  CliResult retried = Cli({"jobs", "retry", n, "--fresh"}, false);
+  ASSERT_EQ(retried.exit_code, 0) << retried.err;
+  EXPECT_EQ(retried.out, "job " + n + " is available again, without its checkpoint\n");
+  ASSERT_TRUE(dead_after(4));
+  const auto starts = LedgerFor(id, "start");
+  ASSERT_EQ(starts.size(), 4u);
+  EXPECT_EQ(starts[1].args.at(0), "cp={\"i\":3}") << "a retry's backoff keeps it";
+  EXPECT_EQ(starts[2].args.at(0), "cp=") << "--fresh: started over";
+
+  // The bulk form, by filter: the timeline names the operation.
+  CliResult bulk = Cli({"jobs", "retry", "--state", "dead"});
+  ASSERT_EQ(bulk.exit_code, 0) << bulk.err;
+  const int64_t op = bulk.json.value("id", int64_t{-1});
+  EXPECT_EQ(bulk.json.value("fresh", true), false) << bulk.out;
+  ASSERT_TRUE(dead_after(6));
+
+  CliResult table = Cli({"jobs"}, false);
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_TRUE(Has(table.out, "  2/2 (6 runs)  ")) << table.out;
+  CliResult show = Cli({"jobs", "show", n}, false);
+  EXPECT_TRUE(Has(show.out, "attempts 2/2 (6 runs), crashes 0 of ")) << show.out;
+  CliResult why = Cli({"jobs", "why", n}, false);
+  EXPECT_TRUE(Has(why.out, "attempts 2/2 (6 runs)")) << why.out;
+  CliResult why_json = Cli({"jobs", "why", n});
+  EXPECT_EQ(why_json.json["reasons"][0]["evidence"].value("charged_attempts", -1), 2);
+
+  CliResult timeline = Cli({"jobs", "timeline", n}, false);
+  ASSERT_EQ(timeline.exit_code, 0) << timeline.err;
+  const std::string ran_out =
+      "the job is dead: its attempts ran out (attempts 2/2, last error error)";
+  size_t ends = 0;
+  for (size_t at = timeline.out.find(ran_out); at != std::string::npos;
+       at = timeline.out.find(ran_out, at + 1)) {
+    ++ends;
+  }
+  EXPECT_EQ(ends, 3u) << "each move to dead, two cleared by retries:\n" << timeline.out;
+  EXPECT_TRUE(Has(timeline.out, "retried by cli:")) << timeline.out;
+  EXPECT_TRUE(Has(timeline.out, ": attempts and crashes reset, checkpoint dropped (fresh)"))
+      << timeline.out;
+  EXPECT_TRUE(Has(timeline.out, " (operation " + std::to_string(op) +
+                                    "): attempts and crashes reset, checkpoint kept"))
+      << timeline.out;
+  // Ordered: the end, then the retry, then the next claim.
+  EXPECT_LT(timeline.out.find(ran_out), timeline.out.find("retried by"));
+  EXPECT_LT(timeline.out.find("retried by"), timeline.out.find("attempt 3 claimed"));
+  const Json events = Timeline(id)["events"];
+  int operators = 0;
+  for (const Json& e : events) {
+    if (e.value("kind", "") != "operator") continue;
+    ++operators;
+    EXPECT_EQ(e["evidence"].value("action", ""), "retry");
+    EXPECT_EQ(e["evidence"].value("from", ""), "dead");
+  }
+  EXPECT_EQ(operators, 2) << events.dump(1);
+
+  CliResult audit = Cli({"audit"});
+  EXPECT_TRUE(Has(audit.out, "{\\\"fresh\\\":true,\\\"job\\\":" + n + "}")) << audit.out;
+}
+
 // Names in tables are cut by display width (never inside a character),
 // with a marker; `--wide` shows them whole.
 TEST_P(CliTest, TablesCutNamesByDisplayWidthWithAMarker) {

@@ -307,6 +307,94 @@ TEST_P(HttpOperatorEdgesTest, StatsHistoryKeepsWhatTheStatsAnswered) {
   EXPECT_EQ(Http("GET", "/v1/stats/history").status, 401);
 }
 
+// A retry kept the old checkpoint with no way to start over: POST
+// /v1/jobs/{id}/retry {"fresh": true} drops it (a plain retry keeps it),
+// and so does a bulk retry's "fresh"; bad bodies are 400. The timeline
+// says who retried the job, by which operation, and why it had died
+// (issue 35, section 6).
+TEST_P(HttpOperatorEdgesTest, AFreshRetryStartsOverAndTheTimelineSaysWhoRetriedIt) {
+  const std::string ops = Token("ops", "operate");
+  StartServer();
+  StartWorker("w");
+  const std::string cmd =
+      "if [ \"$WARDEN_ATTEMPT\" = 1 ]; then echo 'checkpoint {\"i\":3}' >&3; fi; exit 1";
+  const int64_t kept = Add(cmd, {"--max-attempts", "1"});
+  const int64_t fresh = Add(cmd, {"--max-attempts", "1"});
+  auto dead_after = [&](int64_t id, int runs) {
+    return WaitFor([&] {
+      auto j = GetJob(id);
+      return j && j->state == warden::JobState::kDead && j->attempt == runs;
+    });
+  };
+  ASSERT_TRUE(dead_after(kept, 1));
+  ASSERT_TRUE(dead_after(fresh, 1));
+  const std::string k = std::to_string(kept), f = std::to_string(fresh);
+
+  for (const std::string body : {R"({"fresh":"yes"})", R"({"fresh":true,"start":1})", "[1]"}) {
+    HttpResult r = Http("POST", "/v1/jobs/" + f + "/retry", ops, body);
+    EXPECT_EQ(r.status, 400) << body << ": " << r.body;
+    EXPECT_EQ(r.json["error"].value("code", ""), "invalid_argument") << r.body;
+  }
+  EXPECT_TRUE(JobInState(fresh, warden::JobState::kDead)) << "a refused retry changes nothing";
+  HttpResult plain = Http("POST", "/v1/jobs/" + k + "/retry", ops);
+  ASSERT_EQ(plain.status, 200) << plain.body;
+  EXPECT_EQ(plain.json, Json({{"id", kept}, {"state", "available"}, {"fresh", false}}));
+  HttpResult over = Http("POST", "/v1/jobs/" + f + "/retry", ops, R"({"fresh":true})");
+  ASSERT_EQ(over.status, 200) << over.body;
+  EXPECT_EQ(over.json.value("fresh", false), true);
+  ASSERT_TRUE(dead_after(kept, 2));
+  ASSERT_TRUE(dead_after(fresh, 2));
+  EXPECT_EQ(GetJob(kept)->checkpoint, (Json{{"i", 3}})) << "a plain retry keeps it";
+  EXPECT_TRUE(GetJob(fresh)->checkpoint.is_null()) << "a fresh one starts over";
+
+  HttpResult cancel =
+      Http("POST", "/v1/jobs/bulk", ops, R"({"action":"cancel","all":true,"fresh":true})");
+  EXPECT_EQ(cancel.status, 400) << cancel.body;
+  EXPECT_TRUE(Has(cancel.json["error"].value("message", ""), "\"fresh\" is a retry's"))
+      << cancel.body;
+  HttpResult bulk = Http("POST", "/v1/jobs/bulk", ops,
+                         R"({"action":"retry","filter":{"state":"dead"},"fresh":true})");
+  ASSERT_EQ(bulk.status, 202) << bulk.body;
+  EXPECT_EQ(bulk.json.value("fresh", false), true) << bulk.body;
+  const int64_t op = bulk.json.value("id", int64_t{-1});
+  ASSERT_TRUE(dead_after(kept, 3));
+  EXPECT_TRUE(GetJob(kept)->checkpoint.is_null()) << "the bulk retry was fresh";
+
+  HttpResult job = Http("GET", "/v1/jobs/" + k, ops);
+  EXPECT_EQ(job.json.value("charged_attempts", -1), 1) << job.body;
+  EXPECT_EQ(job.json.value("max_attempts", -1), 1) << job.body;
+  EXPECT_EQ(job.json.value("attempt", -1), 3) << job.body;
+  HttpResult timeline = Http("GET", "/v1/jobs/" + k + "/timeline", ops);
+  ASSERT_EQ(timeline.status, 200) << timeline.body;
+  std::vector<Json> retries;
+  int ends = 0;
+  for (const Json& e : timeline.json["events"]) {
+    if (e.value("kind", "") == "operator") retries.push_back(e["evidence"]);
+    if (e.value("kind", "") == "finished") {
+      ++ends;
+      EXPECT_EQ(e["evidence"].value("reason", ""), "attempts_exhausted") << e.dump();
+      EXPECT_EQ(e.value("text", ""),
+                "the job is dead: its attempts ran out (attempts 1/1, last error error)");
+    }
+  }
+  EXPECT_EQ(ends, 3) << "each move to dead: " << timeline.body;
+  ASSERT_EQ(retries.size(), 2u) << timeline.body;
+  EXPECT_EQ(retries[0], Json({{"action", "retry"},
+                              {"actor", "token:ops"},
+                              {"op", nullptr},
+                              {"fresh", false},
+                              {"from", "dead"}}));
+  EXPECT_EQ(retries[1], Json({{"action", "retry"},
+                              {"actor", "token:ops"},
+                              {"op", op},
+                              {"fresh", true},
+                              {"from", "dead"}}));
+  HttpResult audit = Http("GET", "/v1/audit", ops);
+  EXPECT_TRUE(Has(audit.body, R"({\"fresh\":true,\"job\":)" + f + "}")) << audit.body;
+  EXPECT_TRUE(Has(audit.body, R"(\"fresh\":true,\"op\":)" + std::to_string(op)))
+      << audit.body;
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, HttpOperatorEdgesTest, ::testing::ValuesIn(AllBackends()),
                          BackendName);
 

@@ -185,18 +185,18 @@ TEST_P(BulkStoreTest, ADryRunCountIsTheOperationsTotal) {
   int64_t count = 0;
   ASSERT_TRUE(store_->JobList(*scope, &count).has_value());
   EXPECT_EQ(count, 3);
-  auto op = store_->BulkOpCreate(BulkAction::kRetry, JobFilter{}, "cli:test");
+  auto op = store_->BulkOpCreate(BulkAction::kRetry, JobFilter{}, "cli:test", {});
   ASSERT_TRUE(op.has_value()) << op.error().ToString();
   EXPECT_EQ(op->total, 3);
   EXPECT_EQ(op->state, BulkState::kRunning);
   JobFilter none;
   none.states = {JobState::kRunning};
-  EXPECT_EQ(store_->BulkOpCreate(BulkAction::kRetry, none, "x").error().code(),
+  EXPECT_EQ(store_->BulkOpCreate(BulkAction::kRetry, none, "x", {}).error().code(),
             StatusCode::kInvalidArgument)
       << "a running job cannot be retried";
   none.states = {JobState::kSucceeded};
   none.queue = "nothing-here";
-  auto empty = store_->BulkOpCreate(BulkAction::kDelete, none, "x");
+  auto empty = store_->BulkOpCreate(BulkAction::kDelete, none, "x", {});
   ASSERT_TRUE(empty.has_value());
   EXPECT_EQ(empty->state, BulkState::kDone) << "nothing in scope: done at once";
 }
@@ -205,7 +205,7 @@ TEST_P(BulkStoreTest, ADryRunCountIsTheOperationsTotal) {
 // operation over once the lease ran out, finish: nothing done twice.
 TEST_P(BulkStoreTest, AnOperationResumesAtItsCursorInAnotherProcess) {
   const IdList dead = AddDead(7);  // oldest first
-  auto op = store_->BulkOpCreate(BulkAction::kRetry, JobFilter{}, "token:ops");
+  auto op = store_->BulkOpCreate(BulkAction::kRetry, JobFilter{}, "token:ops", {});
   ASSERT_TRUE(op.has_value()) << op.error().ToString();
   ASSERT_EQ(op->total, 7);
   const IdList late = AddDead(1);  // after the start: above the high water
@@ -265,7 +265,7 @@ TEST_P(BulkStoreTest, AnOperationResumesAtItsCursorInAnotherProcess) {
 
 TEST_P(BulkStoreTest, AReleasedOperationIsTakenAtOnce) {
   AddDead(3);
-  auto op = store_->BulkOpCreate(BulkAction::kDelete, JobFilter{}, "cli:test");
+  auto op = store_->BulkOpCreate(BulkAction::kDelete, JobFilter{}, "cli:test", {});
   ASSERT_TRUE(op.has_value());
   ASSERT_TRUE(store_->BulkOpClaim("a", seconds(10), 0).value().has_value());
   ASSERT_TRUE(store_->BulkOpStep(op->id, "a", 1, seconds(10)).has_value());
@@ -292,7 +292,7 @@ TEST_P(BulkStoreTest, CancelAndDeleteInBatches) {
   p.worker = w;
   p.tasks = {"r"};
   ASSERT_EQ(store_->JobClaim(p).value().size(), 1u);
-  auto cancel = store_->BulkOpCreate(BulkAction::kCancel, JobFilter{}, "cli:test");
+  auto cancel = store_->BulkOpCreate(BulkAction::kCancel, JobFilter{}, "cli:test", {});
   ASSERT_TRUE(cancel.has_value());
   EXPECT_EQ(cancel->total, 6);
   ASSERT_TRUE(store_->BulkOpClaim("r1", seconds(10), cancel->id).value().has_value());
@@ -307,7 +307,7 @@ TEST_P(BulkStoreTest, CancelAndDeleteInBatches) {
 
   JobFilter f;
   f.states = {JobState::kCancelled, JobState::kRunning};
-  auto del = store_->BulkOpCreate(BulkAction::kDelete, f, "cli:test");
+  auto del = store_->BulkOpCreate(BulkAction::kDelete, f, "cli:test", {});
   ASSERT_TRUE(del.has_value());
   EXPECT_EQ(del->total, 5) << "the running job is out of a delete's scope";
   ASSERT_TRUE(store_->BulkOpClaim("r2", seconds(10), del->id).value().has_value());

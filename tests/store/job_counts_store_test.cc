@@ -166,7 +166,7 @@ class JobCountsStoreTest : public StoreTest {
     ASSERT_TRUE(r.has_value()) << r.error().ToString();
   }
   void RunBulk(BulkAction action, const JobFilter& f) {
-    auto op = store_->BulkOpCreate(action, f, "test");
+    auto op = store_->BulkOpCreate(action, f, "test", {});
     ASSERT_TRUE(op.has_value()) << op.error().ToString();
     auto mine = store_->BulkOpClaim("runner", seconds(30), op->id);
     ASSERT_TRUE(mine.has_value()) << mine.error().ToString();
@@ -275,8 +275,8 @@ TEST_P(JobCountsStoreTest, EveryTransitionKeepsTheCountsExact) {
   Finish(w, cancelled, false, ErrorKind::kCancelled);
   ExpectExact("cancelled running");
   // Retry by hand: cancelled, dead and a waiting job.
-  ASSERT_TRUE(store_->JobRetry(u, {}).ok());
-  ASSERT_TRUE(store_->JobRetry(crash[0].id, {}).ok());
+  ASSERT_TRUE(store_->JobRetry(u, {}, {}).ok());
+  ASSERT_TRUE(store_->JobRetry(crash[0].id, {}, {}).ok());
   ExpectExact("retried");
 
   // Rescue: an expired lease; a worker proven dead; a goodbye holding jobs.

@@ -377,7 +377,7 @@ class MemoryVsSqlite {
           return Answer(s.JobCancel(id, {}), [](JobState st) { return Json(JobStateName(st)); });
         });
       }
-      return both("retry", [&](Store& s) { return StatusJson(s.JobRetry(id, {})); });
+      return both("retry", [&](Store& s) { return StatusJson(s.JobRetry(id, {}, {})); });
     }
     if (op == 19) {
       return Chance(50) ? both("expire", [](Store& s) {

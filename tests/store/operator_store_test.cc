@@ -192,11 +192,11 @@ TEST_P(OperatorStoreTest, TheAuditLogKeepsEveryActionNewestFirst) {
   const JobId dead = Add(Spec());
   ASSERT_EQ(store_->JobCancel(dead, By("job.cancel", std::to_string(dead))).value(),
             JobState::kCancelled);
-  ASSERT_TRUE(store_->JobRetry(dead, AuditEntry{0, 0, "token:ops", "job.retry",
-                                                std::to_string(dead), 0})
+  ASSERT_TRUE(store_->JobRetry(dead, {},
+                               AuditEntry{0, 0, "token:ops", "job.retry", std::to_string(dead), 0})
                   .ok());
   // Refused: no entry (an entry says the action happened).
-  EXPECT_FALSE(store_->JobRetry(dead + 100, By("job.retry", "none")).ok());
+  EXPECT_FALSE(store_->JobRetry(dead + 100, {}, By("job.retry", "none")).ok());
   EXPECT_FALSE(store_->JobCancel(dead + 100, By("job.cancel", "none")).has_value());
 
   auto log = store_->AuditList(10, 0).value();

@@ -57,6 +57,7 @@ TEST_F(SqliteFileTest, SchemaFourteenWorkersGetTheDefaultKeepalive) {
                          "ALTER TABLE workers DROP COLUMN keepalive_ms; "
                          "ALTER TABLE api_tokens DROP COLUMN last_used_at; "
                          "ALTER TABLE api_tokens DROP COLUMN expires_at; "
+                         "DROP TABLE job_actions; ALTER TABLE bulk_ops DROP COLUMN fresh; "
                          "DELETE FROM warden_schema WHERE version > 14",
                          nullptr, nullptr, nullptr),
             SQLITE_OK)
@@ -111,6 +112,7 @@ TEST_F(SqliteFileTest, SchemaEightDatabaseGetsItsJobCountsFromItsJobs) {
                 "ALTER TABLE workers DROP COLUMN keepalive_ms; "
                 "ALTER TABLE api_tokens DROP COLUMN last_used_at; "
                 "ALTER TABLE api_tokens DROP COLUMN expires_at; "
+                "DROP TABLE job_actions; ALTER TABLE bulk_ops DROP COLUMN fresh; "
                 "DELETE FROM warden_schema WHERE version > 8; "
                 "UPDATE jobs SET state = 'dead' WHERE id = 1",
                 nullptr, nullptr, nullptr),
@@ -127,7 +129,7 @@ TEST_F(SqliteFileTest, SchemaEightDatabaseGetsItsJobCountsFromItsJobs) {
   EXPECT_EQ(queues[0].jobs, (std::vector<std::pair<std::string, int64_t>>{
                                 {"available", 2}, {"dead", 1}, {"scheduled", 1}}));
   EXPECT_EQ(queues[1].jobs, (std::vector<std::pair<std::string, int64_t>>{{"available", 3}}));
-  ASSERT_TRUE((*store)->JobRetry(1, {}).ok());
+  ASSERT_TRUE((*store)->JobRetry(1, {}, {}).ok());
   EXPECT_TRUE((*store)->JobCountsVerify().value().empty());
   EXPECT_EQ((*store)->QueueList().value()[0].CountIn(JobState::kAvailable), 3);
 }
@@ -162,6 +164,7 @@ TEST_F(SqliteFileTest, SchemaTenDatabaseGetsItsGroupCountsFromItsJobs) {
                 "ALTER TABLE workers DROP COLUMN keepalive_ms; "
                 "ALTER TABLE api_tokens DROP COLUMN last_used_at; "
                 "ALTER TABLE api_tokens DROP COLUMN expires_at; "
+                "DROP TABLE job_actions; ALTER TABLE bulk_ops DROP COLUMN fresh; "
                 "DELETE FROM warden_schema WHERE version > 10",
                 nullptr, nullptr, nullptr),
             SQLITE_OK)
@@ -206,6 +209,7 @@ TEST_F(SqliteFileTest, SchemaElevenDatabaseGetsFlowControl) {
                 "ALTER TABLE workers DROP COLUMN keepalive_ms; "
                 "ALTER TABLE api_tokens DROP COLUMN last_used_at; "
                 "ALTER TABLE api_tokens DROP COLUMN expires_at; "
+                "DROP TABLE job_actions; ALTER TABLE bulk_ops DROP COLUMN fresh; "
                 "DELETE FROM warden_schema WHERE version > 11",
                 nullptr, nullptr, nullptr),
             SQLITE_OK)
@@ -565,6 +569,7 @@ TEST_F(SqliteFileTest, VersionOneFileIsMigratedAndKeepsItsJobsAndAttempts) {
                 "ALTER TABLE jobs DROP COLUMN avoid_node; "
                 "ALTER TABLE jobs DROP COLUMN avoid_until; "
                 "ALTER TABLE workers DROP COLUMN keepalive_ms; "
+                "DROP TABLE job_actions; "
                 "DELETE FROM warden_schema WHERE version > 1",
                 nullptr, nullptr, nullptr),
             SQLITE_OK)

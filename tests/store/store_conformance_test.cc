@@ -852,7 +852,7 @@ TEST_P(StoreTest, CancelPendingRetryDeadAndExpire) {
   const JobId pending = Add(Spec());
   EXPECT_EQ(store_->JobCancel(pending, {}).value(), JobState::kCancelled);
   EXPECT_EQ(store_->JobCancel(pending, {}).error().code(), StatusCode::kFailedPrecondition);
-  EXPECT_TRUE(store_->JobRetry(pending, {}).ok());
+  EXPECT_TRUE(store_->JobRetry(pending, {}, {}).ok());
   EXPECT_EQ(store_->JobGet(pending)->state, JobState::kAvailable);
 
   JobSpec s = Spec();
@@ -865,7 +865,7 @@ TEST_P(StoreTest, CancelPendingRetryDeadAndExpire) {
   EXPECT_EQ(jobs[0].id, pending) << "a job past its start deadline is never claimed";
   EXPECT_EQ(store_->JobExpire().value(), 1);
   EXPECT_EQ(store_->JobGet(late)->state, JobState::kExpired);
-  EXPECT_EQ(store_->JobRetry(jobs[0].id, {}).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(store_->JobRetry(jobs[0].id, {}, {}).code(), StatusCode::kFailedPrecondition);
 }
 
 TEST_P(StoreTest, PruneRemovesOldFinishedJobsOnly) {

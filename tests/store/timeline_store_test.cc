@@ -1,7 +1,8 @@
 // What a job's recovery timeline reads, on every backend: each lost
 // attempt keeps how its loss was found (LossCause) and every failed
 // attempt when the job could run again; the writes fencing refused are
-// found by job.
+// found by job; operators' actions on a job (one-job and bulk, fresh
+// retries dropping the checkpoint) are kept with it.
 #include <gtest/gtest.h>
 
 #include "store_fixture.h"
@@ -126,6 +127,109 @@ TEST_P(TimelineStoreTest, AFailureIsRunnableAfterItsBackoffAndAFinalOneNever) {
   ASSERT_EQ(store_->JobFinishMany(w, std::span(&fail, 1)).value(), std::vector<bool>{true});
   EXPECT_EQ(store_->JobGet(id)->state, JobState::kDead);
   EXPECT_FALSE(Attempt(id, 1).runnable_at.has_value()) << "dead: never runnable again";
+}
+
+// Issue 35 section 6: who retried, ran now or cancelled a job, alone or by
+// a bulk operation, with the job's end as the action found it (a retry
+// clears it from the row); a fresh retry drops the checkpoint.
+TEST_P(TimelineStoreTest, OperatorsActionsAreKeptWithTheJobBulkOnesToo) {
+  JobSpec s = Spec();
+  s.max_attempts = 1;
+  const JobId id = Add(s);
+  const WorkerId w = RegisterWorker("a");
+  auto die = [&] {
+    auto claimed = Claim(w, 1);
+    ASSERT_EQ(claimed.size(), 1u);
+    const JobRef ref{id, claimed[0].lease_token};
+    ASSERT_TRUE(store_->JobCheckpoint(ref, Json{{"i", 3}}).value());
+    JobOutcome fail{ref, false, Json(), {}};
+    fail.error.kind = ErrorKind::kError;
+    ASSERT_EQ(store_->JobFinishMany(w, std::span(&fail, 1)).value(), std::vector<bool>{true});
+    ASSERT_EQ(store_->JobGet(id)->state, JobState::kDead);
+  };
+  die();
+  const TimeMs died_at = *store_->JobGet(id)->finished_at;
+  clock_.Advance(seconds(5));
+  ASSERT_TRUE(store_->JobRetry(id, {}, AuditEntry{0, 0, "cli:a", "job.retry", "1", 1}).ok());
+  EXPECT_EQ(store_->JobGet(id)->checkpoint, (Json{{"i", 3}})) << "a plain retry keeps it";
+  die();
+  clock_.Advance(seconds(5));
+  auto op = store_->BulkOpCreate(BulkAction::kRetry, JobFilter{}, "token:ops", {true});
+  ASSERT_TRUE(op.has_value()) << op.error().ToString();
+  EXPECT_TRUE(op->fresh);
+  EXPECT_TRUE(store_->BulkOpGet(op->id).value().fresh) << "kept for the runner that takes it";
+  ASSERT_TRUE(store_->BulkOpClaim("r", seconds(10), op->id).value().has_value());
+  BulkOp done = *op;
+  while (done.state == BulkState::kRunning) {
+    done = store_->BulkOpStep(done.id, "r", 10, seconds(10)).value();
+  }
+  EXPECT_EQ(done.done, 1);
+  EXPECT_TRUE(store_->JobGet(id)->checkpoint.is_null()) << "a fresh retry drops it";
+  ASSERT_TRUE(store_->JobCancel(id, AuditEntry{0, 0, "cli:b", "job.cancel", "1", 1}).has_value());
+
+  auto actions = store_->JobActions(id);
+  ASSERT_TRUE(actions.has_value()) << actions.error().ToString();
+  ASSERT_EQ(actions->size(), 3u);
+  const JobActionInfo& first = (*actions)[0];
+  EXPECT_EQ(first.action, "retry");
+  EXPECT_EQ(first.actor, "cli:a");
+  EXPECT_EQ(first.op, 0);
+  EXPECT_FALSE(first.fresh);
+  EXPECT_EQ(first.from, JobState::kDead);
+  EXPECT_EQ(first.finished_at, died_at);
+  EXPECT_EQ(first.last_error, ErrorKind::kError);
+  EXPECT_EQ(first.charged, 1);
+  EXPECT_EQ(first.max_attempts, 1);
+  EXPECT_EQ(first.at, died_at + 5'000);
+  const JobActionInfo& bulk = (*actions)[1];
+  EXPECT_EQ(bulk.action, "retry");
+  EXPECT_EQ(bulk.actor, "token:ops");
+  EXPECT_EQ(bulk.op, op->id);
+  EXPECT_TRUE(bulk.fresh);
+  EXPECT_EQ(bulk.from, JobState::kDead);
+  EXPECT_EQ((*actions)[2].action, "cancel");
+  EXPECT_EQ((*actions)[2].from, JobState::kAvailable);
+  EXPECT_FALSE((*actions)[2].finished_at.has_value());
+
+  // Deleted with the job.
+  ASSERT_TRUE(store_->JobDelete(id, AuditEntry{0, 0, "cli:b", "job.delete", "1", 1}).ok());
+  EXPECT_TRUE(store_->JobActions(id).value().empty());
+
+  // A retry refused (another live job holds its unique key) leaves no row.
+  JobSpec keyed = Spec();
+  keyed.unique_key = "k";
+  const JobId old = Add(keyed);
+  ASSERT_TRUE(store_->JobCancel(old, AuditEntry{0, 0, "cli:b", "job.cancel", "x", 1}).has_value());
+  ASSERT_GT(Add(keyed), old);
+  auto refused = store_->BulkOpCreate(BulkAction::kRetry, JobFilter{}, "cli:c", {});
+  ASSERT_TRUE(store_->BulkOpClaim("r", seconds(10), refused->id).value().has_value());
+  done = *refused;
+  while (done.state == BulkState::kRunning) {
+    done = store_->BulkOpStep(done.id, "r", 10, seconds(10)).value();
+  }
+  EXPECT_EQ(done.skipped, 1);
+  EXPECT_EQ(store_->JobActions(old).value().size(), 1u) << "its cancel only";
+}
+
+// An operator's release of a worker shows on each job it took, by whom; a
+// death proven by maintenance (no audit entry) is no operator's action.
+TEST_P(TimelineStoreTest, AnOperatorsReleaseIsKeptWithEachJobItTook) {
+  const WorkerId w = RegisterWorker("a");
+  const JobRef ref = Running(w);
+  const AuditEntry audit{0, 0, "cli:root", "worker.release", "a", 0};
+  ASSERT_TRUE(store_->WorkerDeclareDead(w, "released", LossCause::kOperator, &audit).has_value());
+  auto actions = store_->JobActions(ref.id).value();
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].action, "release");
+  EXPECT_EQ(actions[0].actor, "cli:root");
+  EXPECT_EQ(actions[0].from, JobState::kRunning);
+  EXPECT_EQ(actions[0].op, 0);
+
+  const WorkerId b = RegisterWorker("b");
+  const JobRef proven = Running(b);
+  ASSERT_TRUE(
+      store_->WorkerDeclareDead(b, "process gone", LossCause::kProvenDeath, nullptr).has_value());
+  EXPECT_TRUE(store_->JobActions(proven.id).value().empty());
 }
 
 INSTANTIATE_TEST_SUITE_P(AllBackends, TimelineStoreTest, ::testing::ValuesIn(AllBackends()),

@@ -2,7 +2,8 @@
 // serve` and worker processes on one SQLite file, jobs added with the CLI,
 // and a person's clicks. Login with a token, the overview and its charts
 // (kept through a reload), the unserved jobs' warning, filtering jobs, a
-// job's attempts, retrying a dead job, run now, a bulk cancel by filter and
+// job's attempts and its timeline (why it died, who retried it), retrying a
+// dead job (and a fresh retry, without its checkpoint), run now, a bulk cancel by filter and
 // deleting a job, Retry all and Delete all on the dead letters, pausing a
 // queue and setting its limits, adding, resizing, removing, disabling a
 // node, releasing a worker, a read token shown no button (and a click's
@@ -129,6 +130,9 @@ async function until(what, check, timeout = 10000) {
 // What the DOM holds now, without waiting: the text of the first match.
 const textOf = (page, selector) =>
   page.evaluate((s) => document.querySelector(s)?.textContent ?? null, selector);
+// The value of a job page's fact (its <dd>) named `name`.
+const fact = (page, name) => page.evaluate((n) => [...document.querySelectorAll('dl.facts dt')]
+  .find((dt) => dt.textContent === n)?.nextElementSibling?.textContent ?? null, name);
 const count = (page, selector) =>
   page.evaluate((s) => document.querySelectorAll(s).length, selector);
 
@@ -333,6 +337,37 @@ test('the dashboard, end to end in Chromium', async (t) => {
       (await count(page, '#attempts tr[data-attempt="2"][data-outcome=succeeded]')) === 1 &&
       (await textOf(page, '#job-state')) === 'succeeded');
     assert.match(await textOf(page, '#result'), /fine/);
+    // One attempt count, as the CLI's: charged of max, then the runs (the
+    // retry reset the charge, and a success is not charged; it was "0
+    // charged of 1", and the CLI said "2/1").
+    assert.match(await fact(page, 'attempts'), /^0\/1 \(2 runs\); 0 crashes of \d+$/);
+    // The timeline says why it died and who retried it.
+    await until('the timeline', () => count(page, '#timeline tr[data-kind=operator]'));
+    assert.equal(await textOf(page, '#timeline tr[data-kind=operator] td:last-child'),
+      'retried by token:ui: attempts and crashes reset, checkpoint kept');
+    assert.equal(await textOf(page, '#timeline tr[data-kind=finished] td:last-child'),
+      'the job is dead: its attempts ran out (attempts 1/1, last error error)');
+  });
+
+  await t.test('Retry fresh starts a job over without its checkpoint', async () => {
+    const restart = add('--cmd', 'if [ "$WARDEN_ATTEMPT" = 1 ]; then ' +
+      'echo \'checkpoint {"step":3}\' >&3; exit 1; fi; echo "cp=$WARDEN_CHECKPOINT"',
+    '--max-attempts', '1', 'restart');
+    await go(page, `#/jobs/${restart}`);
+    await until('it died with a checkpoint', async () =>
+      (await textOf(page, '#job-state')) === 'dead' &&
+      /step/.test(await textOf(page, '#checkpoint')));
+    await page.click('#retry-fresh');
+    await until('the fresh retry said', async () =>
+      /available again, without its checkpoint/.test(await textOf(page, '#flash')));
+    await until('its second attempt succeeded', async () =>
+      (await textOf(page, '#job-state')) === 'succeeded');
+    assert.match(await textOf(page, '#result'), /cp=(\\n|")/);
+    assert.doesNotMatch(await textOf(page, '#checkpoint'), /step/);
+    await until('the fresh retry in the timeline', async () =>
+      /checkpoint dropped \(fresh\)$/.test(
+        await textOf(page, '#timeline tr[data-kind=operator] td:last-child')));
+    await shot(page, 'job-retried-fresh');
   });
 
   await t.test('a paused queue keeps a new job available until resumed', async () => {

@@ -184,4 +184,22 @@ void AppendAudit(Tables& t, AuditEntry entry, TimeMs now) {
   t.audit.push_back(std::move(entry));
 }
 
+JobActionInfo JobActionOn(const JobRow& job, TimeMs now, const char* action,
+                          const std::string& actor, int64_t op, bool fresh) {
+  JobActionInfo a;
+  a.at = now;
+  a.action = action;
+  a.actor = actor;
+  a.op = op;
+  a.fresh = fresh;
+  a.from = job.state;
+  a.finished_at = job.finished_at;
+  a.last_error = job.last_error;
+  a.charged = job.charged;
+  a.max_attempts = job.max_attempts;
+  a.crashes = job.crashes;
+  a.max_crashes = job.max_crashes;
+  return a;
+}
+
 }  // namespace warden::memory

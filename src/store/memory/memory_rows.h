@@ -85,6 +85,7 @@ struct JobRow {
   std::string avoid_node;                    // schema 14 (core/node_preference.h)
   std::optional<TimeMs> avoid_until;
   std::vector<AttemptRow> attempts;          // the `attempts` table's rows, by attempt
+  std::vector<JobActionInfo> actions;        // the `job_actions` table's rows, oldest first
 };
 
 struct WorkerRow {
@@ -202,6 +203,10 @@ JobInfo ToJobInfo(const JobRow& job);
 JobInfo ToJobInfoWithExtras(const Tables& t, const JobRow& job);
 AttemptInfo ToAttemptInfo(const Tables& t, const AttemptRow& a);
 WorkerInfo ToWorkerInfo(const WorkerRow& w, int running);
+// The job_actions row SQLite writes for an operator's `action` on `job`:
+// the job as the action finds it.
+JobActionInfo JobActionOn(const JobRow& job, TimeMs now, const char* action,
+                          const std::string& actor, int64_t op, bool fresh);
 // Appends `entry` to the audit log, numbered and timed.
 void AppendAudit(Tables& t, AuditEntry entry, TimeMs now);
 

@@ -51,7 +51,8 @@ class MemoryStore final : public Store {
   Result<JobInfo> JobGet(JobId id) override;
   Result<std::vector<FencedWriteInfo>> JobFencedWrites(JobId id) override;
   Result<std::vector<JobInfo>> JobList(const JobFilter& f, int64_t* total) override;
-  Status JobRetry(JobId id, const AuditEntry& audit) override;
+  Status JobRetry(JobId id, const RetryOptions& retry, const AuditEntry& audit) override;
+  Result<std::vector<JobActionInfo>> JobActions(JobId id) override;
   Status JobRunNow(JobId id, const AuditEntry& audit) override;
   Result<JobState> JobCancel(JobId id, const AuditEntry& audit) override;
   Result<int64_t> JobCountUnfinished() override;
@@ -111,7 +112,7 @@ class MemoryStore final : public Store {
 
   Status JobDelete(JobId id, const AuditEntry& audit) override;
   Result<BulkOp> BulkOpCreate(BulkAction action, const JobFilter& filter,
-                              const std::string& actor) override;
+                              const std::string& actor, const RetryOptions& retry) override;
   Result<BulkOp> BulkOpGet(int64_t id) override;
   Result<std::vector<BulkOp>> BulkOpList(int limit) override;
   Result<std::optional<BulkOp>> BulkOpClaim(const std::string& owner, Millis lease,
@@ -160,8 +161,12 @@ class MemoryStore final : public Store {
   bool FlowLocked(const ClaimParams& p, TimeMs now, ClaimParams* narrowed, ClaimFlow* flow)
       REQUIRES(db_->mu);
   // JobRetry's and JobCancel's change, their lock held.
-  Status RetryLocked(JobId id, TimeMs now) REQUIRES(db_->mu);
-  Result<JobState> CancelLocked(JobId id, TimeMs now) REQUIRES(db_->mu);
+  // Each keeps its JobActionInfo with the job (`actor`; `op`: the bulk
+  // operation, 0 for none).
+  Status RetryLocked(JobId id, TimeMs now, const std::string& actor, int64_t op, bool fresh)
+      REQUIRES(db_->mu);
+  Result<JobState> CancelLocked(JobId id, TimeMs now, const std::string& actor, int64_t op)
+      REQUIRES(db_->mu);
   double Jitter() REQUIRES(db_->mu) {
     return std::uniform_real_distribution<double>(0, 1)(db_->rng);
   }

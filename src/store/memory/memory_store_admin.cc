@@ -59,17 +59,26 @@ Result<std::vector<JobInfo>> MemoryStore::JobList(const JobFilter& f, int64_t* t
   return out;
 }
 
-Status MemoryStore::JobRetry(JobId id, const AuditEntry& audit) {
+
+Result<std::vector<JobActionInfo>> MemoryStore::JobActions(JobId id) {
+  MutexLock lock(db_->mu);
+  auto it = db_->t.jobs.find(id);
+  if (it == db_->t.jobs.end()) return std::vector<JobActionInfo>();
+  return it->second.actions;
+}
+
+Status MemoryStore::JobRetry(JobId id, const RetryOptions& retry, const AuditEntry& audit) {
   MutexLock lock(db_->mu);
   const TimeMs now = clock_->NowMs();
-  WARDEN_RETURN_IF_ERROR(RetryLocked(id, now));
+  WARDEN_RETURN_IF_ERROR(RetryLocked(id, now, audit.actor, 0, retry.fresh));
   AuditEntry entry = audit;
   entry.count = 1;
   AppendAudit(db_->t, std::move(entry), now);
   return Status::Ok();
 }
 
-Status MemoryStore::RetryLocked(JobId id, TimeMs now) {
+Status MemoryStore::RetryLocked(JobId id, TimeMs now, const std::string& actor, int64_t op,
+                                bool fresh) {
   Tables& t = db_->t;
   auto it = t.jobs.find(id);
   if (it == t.jobs.end()) return NotFound("no job with id " + std::to_string(id));
@@ -82,8 +91,10 @@ Status MemoryStore::RetryLocked(JobId id, TimeMs now) {
                                 ": another live job holds its unique key");
     }
   }
+  job.actions.push_back(JobActionOn(job, now, "retry", actor, op, fresh));
   SetJobRunAt(t, job, now);
   SetJobState(t, job, JobState::kAvailable);
+  if (fresh) job.checkpoint.clear();
   job.charged = 0;
   job.crashes = 0;
   job.finished_at.reset();
@@ -99,6 +110,7 @@ Status MemoryStore::JobRunNow(JobId id, const AuditEntry& audit) {
   if (it == t.jobs.end()) return NotFound("no job with id " + std::to_string(id));
   JobRow& job = it->second;
   WARDEN_RETURN_IF_ERROR(CheckRunNowAllowed(id, job.state));
+  job.actions.push_back(JobActionOn(job, now, "run_now", audit.actor, 0, false));
   SetJobRunAt(t, job, now);
   SetJobState(t, job, JobState::kAvailable);
   AuditEntry entry = audit;
@@ -110,18 +122,20 @@ Status MemoryStore::JobRunNow(JobId id, const AuditEntry& audit) {
 Result<JobState> MemoryStore::JobCancel(JobId id, const AuditEntry& audit) {
   MutexLock lock(db_->mu);
   const TimeMs now = clock_->NowMs();
-  WARDEN_ASSIGN_OR_RETURN(JobState state, CancelLocked(id, now));
+  WARDEN_ASSIGN_OR_RETURN(JobState state, CancelLocked(id, now, audit.actor, 0));
   AuditEntry entry = audit;
   entry.count = 1;
   AppendAudit(db_->t, std::move(entry), now);
   return state;
 }
 
-Result<JobState> MemoryStore::CancelLocked(JobId id, TimeMs now) {
+Result<JobState> MemoryStore::CancelLocked(JobId id, TimeMs now, const std::string& actor,
+                                           int64_t op) {
   auto it = db_->t.jobs.find(id);
   if (it == db_->t.jobs.end()) return NotFound("no job with id " + std::to_string(id));
   JobRow& job = it->second;
   WARDEN_RETURN_IF_ERROR(CheckCancelAllowed(id, job.state));
+  job.actions.push_back(JobActionOn(job, now, "cancel", actor, op, false));
   if (job.state == JobState::kRunning) {
     job.cancel_requested = true;  // its worker stops it
     return JobState::kRunning;

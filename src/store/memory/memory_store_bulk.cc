@@ -52,7 +52,7 @@ Status MemoryStore::JobDelete(JobId id, const AuditEntry& audit) {
 }
 
 Result<BulkOp> MemoryStore::BulkOpCreate(BulkAction action, const JobFilter& filter,
-                                         const std::string& actor) {
+                                         const std::string& actor, const RetryOptions& retry) {
   WARDEN_ASSIGN_OR_RETURN(JobFilter scope, BulkScope(action, filter));
   MutexLock lock(db_->mu);
   Tables& t = db_->t;
@@ -63,6 +63,7 @@ Result<BulkOp> MemoryStore::BulkOpCreate(BulkAction action, const JobFilter& fil
   op.filter.before_id = op.filter.max_id = 0;
   op.filter.limit = 0;
   op.actor = actor;
+  op.fresh = action == BulkAction::kRetry && retry.fresh;
   op.high_water = t.jobs.empty() ? 0 : t.jobs.rbegin()->first;
   op.cursor = op.high_water + 1;
   scope.max_id = op.high_water;
@@ -134,14 +135,14 @@ Result<BulkOp> MemoryStore::BulkOpStep(int64_t id, const std::string& owner, int
   for (JobId job : ids) {
     switch (op.action) {
       case BulkAction::kRetry: {
-        const Status s = RetryLocked(job, now);
+        const Status s = RetryLocked(job, now, op.actor, op.id, op.fresh);
         if (s.ok()) ++op.done;
         else if (s.code() == StatusCode::kFailedPrecondition) ++op.skipped;
         else return s;
         break;
       }
       case BulkAction::kCancel: {
-        WARDEN_ASSIGN_OR_RETURN(JobState s, CancelLocked(job, now));
+        WARDEN_ASSIGN_OR_RETURN(JobState s, CancelLocked(job, now, op.actor, op.id));
         (void)s;
         ++op.done;
         break;

@@ -154,6 +154,14 @@ Result<RescueReport> MemoryStore::WorkerDeclareDead(WorkerId id, const std::stri
     w->second.stopped_at = now;
     w->second.death_reason = reason;
   }
+  if (audit) {
+    // An operator's release: each job it takes from the worker shows who.
+    for (auto& [job_id, job] : db_->t.jobs) {
+      if (job.state == JobState::kRunning && job.worker_id == id) {
+        job.actions.push_back(JobActionOn(job, now, "release", audit->actor, 0, false));
+      }
+    }
+  }
   RescueReport report =
       RescueWorkerLocked(id, "worker " + std::to_string(id) + " is dead: " + reason, cause, now);
   if (audit) {

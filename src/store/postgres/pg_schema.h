@@ -7,7 +7,7 @@
 
 namespace warden::pg {
 
-inline constexpr int kSchemaVersion = 19;
+inline constexpr int kSchemaVersion = 20;
 
 // warden's advisory locks take two keys (class, key), so they never collide
 // with an application's single-key locks:

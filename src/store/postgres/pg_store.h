@@ -19,6 +19,7 @@
 
 #include "core/mutex.h"
 #include "store/claim_flow.h"
+#include "store/job_action_row.h"
 #include "store/postgres/pg_conn.h"
 #include "store/store.h"
 
@@ -73,7 +74,8 @@ class PgStore final : public Store {
   Result<JobInfo> JobGet(JobId id) override;
   Result<std::vector<FencedWriteInfo>> JobFencedWrites(JobId id) override;
   Result<std::vector<JobInfo>> JobList(const JobFilter& f, int64_t* total) override;
-  Status JobRetry(JobId id, const AuditEntry& audit) override;
+  Status JobRetry(JobId id, const RetryOptions& retry, const AuditEntry& audit) override;
+  Result<std::vector<JobActionInfo>> JobActions(JobId id) override;
   Status JobRunNow(JobId id, const AuditEntry& audit) override;
   Result<JobState> JobCancel(JobId id, const AuditEntry& audit) override;
   Result<int64_t> JobCountUnfinished() override;
@@ -133,7 +135,7 @@ class PgStore final : public Store {
 
   Status JobDelete(JobId id, const AuditEntry& audit) override;
   Result<BulkOp> BulkOpCreate(BulkAction action, const JobFilter& filter,
-                              const std::string& actor) override;
+                              const std::string& actor, const RetryOptions& retry) override;
   Result<BulkOp> BulkOpGet(int64_t id) override;
   Result<std::vector<BulkOp>> BulkOpList(int limit) override;
   Result<std::optional<BulkOp>> BulkOpClaim(const std::string& owner, Millis lease,
@@ -204,8 +206,12 @@ class PgStore final : public Store {
   Result<JobState> LockJobStateLocked(JobId id) REQUIRES(mu_);
   // JobRetry's and JobCancel's change (the job locked, its state checked)
   // in the caller's transaction.
-  Status RetryLocked(JobId id, TimeMs now) REQUIRES(mu_);
-  Status CancelLocked(JobId id, JobState state, TimeMs now) REQUIRES(mu_);
+  Status RetryLocked(JobId id, TimeMs now, const ActionOrigin& origin) REQUIRES(mu_);
+  Status CancelLocked(JobId id, JobState state, TimeMs now, const ActionOrigin& origin)
+      REQUIRES(mu_);
+  // The job_actions row of `action` on job `id`, from its row as it is now.
+  Status JobActionLocked(JobId id, TimeMs now, const char* action, const ActionOrigin& origin)
+      REQUIRES(mu_);
   Result<BulkOp> BulkOpGetLocked(int64_t id, bool for_update) REQUIRES(mu_);
   double Jitter() REQUIRES(mu_) { return std::uniform_real_distribution<double>(0, 1)(rng_); }
 

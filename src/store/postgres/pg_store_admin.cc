@@ -152,25 +152,74 @@ Result<JobState> PgStore::LockJobStateLocked(JobId id) {
   return ParseJobState(q.Text(0, 0)).value_or(JobState::kDead);
 }
 
-Status PgStore::JobRetry(JobId id, const AuditEntry& audit) {
+Status PgStore::JobRetry(JobId id, const RetryOptions& retry, const AuditEntry& audit) {
   MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
   WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
   WARDEN_ASSIGN_OR_RETURN(JobState state, LockJobStateLocked(id));
   WARDEN_RETURN_IF_ERROR(CheckRetryAllowed(id, state));
-  WARDEN_RETURN_IF_ERROR(RetryLocked(id, now));
+  WARDEN_RETURN_IF_ERROR(RetryLocked(id, now, ActionOrigin{audit.actor, 0, retry.fresh}));
   AuditEntry entry = audit;
   entry.count = 1;
   WARDEN_RETURN_IF_ERROR(AuditLocked(entry, now));
   return tx->Commit();
 }
 
-Status PgStore::RetryLocked(JobId id, TimeMs now) {
+Status PgStore::JobActionLocked(JobId id, TimeMs now, const char* action,
+                                const ActionOrigin& origin) {
+  return conn_
+      ->Exec(std::string("INSERT INTO warden.job_actions (job_id, at, action, actor, op_id, "
+                         "fresh, from_state, finished_at, last_error, charged, max_attempts, "
+                         "crashes, max_crashes) SELECT id, $1::bigint, $2, $3, $4::bigint, "
+                         "$5::boolean, ") +
+                 kJobActionCopied + " FROM warden.jobs WHERE id = $6::bigint",
+             Params()
+                 .Add(now)
+                 .Add(action)
+                 .Add(origin.actor)
+                 .Add(origin.op > 0 ? std::optional<int64_t>(origin.op) : std::nullopt)
+                 .Add(origin.fresh)
+                 .Add(id))
+      .status();
+}
+
+Result<std::vector<JobActionInfo>> PgStore::JobActions(JobId id) {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(
+      Rows r, conn_->Exec(std::string("SELECT ") + kJobActionColumns +
+                              " FROM warden.job_actions WHERE job_id = $1::bigint ORDER BY id",
+                          Params().Add(id)));
+  std::vector<JobActionInfo> out;
+  for (int i = 0; i < r.size(); ++i) {
+    JobActionInfo a;
+    a.at = r.Int(i, 0);
+    a.action = r.Text(i, 1);
+    a.actor = r.Text(i, 2);
+    a.op = r.OptInt(i, 3).value_or(0);
+    a.fresh = r.Text(i, 4) == "t";
+    a.from = ParseJobState(r.Text(i, 5)).value_or(JobState::kDead);
+    a.finished_at = r.OptInt(i, 6);
+    a.last_error = ParseErrorKind(r.Text(i, 7));
+    a.charged = static_cast<int>(r.Int(i, 8));
+    a.max_attempts = static_cast<int>(r.Int(i, 9));
+    a.crashes = static_cast<int>(r.Int(i, 10));
+    a.max_crashes = static_cast<int>(r.Int(i, 11));
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+Status PgStore::RetryLocked(JobId id, TimeMs now, const ActionOrigin& origin) {
+  // The action's row first: it copies how the job had ended. A refusal
+  // below rolls it back with the retry (the caller's transaction or
+  // savepoint).
+  WARDEN_RETURN_IF_ERROR(JobActionLocked(id, now, "retry", origin));
   Status s = conn_
                  ->Exec("UPDATE warden.jobs SET state = 'available', run_at = $1::bigint, "
-                        "charged = 0, crashes = 0, finished_at = NULL, start_deadline_at = NULL "
+                        "charged = 0, crashes = 0, finished_at = NULL, start_deadline_at = NULL, "
+                        "checkpoint = CASE WHEN $3::boolean THEN NULL ELSE checkpoint END "
                         "WHERE id = $2::bigint",
-                        Params().Add(now).Add(id))
+                        Params().Add(now).Add(id).Add(origin.fresh))
                  .status();
   if (s.code() == StatusCode::kFailedPrecondition) {
     return FailedPrecondition("job " + std::to_string(id) +
@@ -185,6 +234,7 @@ Status PgStore::JobRunNow(JobId id, const AuditEntry& audit) {
   WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
   WARDEN_ASSIGN_OR_RETURN(JobState state, LockJobStateLocked(id));
   WARDEN_RETURN_IF_ERROR(CheckRunNowAllowed(id, state));
+  WARDEN_RETURN_IF_ERROR(JobActionLocked(id, now, "run_now", ActionOrigin{audit.actor}));
   WARDEN_RETURN_IF_ERROR(conn_
                              ->Exec("UPDATE warden.jobs SET state = 'available', "
                                     "run_at = $1::bigint WHERE id = $2::bigint",
@@ -202,7 +252,7 @@ Result<JobState> PgStore::JobCancel(JobId id, const AuditEntry& audit) {
   WARDEN_ASSIGN_OR_RETURN(TimeMs now, NowLocked());
   WARDEN_ASSIGN_OR_RETURN(JobState state, LockJobStateLocked(id));
   WARDEN_RETURN_IF_ERROR(CheckCancelAllowed(id, state));
-  WARDEN_RETURN_IF_ERROR(CancelLocked(id, state, now));
+  WARDEN_RETURN_IF_ERROR(CancelLocked(id, state, now, ActionOrigin{audit.actor}));
   AuditEntry entry = audit;
   entry.count = 1;
   WARDEN_RETURN_IF_ERROR(AuditLocked(entry, now));
@@ -210,7 +260,9 @@ Result<JobState> PgStore::JobCancel(JobId id, const AuditEntry& audit) {
   return state == JobState::kRunning ? JobState::kRunning : JobState::kCancelled;
 }
 
-Status PgStore::CancelLocked(JobId id, JobState state, TimeMs now) {
+Status PgStore::CancelLocked(JobId id, JobState state, TimeMs now,
+                             const ActionOrigin& origin) {
+  WARDEN_RETURN_IF_ERROR(JobActionLocked(id, now, "cancel", origin));
   if (state == JobState::kRunning) {
     return conn_
         ->Exec("UPDATE warden.jobs SET cancel_requested = true WHERE id = $1::bigint",

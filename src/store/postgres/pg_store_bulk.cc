@@ -19,7 +19,7 @@ namespace {
 
 const char* const kBulkColumns =
     "id, action, filter, actor, state, high_water, cursor, total, done, skipped, batches, "
-    "created_at, finished_at, owner, lease_expires_at";
+    "created_at, finished_at, owner, lease_expires_at, fresh";
 
 BulkOp BulkFromRow(const Rows& r, int i) {
   BulkOp op;
@@ -39,12 +39,16 @@ BulkOp BulkFromRow(const Rows& r, int i) {
   op.finished_at = r.OptInt(i, 12);
   op.owner = r.Text(i, 13);
   op.lease_expires_at = r.OptInt(i, 14);
+  op.fresh = r.Text(i, 15) == "t";
   return op;
 }
 
 Status DeleteJob(Conn& conn, JobId id) {
   WARDEN_RETURN_IF_ERROR(
       conn.Exec("DELETE FROM warden.attempts WHERE job_id = $1::bigint", Params().Add(id))
+          .status());
+  WARDEN_RETURN_IF_ERROR(
+      conn.Exec("DELETE FROM warden.job_actions WHERE job_id = $1::bigint", Params().Add(id))
           .status());
   return conn.Exec("DELETE FROM warden.jobs WHERE id = $1::bigint", Params().Add(id)).status();
 }
@@ -68,7 +72,7 @@ Status PgStore::JobDelete(JobId id, const AuditEntry& audit) {
 }
 
 Result<BulkOp> PgStore::BulkOpCreate(BulkAction action, const JobFilter& filter,
-                                     const std::string& actor) {
+                                     const std::string& actor, const RetryOptions& retry) {
   WARDEN_ASSIGN_OR_RETURN(JobFilter scope, BulkScope(action, filter));
   MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, Tx::Begin(*conn_));
@@ -78,6 +82,7 @@ Result<BulkOp> PgStore::BulkOpCreate(BulkAction action, const JobFilter& filter,
   op.filter = filter;
   op.filter.before_id = op.filter.max_id = 0;
   op.actor = actor;
+  op.fresh = action == BulkAction::kRetry && retry.fresh;
   op.created_at = now;
   {
     // The newest committed job. (A job inserted by a transaction still open
@@ -102,8 +107,8 @@ Result<BulkOp> PgStore::BulkOpCreate(BulkAction action, const JobFilter& filter,
   WARDEN_ASSIGN_OR_RETURN(
       Rows r,
       conn_->Exec("INSERT INTO warden.bulk_ops (action, filter, actor, state, high_water, cursor, "
-                  "total, created_at, finished_at) VALUES ($1, $2, $3, $4, $5::bigint, "
-                  "$6::bigint, $7::bigint, $8::bigint, $9::bigint) RETURNING id",
+                  "total, created_at, finished_at, fresh) VALUES ($1, $2, $3, $4, $5::bigint, "
+                  "$6::bigint, $7::bigint, $8::bigint, $9::bigint, $10::boolean) RETURNING id",
                   Params()
                       .Add(BulkActionName(action))
                       .Add(JobFilterToJson(op.filter).dump())
@@ -113,7 +118,8 @@ Result<BulkOp> PgStore::BulkOpCreate(BulkAction action, const JobFilter& filter,
                       .Add(op.cursor)
                       .Add(op.total)
                       .Add(now)
-                      .Add(op.finished_at)));
+                      .Add(op.finished_at)
+                      .Add(op.fresh)));
   op.id = r.Int(0, 0);
   WARDEN_RETURN_IF_ERROR(AuditLocked(
       AuditEntry{0, 0, actor, BulkAuditAction(action), BulkAuditTarget(op), op.total}, now));
@@ -206,7 +212,7 @@ Result<BulkOp> PgStore::BulkOpStep(int64_t id, const std::string& owner, int bat
         // A unique-key refusal fails the statement, which would end the
         // transaction: under a savepoint it ends only this retry.
         WARDEN_RETURN_IF_ERROR(conn_->ExecScript("SAVEPOINT bulk_retry"));
-        const Status s = RetryLocked(job, now);
+        const Status s = RetryLocked(job, now, ActionOrigin{op.actor, op.id, op.fresh});
         if (s.ok()) {
           WARDEN_RETURN_IF_ERROR(conn_->ExecScript("RELEASE SAVEPOINT bulk_retry"));
           ++op.done;
@@ -219,7 +225,7 @@ Result<BulkOp> PgStore::BulkOpStep(int64_t id, const std::string& owner, int bat
         break;
       }
       case BulkAction::kCancel:
-        WARDEN_RETURN_IF_ERROR(CancelLocked(job, *state, now));
+        WARDEN_RETURN_IF_ERROR(CancelLocked(job, *state, now, ActionOrigin{op.actor, op.id}));
         ++op.done;
         break;
       case BulkAction::kDelete:

@@ -192,6 +192,19 @@ Result<RescueReport> PgStore::WorkerDeclareDead(WorkerId id, const std::string& 
                                     "state <> 'stopped'",
                                     Params().Add(now).Add(reason).Add(id))
                              .status());
+  if (audit) {
+    // An operator's release: each job it takes from the worker shows who.
+    WARDEN_RETURN_IF_ERROR(
+        conn_
+            ->Exec(std::string("INSERT INTO warden.job_actions (job_id, at, action, actor, op_id, "
+                               "fresh, from_state, finished_at, last_error, charged, "
+                               "max_attempts, crashes, max_crashes) SELECT id, $1::bigint, "
+                               "'release', $2, NULL, false, ") +
+                       kJobActionCopied +
+                       " FROM warden.jobs WHERE worker_id = $3::bigint AND state = 'running'",
+                   Params().Add(now).Add(audit->actor).Add(id))
+            .status());
+  }
   WARDEN_ASSIGN_OR_RETURN(
       RescueReport report,
       RescueLocked(id, "worker " + std::to_string(id) + " is dead: " + reason, cause, now));
@@ -365,8 +378,9 @@ Result<int> PgStore::Prune(Millis retention) {
                             "warden.jobs WHERE finished_at < $1::bigint AND state IN "
                             "('succeeded', 'dead', 'cancelled', 'expired') LIMIT $2::int FOR "
                             "UPDATE SKIP LOCKED) RETURNING id), att AS (DELETE FROM "
-                            "warden.attempts WHERE job_id IN (SELECT id FROM gone)) SELECT "
-                            "count(*) FROM gone",
+                            "warden.attempts WHERE job_id IN (SELECT id FROM gone)), acts AS "
+                            "(DELETE FROM warden.job_actions WHERE job_id IN (SELECT id FROM "
+                            "gone)) SELECT count(*) FROM gone",
                             Params().Add(cutoff).Add(kChunk)));
     const int n = static_cast<int>(r.Int(0, 0));
     pruned += n;

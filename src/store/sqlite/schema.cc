@@ -31,6 +31,7 @@ const char* const kWardenObjects[] = {
     "job_counts", "jobs_crash_loop", "jobs_due_group",
     "queue_limits", "queue_starts",
     "nodes", "workers_node",
+    "job_actions", "job_actions_job",
 };
 
 Result<std::set<std::string>> SchemaNames(Db& db) {

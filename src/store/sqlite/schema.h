@@ -6,7 +6,7 @@
 
 namespace warden::sqlite {
 
-constexpr int kSchemaVersion = 16;
+constexpr int kSchemaVersion = 17;
 
 // Reads only, before anything may write to the file: refuses (and so leaves
 // untouched) a file that is not a database, a newer warden schema, and

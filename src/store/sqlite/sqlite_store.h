@@ -17,6 +17,7 @@
 
 #include "core/mutex.h"
 #include "store/claim_flow.h"
+#include "store/job_action_row.h"
 #include "store/sqlite/job_counts.h"
 #include "store/sqlite/sqlite_db.h"
 #include "store/store.h"
@@ -77,7 +78,8 @@ class SqliteStore final : public Store {
   Result<JobInfo> JobGet(JobId id) override;
   Result<std::vector<FencedWriteInfo>> JobFencedWrites(JobId id) override;
   Result<std::vector<JobInfo>> JobList(const JobFilter& f, int64_t* total) override;
-  Status JobRetry(JobId id, const AuditEntry& audit) override;
+  Status JobRetry(JobId id, const RetryOptions& retry, const AuditEntry& audit) override;
+  Result<std::vector<JobActionInfo>> JobActions(JobId id) override;
   Status JobRunNow(JobId id, const AuditEntry& audit) override;
   Result<JobState> JobCancel(JobId id, const AuditEntry& audit) override;
   Result<int64_t> JobCountUnfinished() override;
@@ -137,7 +139,7 @@ class SqliteStore final : public Store {
 
   Status JobDelete(JobId id, const AuditEntry& audit) override;
   Result<BulkOp> BulkOpCreate(BulkAction action, const JobFilter& filter,
-                              const std::string& actor) override;
+                              const std::string& actor, const RetryOptions& retry) override;
   Result<BulkOp> BulkOpGet(int64_t id) override;
   Result<std::vector<BulkOp>> BulkOpList(int limit) override;
   Result<std::optional<BulkOp>> BulkOpClaim(const std::string& owner, Millis lease,
@@ -230,8 +232,12 @@ class SqliteStore final : public Store {
     JobGroup group;
   };
   Result<StateAndGroup> JobStateAndGroupLocked(JobId id) REQUIRES(mu_);
-  Status RetryLocked(JobId id, TimeMs now) REQUIRES(mu_);
-  Result<JobState> CancelLocked(JobId id, TimeMs now) REQUIRES(mu_);
+  Status RetryLocked(JobId id, TimeMs now, const ActionOrigin& origin) REQUIRES(mu_);
+  Result<JobState> CancelLocked(JobId id, TimeMs now, const ActionOrigin& origin)
+      REQUIRES(mu_);
+  // The job_actions row of `action` on job `id`, from its row as it is now.
+  Status JobActionLocked(JobId id, TimeMs now, const char* action, const ActionOrigin& origin)
+      REQUIRES(mu_);
   Status DeleteLocked(JobId id) REQUIRES(mu_);
   Result<BulkOp> BulkOpGetLocked(int64_t id) REQUIRES(mu_);
   double Jitter() REQUIRES(mu_) { return std::uniform_real_distribution<double>(0, 1)(rng_); }

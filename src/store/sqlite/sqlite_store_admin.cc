@@ -240,11 +240,11 @@ Result<std::vector<JobInfo>> SqliteStore::JobList(const JobFilter& f, int64_t* t
   return out;
 }
 
-Status SqliteStore::JobRetry(JobId id, const AuditEntry& audit) {
+Status SqliteStore::JobRetry(JobId id, const RetryOptions& retry, const AuditEntry& audit) {
   MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
   const TimeMs now = clock_->NowMs();
-  WARDEN_RETURN_IF_ERROR(RetryLocked(id, now));
+  WARDEN_RETURN_IF_ERROR(RetryLocked(id, now, ActionOrigin{audit.actor, 0, retry.fresh}));
   AuditEntry entry = audit;
   entry.count = 1;
   WARDEN_RETURN_IF_ERROR(AuditLocked(entry, now));
@@ -262,17 +262,66 @@ Result<SqliteStore::StateAndGroup> SqliteStore::JobStateAndGroupLocked(JobId id)
   return out;
 }
 
-Status SqliteStore::RetryLocked(JobId id, TimeMs now) {
+Status SqliteStore::JobActionLocked(JobId id, TimeMs now, const char* action,
+                                    const ActionOrigin& origin) {
+  WARDEN_ASSIGN_OR_RETURN(
+      Stmt ins, db_->Prepare(std::string("INSERT INTO job_actions (job_id, at, action, actor, "
+                                         "op_id, fresh, from_state, ") +
+                             "finished_at, last_error, charged, max_attempts, crashes, "
+                             "max_crashes) SELECT id, ?, ?, ?, ?, ?, " + kJobActionCopied +
+                             " FROM jobs WHERE id = ?"));
+  ins.Bind(1, now).Bind(2, action).Bind(3, origin.actor);
+  ins.Bind(4, origin.op > 0 ? std::optional<int64_t>(origin.op) : std::nullopt);
+  return ins.Bind(5, origin.fresh ? 1 : 0).Bind(6, id).Exec().status();
+}
+
+Result<std::vector<JobActionInfo>> SqliteStore::JobActions(JobId id) {
+  MutexLock lock(mu_);
+  WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(std::string("SELECT ") + kJobActionColumns +
+                                               " FROM job_actions WHERE job_id = ? ORDER BY id"));
+  q.Bind(1, id);
+  std::vector<JobActionInfo> out;
+  while (true) {
+    WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    JobActionInfo a;
+    a.at = q.Int(0);
+    a.action = q.Text(1);
+    a.actor = q.Text(2);
+    a.op = q.OptInt(3).value_or(0);
+    a.fresh = q.Int(4) != 0;
+    a.from = ParseJobState(q.Text(5)).value_or(JobState::kDead);
+    a.finished_at = q.OptInt(6);
+    a.last_error = ParseErrorKind(q.Text(7));
+    a.charged = static_cast<int>(q.Int(8));
+    a.max_attempts = static_cast<int>(q.Int(9));
+    a.crashes = static_cast<int>(q.Int(10));
+    a.max_crashes = static_cast<int>(q.Int(11));
+    out.push_back(std::move(a));
+  }
+  q.Reset();
+  return out;
+}
+
+Status SqliteStore::RetryLocked(JobId id, TimeMs now, const ActionOrigin& origin) {
   WARDEN_ASSIGN_OR_RETURN(const StateAndGroup job, JobStateAndGroupLocked(id));
   const JobState state = job.state;
   const JobGroup& group = job.group;
   WARDEN_RETURN_IF_ERROR(CheckRetryAllowed(id, state));
   WARDEN_ASSIGN_OR_RETURN(
       Stmt upd, db_->Prepare("UPDATE jobs SET state = 'available', run_at = ?, charged = 0, "
-                             "crashes = 0, finished_at = NULL, start_deadline_at = NULL "
+                             "crashes = 0, finished_at = NULL, start_deadline_at = NULL, "
+                             "checkpoint = CASE WHEN ? THEN NULL ELSE checkpoint END "
                              "WHERE id = ?"));
-  Status s = upd.Bind(1, now).Bind(2, id).Exec().status();
+  // The action's row first: it copies how the job had ended.
+  WARDEN_RETURN_IF_ERROR(JobActionLocked(id, now, "retry", origin));
+  Status s = upd.Bind(1, now).Bind(2, origin.fresh ? 1 : 0).Bind(3, id).Exec().status();
   if (s.code() == StatusCode::kFailedPrecondition) {
+    // Refused (a bulk retry goes on in this transaction): no retry to show.
+    WARDEN_ASSIGN_OR_RETURN(
+        Stmt undo, db_->Prepare("DELETE FROM job_actions WHERE id = (SELECT max(id) FROM "
+                                "job_actions WHERE job_id = ?)"));
+    WARDEN_RETURN_IF_ERROR(undo.Bind(1, id).Exec().status());
     return FailedPrecondition("job " + std::to_string(id) +
                               ": another live job holds its unique key");
   }
@@ -290,6 +339,7 @@ Status SqliteStore::JobRunNow(JobId id, const AuditEntry& audit) {
   const JobState state = job.state;
   const JobGroup& group = job.group;
   WARDEN_RETURN_IF_ERROR(CheckRunNowAllowed(id, state));
+  WARDEN_RETURN_IF_ERROR(JobActionLocked(id, now, "run_now", ActionOrigin{audit.actor}));
   WARDEN_ASSIGN_OR_RETURN(
       Stmt upd, db_->Prepare("UPDATE jobs SET state = 'available', run_at = ? WHERE id = ?"));
   WARDEN_RETURN_IF_ERROR(upd.Bind(1, now).Bind(2, id).Exec().status());
@@ -306,7 +356,7 @@ Result<JobState> SqliteStore::JobCancel(JobId id, const AuditEntry& audit) {
   MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
   const TimeMs now = clock_->NowMs();
-  WARDEN_ASSIGN_OR_RETURN(JobState state, CancelLocked(id, now));
+  WARDEN_ASSIGN_OR_RETURN(JobState state, CancelLocked(id, now, ActionOrigin{audit.actor}));
   AuditEntry entry = audit;
   entry.count = 1;
   WARDEN_RETURN_IF_ERROR(AuditLocked(entry, now));
@@ -314,11 +364,12 @@ Result<JobState> SqliteStore::JobCancel(JobId id, const AuditEntry& audit) {
   return state;
 }
 
-Result<JobState> SqliteStore::CancelLocked(JobId id, TimeMs now) {
+Result<JobState> SqliteStore::CancelLocked(JobId id, TimeMs now, const ActionOrigin& origin) {
   WARDEN_ASSIGN_OR_RETURN(const StateAndGroup job, JobStateAndGroupLocked(id));
   const JobState state = job.state;
   const JobGroup& group = job.group;
   WARDEN_RETURN_IF_ERROR(CheckCancelAllowed(id, state));
+  WARDEN_RETURN_IF_ERROR(JobActionLocked(id, now, "cancel", origin));
   if (state == JobState::kRunning) {
     WARDEN_ASSIGN_OR_RETURN(Stmt upd,
                             db_->Prepare("UPDATE jobs SET cancel_requested = 1 WHERE id = ?"));

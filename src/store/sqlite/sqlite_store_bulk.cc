@@ -10,7 +10,7 @@ namespace {
 
 const char* const kBulkColumns =
     "id, action, filter, actor, state, high_water, cursor, total, done, skipped, batches, "
-    "created_at, finished_at, owner, lease_expires_at";
+    "created_at, finished_at, owner, lease_expires_at, fresh";
 
 BulkOp BulkFromRow(const Stmt& q) {
   BulkOp op;
@@ -31,6 +31,7 @@ BulkOp BulkFromRow(const Stmt& q) {
   op.finished_at = q.OptInt(12);
   op.owner = q.Text(13);
   op.lease_expires_at = q.OptInt(14);
+  op.fresh = q.Int(15) != 0;
   return op;
 }
 
@@ -39,6 +40,8 @@ BulkOp BulkFromRow(const Stmt& q) {
 Status SqliteStore::DeleteLocked(JobId id) {
   WARDEN_ASSIGN_OR_RETURN(Stmt a, db_->Prepare("DELETE FROM attempts WHERE job_id = ?"));
   WARDEN_RETURN_IF_ERROR(a.Bind(1, id).Exec().status());
+  WARDEN_ASSIGN_OR_RETURN(Stmt acts, db_->Prepare("DELETE FROM job_actions WHERE job_id = ?"));
+  WARDEN_RETURN_IF_ERROR(acts.Bind(1, id).Exec().status());
   WARDEN_RETURN_IF_ERROR(CountSelected(*db_,
                                        "SELECT " WARDEN_GROUP_COLUMNS
                                        ", state, count(*) FROM jobs WHERE id = ? GROUP BY 1, 2, "
@@ -68,7 +71,7 @@ Status SqliteStore::JobDelete(JobId id, const AuditEntry& audit) {
 }
 
 Result<BulkOp> SqliteStore::BulkOpCreate(BulkAction action, const JobFilter& filter,
-                                         const std::string& actor) {
+                                         const std::string& actor, const RetryOptions& retry) {
   WARDEN_ASSIGN_OR_RETURN(JobFilter scope, BulkScope(action, filter));
   MutexLock lock(mu_);
   WARDEN_ASSIGN_OR_RETURN(auto tx, WriteTx::Begin(*db_));
@@ -78,6 +81,7 @@ Result<BulkOp> SqliteStore::BulkOpCreate(BulkAction action, const JobFilter& fil
   op.filter = filter;
   op.filter.before_id = op.filter.max_id = 0;
   op.actor = actor;
+  op.fresh = action == BulkAction::kRetry && retry.fresh;
   op.created_at = now;
   {
     WARDEN_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("SELECT coalesce(max(id), 0) FROM jobs"));
@@ -100,8 +104,8 @@ Result<BulkOp> SqliteStore::BulkOpCreate(BulkAction action, const JobFilter& fil
   }
   WARDEN_ASSIGN_OR_RETURN(
       Stmt ins, db_->Prepare("INSERT INTO bulk_ops (action, filter, actor, state, high_water, "
-                             "cursor, total, created_at, finished_at) VALUES (?, ?, ?, ?, ?, "
-                             "?, ?, ?, ?)"));
+                             "cursor, total, created_at, finished_at, fresh) VALUES (?, ?, ?, "
+                             "?, ?, ?, ?, ?, ?, ?)"));
   ins.Bind(1, BulkActionName(action))
       .Bind(2, JobFilterToJson(op.filter).dump())
       .Bind(3, actor)
@@ -110,7 +114,8 @@ Result<BulkOp> SqliteStore::BulkOpCreate(BulkAction action, const JobFilter& fil
       .Bind(6, op.cursor)
       .Bind(7, op.total)
       .Bind(8, now)
-      .Bind(9, op.finished_at);
+      .Bind(9, op.finished_at)
+      .Bind(10, op.fresh ? 1 : 0);
   WARDEN_RETURN_IF_ERROR(ins.Exec().status());
   op.id = sqlite3_last_insert_rowid(db_->raw());
   WARDEN_RETURN_IF_ERROR(AuditLocked(
@@ -207,14 +212,14 @@ Result<BulkOp> SqliteStore::BulkOpStep(int64_t id, const std::string& owner, int
   for (JobId job : ids) {
     switch (op.action) {
       case BulkAction::kRetry: {
-        const Status s = RetryLocked(job, now);
+        const Status s = RetryLocked(job, now, ActionOrigin{op.actor, op.id, op.fresh});
         if (s.ok()) ++op.done;
         else if (s.code() == StatusCode::kFailedPrecondition) ++op.skipped;
         else return s;
         break;
       }
       case BulkAction::kCancel: {
-        WARDEN_ASSIGN_OR_RETURN(JobState s, CancelLocked(job, now));
+        WARDEN_ASSIGN_OR_RETURN(JobState s, CancelLocked(job, now, ActionOrigin{op.actor, op.id}));
         (void)s;
         ++op.done;
         break;

@@ -177,6 +177,17 @@ Result<RescueReport> SqliteStore::WorkerDeclareDead(WorkerId id, const std::stri
       Stmt upd, db_->Prepare("UPDATE workers SET state = 'dead', stopped_at = ?, "
                              "death_reason = ? WHERE id = ? AND state <> 'stopped'"));
   WARDEN_RETURN_IF_ERROR(upd.Bind(1, now).Bind(2, reason).Bind(3, id).Exec().status());
+  if (audit) {
+    // An operator's release: each job it takes from the worker shows who.
+    WARDEN_ASSIGN_OR_RETURN(
+        Stmt ins, db_->Prepare(std::string("INSERT INTO job_actions (job_id, at, action, actor, "
+                                           "op_id, fresh, from_state, finished_at, last_error, "
+                                           "charged, max_attempts, crashes, max_crashes) "
+                                           "SELECT id, ?, 'release', ?, NULL, 0, ") +
+                               kJobActionCopied +
+                               " FROM jobs WHERE worker_id = ? AND state = 'running'"));
+    WARDEN_RETURN_IF_ERROR(ins.Bind(1, now).Bind(2, audit->actor).Bind(3, id).Exec().status());
+  }
   WARDEN_ASSIGN_OR_RETURN(
       RescueReport report,
       RescueLocked("worker_id = ?", id,
@@ -391,6 +402,7 @@ Result<int> SqliteStore::Prune(Millis retention) {
         std::nullopt, [](Stmt&) {}));
     WARDEN_RETURN_IF_ERROR(db_->ExecScript(
         "DELETE FROM attempts WHERE job_id IN (SELECT id FROM prune_ids); "
+        "DELETE FROM job_actions WHERE job_id IN (SELECT id FROM prune_ids); "
         "DELETE FROM jobs WHERE id IN (SELECT id FROM prune_ids)"));
     WARDEN_RETURN_IF_ERROR(tx->Commit());
     pruned += n;

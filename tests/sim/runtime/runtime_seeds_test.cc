@@ -355,7 +355,7 @@ SeedResult RunSeed(uint64_t seed) {
         sim.sched().At(at, [&sim, job] { (void)sim.admin().JobCancel(job, {}); });
         if (retry_at >= 0) {
           sim.sched().At(retry_at, [&sim, &retried, job] {
-            if (sim.admin().JobRetry(job, {}).ok()) retried.insert(job);
+            if (sim.admin().JobRetry(job, {}, {}).ok()) retried.insert(job);
           });
         }
         break;

@@ -147,8 +147,13 @@ Result<std::vector<JobInfo>> SimStore::JobList(const JobFilter& f, int64_t* tota
   return Call<Result<std::vector<JobInfo>>>("JobList", [&] { return inner_->JobList(f, total); });
 }
 
-Status SimStore::JobRetry(JobId id, const AuditEntry& audit) {
-  return Call<Status>("JobRetry", [&] { return inner_->JobRetry(id, audit); });
+Status SimStore::JobRetry(JobId id, const RetryOptions& retry, const AuditEntry& audit) {
+  return Call<Status>("JobRetry", [&] { return inner_->JobRetry(id, retry, audit); });
+}
+
+Result<std::vector<JobActionInfo>> SimStore::JobActions(JobId id) {
+  return Call<Result<std::vector<JobActionInfo>>>("JobActions",
+                                                  [&] { return inner_->JobActions(id); });
 }
 
 Status SimStore::JobRunNow(JobId id, const AuditEntry& audit) {
@@ -370,9 +375,9 @@ Status SimStore::JobDelete(JobId id, const AuditEntry& audit) {
 }
 
 Result<BulkOp> SimStore::BulkOpCreate(BulkAction action, const JobFilter& filter,
-                                      const std::string& actor) {
-  return Call<Result<BulkOp>>("BulkOpCreate",
-                              [&] { return inner_->BulkOpCreate(action, filter, actor); });
+                                      const std::string& actor, const RetryOptions& retry) {
+  return Call<Result<BulkOp>>(
+      "BulkOpCreate", [&] { return inner_->BulkOpCreate(action, filter, actor, retry); });
 }
 
 Result<BulkOp> SimStore::BulkOpGet(int64_t id) {

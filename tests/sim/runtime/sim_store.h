@@ -114,7 +114,8 @@ class SimStore : public Store {
   Result<JobInfo> JobGet(JobId id) override;
   Result<std::vector<FencedWriteInfo>> JobFencedWrites(JobId id) override;
   Result<std::vector<JobInfo>> JobList(const JobFilter& f, int64_t* total) override;
-  Status JobRetry(JobId id, const AuditEntry& audit) override;
+  Status JobRetry(JobId id, const RetryOptions& retry, const AuditEntry& audit) override;
+  Result<std::vector<JobActionInfo>> JobActions(JobId id) override;
   Status JobRunNow(JobId id, const AuditEntry& audit) override;
   Result<JobState> JobCancel(JobId id, const AuditEntry& audit) override;
   Result<int64_t> JobCountUnfinished() override;
@@ -172,7 +173,7 @@ class SimStore : public Store {
 
   Status JobDelete(JobId id, const AuditEntry& audit) override;
   Result<BulkOp> BulkOpCreate(BulkAction action, const JobFilter& filter,
-                              const std::string& actor) override;
+                              const std::string& actor, const RetryOptions& retry) override;
   Result<BulkOp> BulkOpGet(int64_t id) override;
   Result<std::vector<BulkOp>> BulkOpList(int limit) override;
   Result<std::optional<BulkOp>> BulkOpClaim(const std::string& owner, Millis lease,

@@ -10,6 +10,9 @@ CREATE INDEX bulk_ops_running ON bulk_ops (id) WHERE state = 'running';
 -- index fenced_writes_job
 CREATE INDEX fenced_writes_job ON fenced_writes (job_id);
 
+-- index job_actions_job
+CREATE INDEX job_actions_job ON job_actions (job_id);
+
 -- index jobs_claim
 CREATE INDEX jobs_claim ON jobs (queue, priority DESC, run_at, id) WHERE state = 'available';
 
@@ -104,7 +107,7 @@ CREATE TABLE bulk_ops (
   finished_at      INTEGER,
   owner            TEXT,
   lease_expires_at INTEGER
-);
+, fresh INTEGER NOT NULL DEFAULT 0);
 
 -- table fenced_writes
 CREATE TABLE fenced_writes (
@@ -114,6 +117,24 @@ CREATE TABLE fenced_writes (
   worker_id   INTEGER NOT NULL,
   at          INTEGER NOT NULL,
   what        TEXT    NOT NULL
+);
+
+-- table job_actions
+CREATE TABLE job_actions (
+  id           INTEGER PRIMARY KEY AUTOINCREMENT,
+  job_id       INTEGER NOT NULL,
+  at           INTEGER NOT NULL,
+  action       TEXT    NOT NULL,
+  actor        TEXT    NOT NULL,
+  op_id        INTEGER,
+  fresh        INTEGER NOT NULL DEFAULT 0,
+  from_state   TEXT    NOT NULL,
+  finished_at  INTEGER,
+  last_error   TEXT,
+  charged      INTEGER NOT NULL,
+  max_attempts INTEGER NOT NULL,
+  crashes      INTEGER NOT NULL,
+  max_crashes  INTEGER NOT NULL
 );
 
 -- table job_counts
