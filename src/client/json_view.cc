@@ -112,7 +112,8 @@ Json WorkerToJson(const WorkerInfo& w) {
           {"keepalive_ms", w.keepalive.count()},
           {"silent", w.silent_for.has_value()},
           {"silent_for_ms", w.silent_for ? Json(w.silent_for->count()) : Json()},
-          {"node_disabled", w.node_disabled}};
+          {"node_disabled", w.node_disabled},
+          {"maintenance_only", w.MaintenanceOnly()}};
 }
 
 Json StatsToJson(const Stats& s) {

@@ -136,11 +136,11 @@ async function shot(page, name) {
   await page.screenshot({path: path.join(ARTIFACTS, `${name}.png`), fullPage: true});
 }
 
-async function startServer(name, extra = [], db = DB) {
+async function startServer(name, extra = [], db = DB, maintenance = false) {
   // --no-maintenance: a server taking part in maintenance would end the
   // silences (frozen and killed workers) these pages are checked showing.
-  const server = start(name, ['serve', '--listen', '127.0.0.1:0', '--no-maintenance', ...extra],
-                       db);
+  const server = start(name, ['serve', '--listen', '127.0.0.1:0',
+    ...(maintenance ? [] : ['--no-maintenance']), ...extra], db);
   const port = await until('warden serve says where it serves', () => {
     if (server.exitCode !== null) throw new Error(`serve exited: ${server.output}`);
     const m = server.output.match(/serving on 127\.0\.0\.1:(\d+) \(http\)/);
@@ -781,6 +781,29 @@ test('the dashboard, end to end in Chromium', async (t) => {
 
       await p.close();
       await stop(w10);
+
+      // `warden serve`'s own row claims nothing: a maintenance badge, no
+      // claim columns, and no live worker in the counts.
+      const upkeep = await startServer('serve-upkeep',
+        ['--no-auth', '--maintenance-name', 'serve-upkeep'], db2, true);
+      const q = await newPage(context, problems);
+      await q.goto(`${upkeep}/#/workers`);
+      const row = '#workers tr[data-worker=serve-upkeep]';
+      await until('serve\'s row shown as maintenance', () =>
+        count(q, `${row}[data-state=active][data-shown=maintenance]`));
+      assert.equal(await textOf(q, `${row} .badge`), 'maintenance');
+      assert.equal(await textOf(q, `${row} td.note`),
+        'maintenance only (warden serve): claims nothing');
+      const cells = await q.$$eval(`${row} td`, (tds) => tds.map((td) => td.textContent));
+      assert.deepEqual(cells.slice(6, 8), ['—', '—'], JSON.stringify(cells));
+      assert.match(await textOf(q, '#workers-summary'),
+        /^0 live, \d+ past; 1 warden serve taking part in maintenance$/);
+      await go(q, '#/');
+      await until('the overview\'s row', () =>
+        count(q, '#live-workers tr[data-worker=serve-upkeep][data-shown=maintenance]'));
+      assert.match(await textOf(q, '#recovery'), /^Workers: 0 active, 0 draining, 0 of them/);
+      await shot(q, 'maintenance-row');
+      await q.close();
     });
 
   await t.test('dead letters: Retry all and Delete all, its polling ends with the page',
