@@ -52,7 +52,10 @@ export function render() {
       `${stats.workers.draining - upkeep('draining')} draining, ` +
       `${ws.filter((w) => w.silent && !w.maintenance_only).length} of them silent, ` +
       `${stats.workers.dead} dead. Recovery: ${plural(r.rescued_attempts, 'rescued attempt')}, ` +
-      `${plural(r.fenced_writes, 'fenced write')}, ${plural(r.crash_loops, 'crash loop')}.`);
+      `${plural(r.fenced_writes, 'fenced write')}, `,
+      // The jobs the count counts: those whose last error is crash_loop.
+      el('a', {id: 'crash-loops', href: '#/jobs?error_kind=crash_loop'},
+        plural(r.crash_loops, 'crash loop')), '.');
     showUnserved(unserved, stats.unserved ?? []);
     const {succeeded, failed} = rates();
     charts.replaceChildren(

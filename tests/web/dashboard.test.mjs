@@ -283,6 +283,21 @@ test('the dashboard, end to end in Chromium', async (t) => {
       await shot(page, 'overview-unserved');
     });
 
+  await t.test('the crash-loop count links to exactly the jobs it counts', async () => {
+    const looped = add('--cmd', 'kill -9 $$', '--max-crashes', '1', 'looper');
+    await go(page, '#/');
+    await until('the crash loop counted', async () =>
+      /, 1 crash loop\.$/.test(await textOf(page, '#recovery') ?? ''));
+    assert.equal(await page.getAttribute('#crash-loops', 'href'), '#/jobs?error_kind=crash_loop');
+    await page.click('#crash-loops');
+    await until('the looped job alone', async () =>
+      (await count(page, '#jobs tbody tr')) === 1 &&
+      (await count(page, `#jobs tr[data-job="${looped}"]`)) === 1);
+    assert.equal(await page.inputValue('#filter-error-kind'), 'crash_loop');
+    assert.match(await textOf(page, '#jobs-total'), / of 1 matching/);
+    assert.equal(JSON.parse(cli('--json', 'stats')).recovery.crash_loops, 1);
+  });
+
   await t.test('jobs filter by state, queue and task', async () => {
     await page.click('nav a[href="#/jobs"]');
     await page.locator('#filters').waitFor();

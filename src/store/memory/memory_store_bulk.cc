@@ -27,6 +27,7 @@ bool MatchesFilter(const Tables& t, const JobRow& job, const JobFilter& f) {
     return false;
   }
   if (f.max_id > 0 && job.id > f.max_id) return false;
+  if (f.error_kind && job.last_error != f.error_kind) return false;
   if (!f.search.empty() && job.payload.find(f.search) == std::string::npos &&
       ToJobInfoWithExtras(t, job).last_error_message.find(f.search) == std::string::npos) {
     return false;

@@ -79,6 +79,7 @@ std::string ListedWhere(const JobFilter& f, Params* p) {
   text("task", f.task);
   text("unique_key", f.unique_key);
   text("concurrency_key", f.concurrency_key);
+  if (f.error_kind) text("last_error", ErrorKindName(*f.error_kind));
   auto bound = [&](const std::string& term, const std::optional<TimeMs>& t) {
     if (!t) return;
     p->Add(*t);
