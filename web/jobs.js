@@ -1,7 +1,7 @@
 // Jobs: the newest jobs matching a state, a queue, a task, a search text
 // and their last error's kind (GET /v1/jobs?state=&queue=&task=&q=
-// &error_kind=&limit=&cursor=; the overview's crash-loop count links to
-// #/jobs?error_kind=crash_loop), each linking to its
+// &error_kind=&rescued=&limit=&cursor=; the overview's recovery counts link
+// to #/jobs?rescued=true and #/jobs?error_kind=crash_loop), each linking to its
 // page, a page at a time (Older follows the server's next_cursor). The
 // filters and the cursor live in the route (#/jobs?state=dead), so a
 // filtered list can be linked to and survives a reload.
@@ -14,7 +14,7 @@ import {el, table, link, time, duration, clipped, JOB_STATES, stateBadge} from '
 import {get, post, ApiError, Unauthorized} from './api.js';
 import {follow, wouldBe} from './bulk.js';
 
-const FILTERS = ['state', 'queue', 'task', 'q', 'error_kind', 'limit'];
+const FILTERS = ['state', 'queue', 'task', 'q', 'error_kind', 'rescued', 'limit'];
 // The kinds of a last error (GET /v1/jobs?error_kind=).
 const ERROR_KINDS = ['error', 'crash', 'timeout', 'lost', 'released', 'crash_loop', 'cancelled'];
 
@@ -65,6 +65,8 @@ export function render(params, ctx) {
   const kind = el('select', {id: 'filter-error-kind', name: 'error_kind'},
     el('option', {value: ''}, 'any'), ERROR_KINDS.map((k) => el('option', {value: k}, k)));
   kind.value = ERROR_KINDS.includes(params.get('error_kind')) ? params.get('error_kind') : '';
+  const rescued = el('input', {id: 'filter-rescued', name: 'rescued', type: 'checkbox'});
+  rescued.checked = params.get('rescued') === 'true';
   const limit = el('input', {id: 'filter-limit', name: 'limit', type: 'number', min: 1,
     max: 1000});
   limit.value = params.get('limit') ?? '100';
@@ -74,13 +76,16 @@ export function render(params, ctx) {
     for (const input of [state, queue, task, search, kind, limit]) {
       if (input.value && !(input === limit && input.value === '100')) q.set(input.name, input.value);
     }
+    if (rescued.checked) q.set('rescued', 'true');
     location.hash = route(q);
   }},
   el('label', {}, 'State ', state), el('label', {}, 'Queue ', queue),
   el('label', {}, 'Task ', task), el('label', {}, 'Search ', search),
-  el('label', {}, 'Last error ', kind), el('label', {}, 'Limit ', limit), el('button', {type: 'submit'}, 'Filter'));
+  el('label', {}, 'Last error ', kind), el('label', {}, rescued, ' Rescued'),
+  el('label', {}, 'Limit ', limit), el('button', {type: 'submit'}, 'Filter'));
   state.addEventListener('change', () => form.requestSubmit());
   kind.addEventListener('change', () => form.requestSubmit());
+  rescued.addEventListener('change', () => form.requestSubmit());
 
   const query = new URLSearchParams();
   for (const name of FILTERS) {
@@ -90,6 +95,7 @@ export function render(params, ctx) {
   for (const name of ['state', 'queue', 'task', 'q', 'error_kind']) {
     if (params.get(name)) filter[name] = params.get(name);
   }
+  if (params.get('rescued') === 'true') filter.rescued = true;
 
   // Pages: the newest, or the one after a cursor.
   const newest = el('a', {id: 'page-newest', href: route(query)}, 'Newest');

@@ -51,9 +51,11 @@ export function render() {
       `Workers: ${stats.workers.active - upkeep('active')} active, ` +
       `${stats.workers.draining - upkeep('draining')} draining, ` +
       `${ws.filter((w) => w.silent && !w.maintenance_only).length} of them silent, ` +
-      `${stats.workers.dead} dead. Recovery: ${plural(r.rescued_attempts, 'rescued attempt')}, ` +
-      `${plural(r.fenced_writes, 'fenced write')}, `,
-      // The jobs the count counts: those whose last error is crash_loop.
+      `${stats.workers.dead} dead. Recovery: ${plural(r.rescued_attempts, 'rescued attempt')} (of `,
+      // Each link lists exactly the jobs its count counts: those with a
+      // lost attempt, and those whose last error is crash_loop.
+      el('a', {id: 'rescued-jobs', href: '#/jobs?rescued=true'}, plural(r.rescued_jobs, 'job')),
+      `), ${plural(r.fenced_writes, 'fenced write')}, `,
       el('a', {id: 'crash-loops', href: '#/jobs?error_kind=crash_loop'},
         plural(r.crash_loops, 'crash loop')), '.');
     showUnserved(unserved, stats.unserved ?? []);

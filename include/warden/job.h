@@ -219,6 +219,9 @@ struct JobFilter {
   // The kind of the job's last error (JobInfo::last_error); none: any. The
   // overview's crash-loop count is the jobs of kCrashLoop (Stats).
   std::optional<ErrorKind> error_kind;
+  // Only jobs with an attempt that ended `lost` (rescued): the jobs
+  // Stats::rescued_jobs counts.
+  bool rescued = false;
   JobId before_id = 0;  // only ids below this (0: no bound): the cursor
   JobId max_id = 0;     // only ids up to this (0: no bound)
   int limit = 100;      // the newest this many
@@ -272,6 +275,7 @@ struct Stats {
   std::vector<std::pair<std::string, int64_t>> jobs;     // by state
   std::vector<std::pair<std::string, int64_t>> workers;  // by state
   int64_t rescued = 0;          // attempts that ended `lost`
+  int64_t rescued_jobs = 0;     // jobs with such an attempt (JobFilter::rescued)
   int64_t fenced_writes = 0;    // completions rejected by fencing
   int64_t crash_loops = 0;
 };

@@ -34,6 +34,7 @@ Status FilterOptions::Read(JobFilter* f) const {
   f->unique_key = unique_key;
   f->concurrency_key = concurrency_key;
   f->search = search;
+  f->rescued = rescued;
   if (!error_kind.empty()) {
     f->error_kind = ParseErrorKind(error_kind);
     if (!f->error_kind) {
@@ -60,7 +61,7 @@ bool FilterOptions::Any() const {
   return !states.empty() || !queue.empty() || !task.empty() || !unique_key.empty() ||
          !concurrency_key.empty() || !search.empty() || !created_after.empty() ||
          !created_before.empty() || !finished_after.empty() || !finished_before.empty() ||
-         !error_kind.empty();
+         !error_kind.empty() || rescued;
 }
 
 void AddFilterOptions(CLI::App* cmd, const std::shared_ptr<FilterOptions>& o) {
@@ -81,6 +82,9 @@ void AddFilterOptions(CLI::App* cmd, const std::shared_ptr<FilterOptions>& o) {
   cmd->add_option("--error-kind", o->error_kind,
                   "only jobs whose last error is of this kind (error, crash, timeout, lost, "
                   "released, crash_loop, cancelled)");
+  cmd->add_flag("--rescued", o->rescued,
+                "only jobs with an attempt that was rescued (ended lost: its worker died or lost "
+                "its lease): the jobs of warden stats' rescued attempts");
 }
 
 namespace {

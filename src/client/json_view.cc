@@ -128,6 +128,7 @@ Json StatsToJson(const Stats& s) {
           {"workers", workers},
           {"recovery",
            {{"rescued_attempts", s.rescued},
+            {"rescued_jobs", s.rescued_jobs},
             {"fenced_writes", s.fenced_writes},
             {"crash_loops", s.crash_loops}}}};
 }

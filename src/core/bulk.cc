@@ -147,6 +147,7 @@ Json JobFilterToJson(const JobFilter& f) {
   PutTime(j, "finished_before", f.finished_before);
   if (!f.search.empty()) j["q"] = f.search;
   if (f.error_kind) j["error_kind"] = ErrorKindName(*f.error_kind);
+  if (f.rescued) j["rescued"] = true;
   return j;
 }
 
@@ -155,7 +156,7 @@ Result<JobFilter> JobFilterFromJson(const Json& j) {
   static const std::set<std::string> kKnown = {
       "state",         "queue",          "task",           "unique_key",      "concurrency_key",
       "created_after", "created_before", "finished_after", "finished_before", "q",
-      "error_kind"};
+      "error_kind",    "rescued"};
   for (const auto& [name, value] : j.items()) {
     if (!kKnown.count(name)) {
       return InvalidArgument("filter: unknown member \"" + OneLine(name, 40) + "\"");
@@ -204,6 +205,10 @@ Result<JobFilter> JobFilterFromJson(const Json& j) {
       return InvalidArgument("filter: '" + OneLine(kind, 40) + "' is not an error kind (" +
                              ErrorKindNames() + ")");
     }
+  }
+  if (const auto r = j.find("rescued"); r != j.end() && !r->is_null()) {
+    if (!r->is_boolean()) return InvalidArgument("filter: \"rescued\" must be true or false");
+    f.rescued = r->get<bool>();
   }
   return f;
 }

@@ -57,6 +57,15 @@ TEST_P(FailureTest, JobThatKillsItsWorkerIsQuarantinedAsCrashLoop) {
   const int64_t marker = Add(Job("log marker"));
   ASSERT_TRUE(WaitFor([&] { return JobInState(marker, JobState::kSucceeded); }));
   EXPECT_EQ(LedgerFor(id, "start").size(), 2u);
+
+  // Two rescued attempts of one job: `jobs --rescued` lists the one job
+  // stats counts in rescued_jobs (the overview's link goes there).
+  EXPECT_EQ(Stats()["recovery"]["rescued_attempts"], 2);
+  EXPECT_EQ(Stats()["recovery"]["rescued_jobs"], 1);
+  CliResult rescued = Cli({"jobs", "--rescued"});
+  ASSERT_EQ(rescued.exit_code, 0) << rescued.err;
+  ASSERT_EQ(rescued.json.size(), 1u) << rescued.out;
+  EXPECT_EQ(rescued.json[0].value("id", int64_t{0}), id);
 }
 
 TEST_P(FailureTest, JobKilledBySignalIsACrashAndHitsTheCrashBudget) {

@@ -160,6 +160,13 @@ TEST_P(HttpOperatorEdgesTest, ABadStateFilterNamesTheGoodStates) {
   EXPECT_EQ(cancelled.json["jobs"][0].value("id", int64_t{0}), id);
   EXPECT_EQ(Http("GET", "/v1/jobs?error_kind=crash_loop", ops).json.value("total", -1), 0);
   EXPECT_EQ(Http("GET", "/v1/jobs?error_kind=", ops).json.value("total", -1), 2);
+  // rescued: a boolean, none of these jobs.
+  EXPECT_EQ(Http("GET", "/v1/jobs?rescued=true", ops).json.value("total", -1), 0);
+  HttpResult rescued = Http("GET", "/v1/jobs?rescued=yes", ops);
+  EXPECT_EQ(rescued.status, 400) << rescued.body;
+  EXPECT_EQ(rescued.json["error"].value("message", ""),
+            "query parameter 'rescued' must be true or false")
+      << rescued.body;
 }
 
 // A typo paused nothing and left a phantom paused queue; `nodes disable`

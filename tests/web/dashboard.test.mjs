@@ -567,8 +567,18 @@ test('the dashboard, end to end in Chromium', async (t) => {
       /Recovery: /.test(await textOf(page, '#recovery')));
     const recovery = await textOf(page, '#recovery');
     t.diagnostic(`overview: ${recovery}`);
-    assert.doesNotMatch(recovery, /(^|\D)1 (rescued attempts|fenced writes|crash loops)/);
-    assert.match(recovery, /Recovery: \d+ rescued attempts?, \d+ fenced writes?, \d+ crash loops?\./);
+    assert.doesNotMatch(recovery, /(^|\D)1 (rescued attempts|jobs|fenced writes|crash loops)/);
+    assert.match(recovery,
+      /Recovery: \d+ rescued attempts? \(of \d+ jobs?\), \d+ fenced writes?, \d+ crash loops?\./);
+    // The rescued count's link lists exactly the jobs it counts.
+    assert.equal(await page.getAttribute('#rescued-jobs', 'href'), '#/jobs?rescued=true');
+    await page.click('#rescued-jobs');
+    const rescued = JSON.parse(cli('--json', 'stats')).recovery.rescued_jobs;
+    await until('the rescued jobs listed', async () =>
+      (await count(page, '#jobs tbody tr[data-job]')) === rescued &&
+      (await count(page, `#jobs tr[data-job="${slow}"]`)) === 1);
+    assert.equal(await page.isChecked('#filter-rescued'), true);
+    assert.match(await textOf(page, '#jobs-total'), new RegExp(` of ${rescued} matching`));
     await go(page, `#/jobs/${slow}`);
     await shot(workers, 'workers');
     await workers.close();

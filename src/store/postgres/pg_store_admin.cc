@@ -96,6 +96,11 @@ std::string ListedWhere(const JobFilter& f, Params* p) {
     sql += " AND (strpos(j.payload::text, " + q + ") > 0 OR strpos(coalesce(" + message +
            ", ''), " + q + ") > 0)";
   }
+  if (f.rescued) {
+    sql +=
+        " AND EXISTS (SELECT 1 FROM warden.attempts a WHERE a.job_id = j.id AND "
+        "a.outcome = 'lost')";
+  }
   if (f.max_id > 0) {
     p->Add(f.max_id);
     sql += " AND j.id <= " + param() + "::bigint";

@@ -74,6 +74,10 @@ std::string ListedFrom(const JobFilter& f, std::optional<JobState> state, bool c
   if (cursor && f.before_id > 0) add("id < ?11");
   if (f.max_id > 0) add("id <= ?12");
   if (f.error_kind) add("last_error = ?13");
+  if (f.rescued) {
+    add("EXISTS (SELECT 1 FROM attempts a INDEXED BY attempts_lost WHERE a.job_id = jobs.id "
+        "AND a.outcome = 'lost')");
+  }
   return sql;
 }
 
