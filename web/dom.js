@@ -99,19 +99,24 @@ export const JOB_STATES = ['scheduled', 'available', 'running', 'succeeded', 're
 
 export function stateBadge(state) {
   const known = JOB_STATES.includes(state) ||
-    ['active', 'draining', 'stopped', 'silent', 'node-disabled'].includes(state);
+    ['active', 'draining', 'stopped', 'silent', 'node-disabled', 'maintenance'].includes(state);
   return el('span', {class: known ? `badge state-${state}` : 'badge'}, state);
 }
 
 // What a worker is, as shown: `silent` when it is live but its heartbeat
 // went unrenewed past its keepalive by the store's clock (the server says
-// so: `silent`), `node-disabled` when its node takes no work, else its row's
-// state. A display, not a verdict: recovery decides by its own protocol.
+// so: `silent`), `node-disabled` when its node takes no work, `maintenance`
+// for `warden serve`'s live row (it claims nothing), else its row's state.
+// A display, not a verdict: recovery decides by its own protocol.
 export function workerState(w) {
   if (w.silent) return 'silent';
-  if (w.node_disabled && (w.state === 'active' || w.state === 'draining')) return 'node-disabled';
+  const live = w.state === 'active' || w.state === 'draining';
+  if (live && w.maintenance_only) return 'maintenance';
+  if (w.node_disabled && live) return 'node-disabled';
   return w.state;
 }
+
+export const MAINTENANCE_NOTE = 'maintenance only (warden serve): claims nothing';
 
 // "no heartbeat for 51.0 s, keepalive 10.0 s", or '' for a worker that is not silent.
 export function silenceText(w) {
@@ -126,5 +131,6 @@ export function workerBadge(w) {
   const badge = stateBadge(shown);
   if (shown === 'silent') badge.title = silenceText(w);
   if (shown === 'node-disabled') badge.title = 'its node takes no work: it claims nothing';
+  if (shown === 'maintenance') badge.title = MAINTENANCE_NOTE;
   return badge;
 }

@@ -1,5 +1,7 @@
-// Jobs: the newest jobs matching a state, a queue, a task and a search text
-// (GET /v1/jobs?state=&queue=&task=&q=&limit=&cursor=), each linking to its
+// Jobs: the newest jobs matching a state, a queue, a task, a search text
+// and their last error's kind (GET /v1/jobs?state=&queue=&task=&q=
+// &error_kind=&rescued=&limit=&cursor=; the overview's recovery counts link
+// to #/jobs?rescued=true and #/jobs?error_kind=crash_loop), each linking to its
 // page, a page at a time (Older follows the server's next_cursor). The
 // filters and the cursor live in the route (#/jobs?state=dead), so a
 // filtered list can be linked to and survives a reload.
@@ -13,7 +15,9 @@ import {el, table, link, time, duration, clipped, JOB_STATES, stateBadge, attemp
 import {get, post, ApiError, Unauthorized} from './api.js';
 import {follow, wouldBe} from './bulk.js';
 
-const FILTERS = ['state', 'queue', 'task', 'q', 'limit'];
+const FILTERS = ['state', 'queue', 'task', 'q', 'error_kind', 'rescued', 'limit'];
+// The kinds of a last error (GET /v1/jobs?error_kind=).
+const ERROR_KINDS = ['error', 'crash', 'timeout', 'lost', 'released', 'crash_loop', 'cancelled'];
 
 // How long its last run took: from its start to its end, or (running) so
 // far by this browser's clock; '' for a job that has not started.
@@ -59,30 +63,40 @@ export function render(params, ctx) {
   const search = el('input', {id: 'filter-q', name: 'q',
     placeholder: 'text in payload or last error'});
   search.value = params.get('q') ?? '';
+  const kind = el('select', {id: 'filter-error-kind', name: 'error_kind'},
+    el('option', {value: ''}, 'any'), ERROR_KINDS.map((k) => el('option', {value: k}, k)));
+  kind.value = ERROR_KINDS.includes(params.get('error_kind')) ? params.get('error_kind') : '';
+  const rescued = el('input', {id: 'filter-rescued', name: 'rescued', type: 'checkbox'});
+  rescued.checked = params.get('rescued') === 'true';
   const limit = el('input', {id: 'filter-limit', name: 'limit', type: 'number', min: 1,
     max: 1000});
   limit.value = params.get('limit') ?? '100';
   const form = el('form', {id: 'filters', class: 'filters', onsubmit: (event) => {
     event.preventDefault();
     const q = new URLSearchParams();
-    for (const input of [state, queue, task, search, limit]) {
+    for (const input of [state, queue, task, search, kind, limit]) {
       if (input.value && !(input === limit && input.value === '100')) q.set(input.name, input.value);
     }
+    if (rescued.checked) q.set('rescued', 'true');
     location.hash = route(q);
   }},
   el('label', {}, 'State ', state), el('label', {}, 'Queue ', queue),
   el('label', {}, 'Task ', task), el('label', {}, 'Search ', search),
+  el('label', {}, 'Last error ', kind), el('label', {}, rescued, ' Rescued'),
   el('label', {}, 'Limit ', limit), el('button', {type: 'submit'}, 'Filter'));
   state.addEventListener('change', () => form.requestSubmit());
+  kind.addEventListener('change', () => form.requestSubmit());
+  rescued.addEventListener('change', () => form.requestSubmit());
 
   const query = new URLSearchParams();
   for (const name of FILTERS) {
     if (params.get(name)) query.set(name, params.get(name));
   }
   const filter = {};
-  for (const name of ['state', 'queue', 'task', 'q']) {
+  for (const name of ['state', 'queue', 'task', 'q', 'error_kind']) {
     if (params.get(name)) filter[name] = params.get(name);
   }
+  if (params.get('rescued') === 'true') filter.rescued = true;
 
   // Pages: the newest, or the one after a cursor.
   const newest = el('a', {id: 'page-newest', href: route(query)}, 'Newest');

@@ -45,11 +45,19 @@ export function render() {
       el('a', {class: `tile state-${s}`, href: `#/jobs?state=${s}`, 'data-state': s},
         el('span', {class: 'count'}, String(stats.jobs[s] ?? 0)), el('span', {}, s))));
     const r = stats.recovery;
+    // `warden serve`'s rows claim nothing: no worker of a queue.
+    const upkeep = (state) => ws.filter((w) => w.maintenance_only && w.state === state).length;
     recovery.replaceChildren(
-      `Workers: ${stats.workers.active} active, ${stats.workers.draining} draining, ` +
-      `${ws.filter((w) => w.silent).length} of them silent, ` +
-      `${stats.workers.dead} dead. Recovery: ${plural(r.rescued_attempts, 'rescued attempt')}, ` +
-      `${plural(r.fenced_writes, 'fenced write')}, ${plural(r.crash_loops, 'crash loop')}.`);
+      `Workers: ${stats.workers.active - upkeep('active')} active, ` +
+      `${stats.workers.draining - upkeep('draining')} draining, ` +
+      `${ws.filter((w) => w.silent && !w.maintenance_only).length} of them silent, ` +
+      `${stats.workers.dead} dead. Recovery: ${plural(r.rescued_attempts, 'rescued attempt')} (of `,
+      // Each link lists exactly the jobs its count counts: those with a
+      // lost attempt, and those whose last error is crash_loop.
+      el('a', {id: 'rescued-jobs', href: '#/jobs?rescued=true'}, plural(r.rescued_jobs, 'job')),
+      `), ${plural(r.fenced_writes, 'fenced write')}, `,
+      el('a', {id: 'crash-loops', href: '#/jobs?error_kind=crash_loop'},
+        plural(r.crash_loops, 'crash loop')), '.');
     showUnserved(unserved, stats.unserved ?? []);
     const {succeeded, failed} = rates();
     charts.replaceChildren(
@@ -64,8 +72,9 @@ export function render() {
       {title: 'pid', cell: (w) => String(w.pid)},
       {title: 'state', cell: (w) => workerBadge(w)},
       {title: 'heartbeat', cell: (w) => ago(w.last_heartbeat)},
-      {title: 'running', cell: (w) => String(w.running), class: 'num'},
-      {title: 'queues', cell: (w) => w.queues.join(', ')},
+      {title: 'running', cell: (w) => (w.maintenance_only ? '—' : String(w.running)),
+        class: 'num'},
+      {title: 'queues', cell: (w) => (w.maintenance_only ? '—' : w.queues.join(', '))},
     ], ws, {id: 'live-workers', empty: 'no live worker',
       rowAttrs: (w) => ({'data-worker': w.name, 'data-shown': workerState(w)})}),
     el('p', {}, link('#/workers', 'every worker, past ones too')));

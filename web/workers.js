@@ -3,8 +3,11 @@
 // it was declared dead; a silent one (or one on a node that takes no work)
 // shown as such, never as plainly active. A live one has Release (POST
 // /v1/workers/ID/release, `warden workers release`): the operator's word
-// that its host is gone, so its jobs come back now; asked twice.
-import {el, table, time, ago, plural, workerBadge, workerState, silenceText} from './dom.js';
+// that its host is gone, so its jobs come back now; asked twice. `warden
+// serve`'s own row (it proves deaths and sweeps, and claims nothing) has a
+// maintenance badge, no claim columns, and is not counted as a live worker.
+import {el, table, time, ago, plural, workerBadge, workerState, silenceText,
+  MAINTENANCE_NOTE} from './dom.js';
 import {get} from './api.js';
 
 const LIVE = ['active', 'draining'];
@@ -45,8 +48,13 @@ export function render(params, ctx) {
       // Live ones first, then the newest.
       const sorted = [...workers].sort((a, b) =>
         (LIVE.includes(b.state) - LIVE.includes(a.state)) || b.id - a.id);
-      const live = workers.filter((w) => LIVE.includes(w.state)).length;
-      summary.textContent = `${live} live, ${workers.length - live} past`;
+      const alive = workers.filter((w) => LIVE.includes(w.state));
+      const upkeep = alive.filter((w) => w.maintenance_only).length;
+      const live = alive.length - upkeep;
+      summary.textContent = `${live} live, ${workers.length - alive.length} past` +
+        (upkeep ? `; ${upkeep} warden serve taking part in maintenance` : '');
+      // The claim columns of a row that claims nothing.
+      const claims = (w, cell) => (w.maintenance_only ? '—' : cell(w));
       body.replaceChildren(table([
         {title: 'name', cell: (w) => w.name},
         {title: 'id', cell: (w) => String(w.id), class: 'num'},
@@ -55,12 +63,13 @@ export function render(params, ctx) {
         {title: 'pid', cell: (w) => String(w.pid), class: 'num'},
         {title: 'heartbeat', cell: (w) => (LIVE.includes(w.state) ? `${ago(w.last_heartbeat)} ago`
           : time(w.last_heartbeat))},
-        {title: 'running', cell: (w) => String(w.running), class: 'num'},
-        {title: 'queues', cell: (w) => w.queues.join(', ')},
+        {title: 'running', cell: (w) => claims(w, () => String(w.running)), class: 'num'},
+        {title: 'queues', cell: (w) => claims(w, () => w.queues.join(', '))},
         {title: 'started', cell: (w) => time(w.started_at)},
         {title: 'stopped', cell: (w) => time(w.stopped_at)},
         {title: 'note', class: 'note', cell: (w) => w.death_reason ?? (silenceText(w) ||
-          (workerState(w) === 'node-disabled' ? 'its node takes no work: it claims nothing' : ''))},
+          (workerState(w) === 'node-disabled' ? 'its node takes no work: it claims nothing' : '') ||
+          (workerState(w) === 'maintenance' ? MAINTENANCE_NOTE : ''))},
         {title: '', cell: release},
       ], sorted, {id: 'workers', empty: 'no worker has run yet',
         rowAttrs: (w) => ({'data-worker': w.name, 'data-state': w.state,

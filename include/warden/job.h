@@ -74,6 +74,8 @@ std::optional<JobState> ParseJobState(const std::string& s);
 // "scheduled, available, ..., expired": what a bad state name is told.
 std::string JobStateNames();
 std::optional<ErrorKind> ParseErrorKind(const std::string& s);
+// "error, crash, ..., cancelled": what a bad error kind is told.
+std::string ErrorKindNames();
 std::optional<Delivery> ParseDelivery(const std::string& s);
 std::optional<RetryPolicy> ParseRetryPolicy(const std::string& s);
 bool IsTerminal(JobState s);
@@ -243,6 +245,12 @@ struct JobFilter {
   // Case-sensitive substring of the payload's JSON text or of the last
   // error's message (JobInfo::last_error_message). Empty: any.
   std::string search;
+  // The kind of the job's last error (JobInfo::last_error); none: any. The
+  // overview's crash-loop count is the jobs of kCrashLoop (Stats).
+  std::optional<ErrorKind> error_kind;
+  // Only jobs with an attempt that ended `lost` (rescued): the jobs
+  // Stats::rescued_jobs counts.
+  bool rescued = false;
   JobId before_id = 0;  // only ids below this (0: no bound): the cursor
   JobId max_id = 0;     // only ids up to this (0: no bound)
   int limit = 100;      // the newest this many
@@ -296,6 +304,7 @@ struct Stats {
   std::vector<std::pair<std::string, int64_t>> jobs;     // by state
   std::vector<std::pair<std::string, int64_t>> workers;  // by state
   int64_t rescued = 0;          // attempts that ended `lost`
+  int64_t rescued_jobs = 0;     // jobs with such an attempt (JobFilter::rescued)
   int64_t fenced_writes = 0;    // completions rejected by fencing
   int64_t crash_loops = 0;
 };

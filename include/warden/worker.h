@@ -118,6 +118,10 @@ struct WorkerOptions {
   // Log lines go here (default: stderr with a timestamp), those at
   // `log_level` or more important: the message alone.
   std::function<void(const std::string&)> log;
+  // Instead of `log`, when given: each line's whole record, its level,
+  // job and fields, for a caller that writes lines of its own (`warden
+  // serve` logs its maintenance worker's trouble at warn, not as info).
+  std::function<void(const LogRecord&)> log_record;
   LogLevel log_level = LogLevel::kInfo;
   // On stderr (when `log` is not given): text, or one JSON object a line
   // (warden/log.h), with the worker's name and id and, on lines about a

@@ -34,6 +34,14 @@ Status FilterOptions::Read(JobFilter* f) const {
   f->unique_key = unique_key;
   f->concurrency_key = concurrency_key;
   f->search = search;
+  f->rescued = rescued;
+  if (!error_kind.empty()) {
+    f->error_kind = ParseErrorKind(error_kind);
+    if (!f->error_kind) {
+      return InvalidArgument("unknown error kind '" + OneLine(error_kind, 40) + "' (" +
+                             ErrorKindNames() + ")");
+    }
+  }
   auto time = [](const char* flag, const std::string& text,
                  std::optional<TimeMs>* out) -> Status {
     if (text.empty()) return Status::Ok();
@@ -52,7 +60,8 @@ Status FilterOptions::Read(JobFilter* f) const {
 bool FilterOptions::Any() const {
   return !states.empty() || !queue.empty() || !task.empty() || !unique_key.empty() ||
          !concurrency_key.empty() || !search.empty() || !created_after.empty() ||
-         !created_before.empty() || !finished_after.empty() || !finished_before.empty();
+         !created_before.empty() || !finished_after.empty() || !finished_before.empty() ||
+         !error_kind.empty() || rescued;
 }
 
 void AddFilterOptions(CLI::App* cmd, const std::shared_ptr<FilterOptions>& o) {
@@ -70,6 +79,12 @@ void AddFilterOptions(CLI::App* cmd, const std::shared_ptr<FilterOptions>& o) {
   cmd->add_option("--search", o->search,
                   "only jobs whose payload JSON or last error contains this text "
                   "(case-sensitive)");
+  cmd->add_option("--error-kind", o->error_kind,
+                  "only jobs whose last error is of this kind (error, crash, timeout, lost, "
+                  "released, crash_loop, cancelled)");
+  cmd->add_flag("--rescued", o->rescued,
+                "only jobs with an attempt that was rescued (ended lost: its worker died or lost "
+                "its lease): the jobs of warden stats' rescued attempts");
 }
 
 namespace {

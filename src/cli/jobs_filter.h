@@ -15,7 +15,9 @@ struct FilterOptions {
   std::vector<std::string> states;
   std::string queue, task, unique_key, concurrency_key, search;
   std::string created_after, created_before, finished_after, finished_before;
-  // Into `f`: a bad state or time is kInvalidArgument naming its flag.
+  std::string error_kind;
+  bool rescued = false;
+  // Into `f`: a bad state, error kind or time is kInvalidArgument naming its flag.
   Status Read(JobFilter* f) const;
   bool Any() const;  // any condition given
 };

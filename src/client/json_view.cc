@@ -112,7 +112,8 @@ Json WorkerToJson(const WorkerInfo& w) {
           {"keepalive_ms", w.keepalive.count()},
           {"silent", w.silent_for.has_value()},
           {"silent_for_ms", w.silent_for ? Json(w.silent_for->count()) : Json()},
-          {"node_disabled", w.node_disabled}};
+          {"node_disabled", w.node_disabled},
+          {"maintenance_only", w.MaintenanceOnly()}};
 }
 
 Json StatsToJson(const Stats& s) {
@@ -127,6 +128,7 @@ Json StatsToJson(const Stats& s) {
           {"workers", workers},
           {"recovery",
            {{"rescued_attempts", s.rescued},
+            {"rescued_jobs", s.rescued_jobs},
             {"fenced_writes", s.fenced_writes},
             {"crash_loops", s.crash_loops}}}};
 }

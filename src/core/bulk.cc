@@ -149,15 +149,17 @@ Json JobFilterToJson(const JobFilter& f) {
   PutTime(j, "finished_after", f.finished_after);
   PutTime(j, "finished_before", f.finished_before);
   if (!f.search.empty()) j["q"] = f.search;
+  if (f.error_kind) j["error_kind"] = ErrorKindName(*f.error_kind);
+  if (f.rescued) j["rescued"] = true;
   return j;
 }
 
 Result<JobFilter> JobFilterFromJson(const Json& j) {
   if (!j.is_object()) return InvalidArgument("filter: must be a JSON object");
   static const std::set<std::string> kKnown = {
-      "state",          "queue",         "task",           "unique_key",
-      "concurrency_key", "created_after", "created_before", "finished_after",
-      "finished_before", "q"};
+      "state",         "queue",          "task",           "unique_key",      "concurrency_key",
+      "created_after", "created_before", "finished_after", "finished_before", "q",
+      "error_kind",    "rescued"};
   for (const auto& [name, value] : j.items()) {
     if (!kKnown.count(name)) {
       return InvalidArgument("filter: unknown member \"" + OneLine(name, 40) + "\"");
@@ -198,6 +200,19 @@ Result<JobFilter> JobFilterFromJson(const Json& j) {
   WARDEN_RETURN_IF_ERROR(TimeIn(o, "created_before", &f.created_before));
   WARDEN_RETURN_IF_ERROR(TimeIn(o, "finished_after", &f.finished_after));
   WARDEN_RETURN_IF_ERROR(TimeIn(o, "finished_before", &f.finished_before));
+  std::string kind;
+  WARDEN_RETURN_IF_ERROR(TextIn(o, "error_kind", &kind));
+  if (!kind.empty()) {
+    f.error_kind = ParseErrorKind(kind);
+    if (!f.error_kind) {
+      return InvalidArgument("filter: '" + OneLine(kind, 40) + "' is not an error kind (" +
+                             ErrorKindNames() + ")");
+    }
+  }
+  if (const auto r = j.find("rescued"); r != j.end() && !r->is_null()) {
+    if (!r->is_boolean()) return InvalidArgument("filter: \"rescued\" must be true or false");
+    f.rescued = r->get<bool>();
+  }
   return f;
 }
 

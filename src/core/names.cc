@@ -87,6 +87,11 @@ std::optional<LogFormat> ParseLogFormat(const std::string& s) {
 std::optional<ErrorKind> ParseErrorKind(const std::string& s) {
   return Parse<ErrorKind>(kErrorKinds, s);
 }
+std::string ErrorKindNames() {
+  std::string out;
+  for (const char* name : kErrorKinds) out += (out.empty() ? "" : ", ") + std::string(name);
+  return out;
+}
 std::optional<Delivery> ParseDelivery(const std::string& s) {
   return Parse<Delivery>(kDeliveries, s);
 }

@@ -124,7 +124,9 @@ Worker::Impl::Impl(std::string url, WorkerOptions options, Env& env, OpenStoreFn
   for (size_t i = 0; i < stores.size() && i < std::size(slots); ++i) {
     *slots[i] = std::move(stores[i]);
   }
-  if (opt_.log) {
+  if (opt_.log_record) {
+    log_ = opt_.log_record;
+  } else if (opt_.log) {
     log_ = [log = opt_.log](const LogRecord& r) { log(r.message); };
   } else {
     log_ = StderrLog(opt_.log_format, opt_.name, [this] { return id_.load(); });

@@ -143,9 +143,27 @@ void Worker::Impl::RebaseMetrics() {
 }
 
 std::string Worker::Impl::ExportMetrics() {
+  // Every counter and histogram whose labels it knows starts at 0 (its
+  // queues, every outcome and cause), as serve's /metrics does: a new
+  // panel has a line, and increase() sees the first event.
+  MetricSnapshot counted;
+  const std::vector<std::string> none;
+  for (const std::string& queue : opt_.maintenance_only ? none : opt_.queues) {
+    for (const char* outcome : kOutcomes) {
+      counted[MetricSeries(kJobsCompleted, {{"queue", queue}, {"outcome", outcome}})] = 0;
+    }
+    counted[MetricSeries(kCrashLoopQuarantines, {{"queue", queue}})] = 0;
+    AddZeroHistogram(counted, kJobWait, {{"queue", queue}});
+    AddZeroHistogram(counted, kJobRun, {{"queue", queue}});
+  }
+  for (const char* cause : kRescueCauses) {
+    counted[MetricSeries(kJobsRescued, {{"cause", cause}})] = 0;
+    AddZeroHistogram(counted, kRecovery, {{"cause", cause}});
+  }
+  for (const auto& [series, value] : metrics_.Snapshot()) counted[series] = value;
   MetricSnapshot out;
   // This process's share of the fleet's families, renamed (core/metrics.h).
-  for (const auto& [series, value] : metrics_.Snapshot()) {
+  for (const auto& [series, value] : counted) {
     out["warden_worker_" + series.substr(std::string_view("warden_").size())] = value;
   }
   int running = 0;

@@ -111,17 +111,21 @@ Result<JobFilter> FilterIn(const Params& p) {
   Json j = Json::object();
   const std::vector<std::string> states = p.All("state");
   if (!states.empty()) j["state"] = states;
-  for (const char* name : {"queue", "task", "unique_key", "concurrency_key", "created_after",
-                           "created_before", "finished_after", "finished_before", "q"}) {
+  for (const char* name :
+       {"queue", "task", "unique_key", "concurrency_key", "created_after", "created_before",
+        "finished_after", "finished_before", "q", "error_kind"}) {
     const std::string v = p.One(name);
     if (!v.empty()) j[name] = v;
   }
+  WARDEN_ASSIGN_OR_RETURN(const bool rescued, p.Bool("rescued"));
+  if (rescued) j["rescued"] = true;
   return JobFilterFromJson(j);
 }
 
 Response ListJobs(const Request& req, Client& c) {
   Params p(req, {"state", "queue", "task", "unique_key", "concurrency_key", "created_after",
-                 "created_before", "finished_after", "finished_before", "q", "cursor", "limit"});
+                 "created_before", "finished_after", "finished_before", "q", "error_kind",
+                 "rescued", "cursor", "limit"});
   if (!p.error().empty()) return ErrorResponse(400, "invalid_argument", p.error());
   auto filter = FilterIn(p);
   if (!filter.has_value()) return ErrorResponse(filter.error());

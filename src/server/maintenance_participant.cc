@@ -23,14 +23,22 @@ Result<std::unique_ptr<MaintenanceParticipant>> MaintenanceParticipant::Start(
   WorkerOptions o;
   o.maintenance_only = true;
   o.name = name.empty() ? DefaultName() : name;
-  o.log = [log](const std::string& line) { log(LogLevel::kInfo, "maintenance: " + line); };
+  // Each line at the worker's own level: a store out of reach or a lost
+  // leadership is trouble (warn), a sweep's recovery is routine (info). The
+  // text format has no level of its own, so trouble says so in the words.
+  o.log_record = [log](const LogRecord& r) {
+    const char* said = r.level == LogLevel::kError  ? "error: "
+                       : r.level == LogLevel::kWarn ? "warning: "
+                                                    : "";
+    log(r.level, "maintenance: " + std::string(said) + r.message);
+  };
   WARDEN_ASSIGN_OR_RETURN(std::unique_ptr<Worker> worker, Worker::Create(db, std::move(o)));
   std::unique_ptr<MaintenanceParticipant> p(
       new MaintenanceParticipant(std::move(worker), std::move(log)));
   p->thread_ = std::thread([raw = p.get()] {
     if (Status s = raw->worker_->Run(); !s.ok()) {
       raw->log_(LogLevel::kWarn,
-                "maintenance: this server takes no part in maintenance: " + s.ToString());
+                "maintenance: warning: this server takes no part in maintenance: " + s.ToString());
     }
   });
   return p;

@@ -7,7 +7,7 @@ namespace warden::server {
 bool FilterSetsNothing(const JobFilter& f) {
   return f.states.empty() && f.queue.empty() && f.task.empty() && f.unique_key.empty() &&
          f.concurrency_key.empty() && !f.created_after && !f.created_before && !f.finished_after &&
-         !f.finished_before && f.search.empty();
+         !f.finished_before && f.search.empty() && !f.error_kind && !f.rescued;
 }
 
 Result<BulkBody> BulkBodyIn(const Json& b) {

@@ -57,6 +57,15 @@ TEST_P(FailureTest, JobThatKillsItsWorkerIsQuarantinedAsCrashLoop) {
   const int64_t marker = Add(Job("log marker"));
   ASSERT_TRUE(WaitFor([&] { return JobInState(marker, JobState::kSucceeded); }));
   EXPECT_EQ(LedgerFor(id, "start").size(), 2u);
+
+  // Two rescued attempts of one job: `jobs --rescued` lists the one job
+  // stats counts in rescued_jobs (the overview's link goes there).
+  EXPECT_EQ(Stats()["recovery"]["rescued_attempts"], 2);
+  EXPECT_EQ(Stats()["recovery"]["rescued_jobs"], 1);
+  CliResult rescued = Cli({"jobs", "--rescued"});
+  ASSERT_EQ(rescued.exit_code, 0) << rescued.err;
+  ASSERT_EQ(rescued.json.size(), 1u) << rescued.out;
+  EXPECT_EQ(rescued.json[0].value("id", int64_t{0}), id);
 }
 
 TEST_P(FailureTest, JobKilledBySignalIsACrashAndHitsTheCrashBudget) {
@@ -75,6 +84,29 @@ TEST_P(FailureTest, JobKilledBySignalIsACrashAndHitsTheCrashBudget) {
   }
   EXPECT_FALSE(w.proc->Exited());
   EXPECT_EQ(LedgerFor(id, "start").size(), 2u);
+
+  // `jobs --error-kind crash_loop` lists exactly what the crash-loop count
+  // counts (the dashboard's overview links that count to this filter).
+  const int64_t failed = Add(Job("exit 3"), {"--max-attempts", "1"});
+  ASSERT_TRUE(WaitFor([&] { return JobInState(failed, JobState::kDead); }));
+  auto ids = [&](const std::string& kind) {
+    CliResult r = Cli({"jobs", "--error-kind", kind});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::vector<int64_t> out;
+    for (const Json& j : r.json) out.push_back(j.value("id", int64_t{0}));
+    return out;
+  };
+  EXPECT_EQ(ids("crash_loop"), std::vector<int64_t>{id});
+  EXPECT_EQ(Stats()["recovery"]["crash_loops"], 1);
+  EXPECT_EQ(ids("error"), std::vector<int64_t>{failed});
+  EXPECT_EQ(ids("timeout"), std::vector<int64_t>{});
+  CliResult dry = Cli({"jobs", "delete", "--error-kind", "crash_loop", "--dry-run"});
+  EXPECT_EQ(dry.json.value("count", -1), 1) << dry.out << dry.err;
+  CliResult bad = Cli({"jobs", "--error-kind", "crashed"}, /*json=*/false);
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_EQ(bad.err,
+            "warden: unknown error kind 'crashed' (error, crash, timeout, lost, released, "
+            "crash_loop, cancelled)\n");
 }
 
 TEST_P(FailureTest, TimeoutStopsTheJobWithTermThenKillAndRetriesPerPolicy) {

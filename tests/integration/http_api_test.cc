@@ -416,6 +416,16 @@ TEST_P(HttpApiTest, TheFleetsCountersComeFromEveryWorkerAndSurviveItsDeath) {
   EXPECT_EQ(Sample(own, R"(warden_worker_jobs_completed_total{queue="email",outcome="succeeded"})"),
             2)
       << own;
+  // What has not happened yet is there at 0, for each of its queues and
+  // every cause: a panel of it has a line from the first scrape.
+  EXPECT_EQ(Sample(own, R"(warden_worker_jobs_completed_total{queue="default",outcome="dead"})"), 0)
+      << own;
+  EXPECT_EQ(Sample(own, R"(warden_worker_crash_loop_quarantines_total{queue="email"})"), 0);
+  EXPECT_EQ(Sample(own, R"(warden_worker_job_run_seconds_count{queue="default"})"), 0);
+  EXPECT_EQ(Sample(own, R"(warden_worker_job_run_seconds_bucket{queue="default",le="+Inf"})"), 0);
+  EXPECT_EQ(Sample(own, R"(warden_worker_job_run_seconds_count{queue="email"})"), 3);
+  EXPECT_EQ(Sample(own, R"(warden_worker_jobs_rescued_total{cause="lease_expiry"})"), 0);
+  EXPECT_EQ(Sample(own, R"(warden_worker_recovery_seconds_count{cause="proven_death"})"), 0);
   EXPECT_EQ(Sample(own, "warden_worker_slots"), 4);
   EXPECT_EQ(Sample(own, "warden_worker_running_jobs"), 1);
   EXPECT_GT(Sample(own, "process_resident_memory_bytes"), 0);

@@ -139,6 +139,34 @@ TEST_P(HttpOperatorEdgesTest, ABadStateFilterNamesTheGoodStates) {
   CliResult cli = Cli({"jobs", "--state", "lost"}, false);
   EXPECT_EQ(cli.exit_code, 2) << cli.err;
   EXPECT_TRUE(Has(cli.err, "unknown state 'lost' " + states)) << cli.err;
+  // A bad last-error kind likewise: 400, with the kinds.
+  const std::string kinds = "(error, crash, timeout, lost, released, crash_loop, cancelled)";
+  HttpResult kind = Http("GET", "/v1/jobs?error_kind=crashed", ops);
+  EXPECT_EQ(kind.status, 400) << kind.body;
+  EXPECT_EQ(kind.json["error"].value("message", ""),
+            "filter: 'crashed' is not an error kind " + kinds)
+      << kind.body;
+  HttpResult bulk_kind =
+      Http("POST", "/v1/jobs/bulk", ops, R"({"action":"retry","filter":{"error_kind":"Lost"}})");
+  EXPECT_EQ(bulk_kind.status, 400) << bulk_kind.body;
+  // A good one lists the jobs whose last error is of it (a cancel's).
+  const int64_t id = Add("true");
+  Add("true");
+  ASSERT_EQ(Cli({"jobs", "cancel", std::to_string(id)}).exit_code, 0);
+  HttpResult cancelled = Http("GET", "/v1/jobs?error_kind=cancelled", ops);
+  EXPECT_EQ(cancelled.status, 200) << cancelled.body;
+  EXPECT_EQ(cancelled.json.value("total", -1), 1) << cancelled.body;
+  ASSERT_EQ(cancelled.json["jobs"].size(), 1u) << cancelled.body;
+  EXPECT_EQ(cancelled.json["jobs"][0].value("id", int64_t{0}), id);
+  EXPECT_EQ(Http("GET", "/v1/jobs?error_kind=crash_loop", ops).json.value("total", -1), 0);
+  EXPECT_EQ(Http("GET", "/v1/jobs?error_kind=", ops).json.value("total", -1), 2);
+  // rescued: a boolean, none of these jobs.
+  EXPECT_EQ(Http("GET", "/v1/jobs?rescued=true", ops).json.value("total", -1), 0);
+  HttpResult rescued = Http("GET", "/v1/jobs?rescued=yes", ops);
+  EXPECT_EQ(rescued.status, 400) << rescued.body;
+  EXPECT_EQ(rescued.json["error"].value("message", ""),
+            "query parameter 'rescued' must be true or false")
+      << rescued.body;
 }
 
 // A typo paused nothing and left a phantom paused queue; `nodes disable`

@@ -174,6 +174,47 @@ TEST_P(LogFormatOneBackendTest, ServeLinesAreJson) {
   for (const Json& j : lines) EXPECT_EQ(j.value("component", ""), "serve") << j.dump();
 }
 
+// `serve`'s maintenance row says trouble at warn, not at info: a server
+// that finds its row's previous incarnation SIGKILLed declares it dead
+// (the worker's warn line "unexpected shutdown of the previous ...").
+TEST_P(LogFormatTest, ServesMaintenanceTroubleIsAWarnLine) {
+  auto serve = [&](const std::string& name) {
+    auto s = Child::Spawn({WARDEN_BIN, "--db", db(), "serve", "--listen", "127.0.0.1:0",
+                           "--maintenance-name", "serve-m", "--log-format", "json"},
+                          dir() + "/" + name + ".out", dir() + "/" + name + ".err");
+    return s;
+  };
+  auto first = serve("first");
+  ASSERT_TRUE(WaitFor([&] {
+    CliResult r = Cli({"workers", "--json"});
+    return r.out.find("\"serve-m\"") != std::string::npos;
+  })) << first->Stderr();
+  first->Kill();
+  ASSERT_TRUE(first->WaitExit(kDeadline));
+  auto second = serve("second");
+  ASSERT_TRUE(WaitFor([&] {
+    return second->Stderr().find("unexpected shutdown") != std::string::npos || second->Exited();
+  })) << second->Stderr();
+  ASSERT_TRUE(second->Signal(SIGTERM));
+  ASSERT_TRUE(second->WaitExit(kDeadline)) << second->Stderr();
+  const std::vector<Json> lines = JsonLines(second->Stderr());
+  ExpectCommonKeys(lines, "");
+  bool warned = false, routine = false;
+  for (const Json& j : lines) {
+    const std::string message = j.value("message", "");
+    if (message.rfind("maintenance: ", 0) != 0) continue;
+    if (message.find("unexpected shutdown of the previous 'serve-m'") != std::string::npos) {
+      EXPECT_EQ(j.value("level", ""), "warn") << j.dump();
+      EXPECT_EQ(message.rfind("maintenance: warning: ", 0), 0u) << j.dump();
+      warned = true;
+    } else if (j.value("level", "") == "info") {
+      routine = true;
+    }
+  }
+  EXPECT_TRUE(warned) << second->Stderr();
+  EXPECT_TRUE(routine) << "routine lines stay at info: " << second->Stderr();
+}
+
 // `warden wait`: the failed job's line carries it, and its errors (a
 // timeout) are JSON lines too.
 TEST_P(LogFormatOneBackendTest, WaitLinesAreJson) {

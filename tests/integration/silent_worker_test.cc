@@ -135,6 +135,7 @@ TEST_P(SilentWorkerTest, ServeProvesTheDeathOfAFleetsOnlyWorker) {
     return !serve_row.is_null();
   })) << Cli({"workers"}).out << server_->Stderr();
   EXPECT_EQ(serve_row.value("concurrency", -1), 0) << serve_row.dump();
+  EXPECT_TRUE(serve_row.value("maintenance_only", false)) << serve_row.dump();
   EXPECT_TRUE(Has(Text({"workers"}), "maintenance only")) << Text({"workers"});
   ASSERT_TRUE(WaitFor([&] {
     return Has(Get("/metrics"), "warden_queue_live_workers{queue=\"t\"} 1");

@@ -201,6 +201,96 @@ TEST_P(BulkStoreTest, ADryRunCountIsTheOperationsTotal) {
   EXPECT_EQ(empty->state, BulkState::kDone) << "nothing in scope: done at once";
 }
 
+// The overview's crash-loop count links to the jobs whose last error is
+// crash_loop: the filter lists exactly what Stats counts, in the listing,
+// its total, and a bulk operation's scope, and the other kinds apart.
+TEST_P(BulkStoreTest, TheErrorKindFilterListsWhatTheCrashLoopCountCounts) {
+  const IdList failed = AddDead(1);
+  IdList looped;
+  for (int i = 0; i < 2; ++i) {
+    JobSpec s = Spec();
+    s.max_crashes = 1;
+    s.max_attempts = 10;
+    looped.insert(looped.begin(), Add(s));
+  }
+  const JobId waiting = Add(Spec());
+  const WorkerId w = RegisterWorker("crasher");
+  for (int i = 0; i < 2; ++i) {
+    auto claimed = Claim(w, 1);
+    ASSERT_EQ(claimed.size(), 1u);
+    ASSERT_NE(claimed[0].id, waiting);
+    JobOutcome crash{JobRef{claimed[0].id, claimed[0].lease_token}, false, {}, {}};
+    crash.error.kind = ErrorKind::kCrash;
+    crash.error.signal = 9;
+    ASSERT_TRUE(store_->JobFinishMany(w, std::span(&crash, 1)).has_value());
+  }
+  const int64_t counted = store_->GetStats().value().crash_loops;
+  ASSERT_EQ(counted, 2);
+  JobFilter f;
+  f.error_kind = ErrorKind::kCrashLoop;
+  int64_t total = 0;
+  EXPECT_EQ(Ids(f, &total), looped);
+  EXPECT_EQ(total, counted);
+  f.states = {JobState::kDead};
+  EXPECT_EQ(Ids(f), looped);
+  f.states = {JobState::kAvailable};
+  EXPECT_EQ(Ids(f), IdList{});
+  f = {};
+  f.error_kind = ErrorKind::kError;
+  EXPECT_EQ(Ids(f), failed);
+  f.error_kind = ErrorKind::kTimeout;
+  EXPECT_EQ(Ids(f, &total), IdList{});
+  EXPECT_EQ(total, 0);
+  f.error_kind = ErrorKind::kCrashLoop;
+  auto op = store_->BulkOpCreate(BulkAction::kDelete, f, "cli:test");
+  ASSERT_TRUE(op.has_value()) << op.error().ToString();
+  EXPECT_EQ(op->total, counted);
+}
+
+// The overview's rescued count links to the jobs with a lost attempt:
+// Stats::rescued counts attempts, Stats::rescued_jobs the jobs, and the
+// filter lists exactly those, however many times each was rescued.
+TEST_P(BulkStoreTest, TheRescuedFilterListsWhatTheRescuedJobsCountCounts) {
+  const IdList failed = AddDead(1);
+  const JobId twice = Add(Spec());
+  const JobId once = Add(Spec());
+  const JobId never = Add(Spec());
+  const WorkerId w = RegisterWorker("loser");
+  auto finish = [&](JobId id, bool ok, ErrorKind kind) {
+    auto claimed = Claim(w, 1);
+    ASSERT_EQ(claimed.size(), 1u);
+    ASSERT_EQ(claimed[0].id, id);
+    JobOutcome o{JobRef{id, claimed[0].lease_token}, ok, {}, {}};
+    o.error.kind = kind;
+    ASSERT_TRUE(store_->JobFinishMany(w, std::span(&o, 1)).has_value());
+  };
+  finish(twice, false, ErrorKind::kLost);
+  finish(twice, false, ErrorKind::kLost);
+  finish(twice, true, ErrorKind::kError);
+  finish(once, false, ErrorKind::kLost);
+  finish(once, true, ErrorKind::kError);
+  const Stats stats = store_->GetStats().value();
+  EXPECT_EQ(stats.rescued, 3);
+  ASSERT_EQ(stats.rescued_jobs, 2);
+  JobFilter f;
+  f.rescued = true;
+  int64_t total = 0;
+  EXPECT_EQ(Ids(f, &total), (IdList{once, twice}));
+  EXPECT_EQ(total, stats.rescued_jobs);
+  f.states = {JobState::kSucceeded};
+  EXPECT_EQ(Ids(f), (IdList{once, twice}));
+  f.states = {JobState::kAvailable};
+  EXPECT_EQ(Ids(f), IdList{});
+  JobFilter all_rescued;
+  all_rescued.rescued = true;
+  auto op = store_->BulkOpCreate(BulkAction::kDelete, all_rescued, "cli:test");
+  ASSERT_TRUE(op.has_value()) << op.error().ToString();
+  EXPECT_EQ(op->total, stats.rescued_jobs);
+  f = {};
+  f.states = {JobState::kDead, JobState::kAvailable};
+  EXPECT_EQ(Ids(f), (IdList{never, failed[0]})) << "the others are not rescued";
+}
+
 // Stop after k batches, reopen (another store: another process), take the
 // operation over once the lease ran out, finish: nothing done twice.
 TEST_P(BulkStoreTest, AnOperationResumesAtItsCursorInAnotherProcess) {

@@ -140,8 +140,12 @@ Json Everything(Store& s) {
   });
   all["leases"] = Answer(s.JobLeases(), [](const auto& v) { return Each(v, LeaseJson); });
   all["stats"] = Answer(s.GetStats(), [](const Stats& st) {
-    return Json{{"jobs", st.jobs}, {"workers", st.workers}, {"rescued", st.rescued},
-                {"fenced", st.fenced_writes}, {"crash_loops", st.crash_loops}};
+    return Json{{"jobs", st.jobs},
+                {"workers", st.workers},
+                {"rescued", st.rescued},
+                {"rescued_jobs", st.rescued_jobs},
+                {"fenced", st.fenced_writes},
+                {"crash_loops", st.crash_loops}};
   });
   all["unfinished"] = Answer(s.JobCountUnfinished(), [](int64_t n) { return Json(n); });
   all["next_due"] = Answer(s.JobNextDueIn(), [](const std::optional<Millis>& d) {
@@ -411,10 +415,21 @@ class MemoryVsSqlite {
       if (Chance(30)) f.queue = "other";
       if (Chance(30)) f.task = "u";
       f.limit = 1 + Pick(6);
+      // The same, by last error and rescued too (no more draws: the
+      // seeds' operations stay as they were).
+      JobFilter g = f;
+      g.error_kind = static_cast<ErrorKind>(f.limit % 7);
+      JobFilter h = f;
+      h.rescued = true;
       return both("list", [&](Store& s) {
-        int64_t total = -1;
-        Json page = Answer(s.JobList(f, &total), [](const auto& v) { return Each(v, JobJson); });
-        return Json{page, total};
+        Json out = Json::array();
+        for (const JobFilter* one : {&f, &g, &h}) {
+          int64_t total = -1;
+          out.push_back(
+              Answer(s.JobList(*one, &total), [](const auto& v) { return Each(v, JobJson); }));
+          out.push_back(total);
+        }
+        return out;
       });
     }
     const Millis step(Chance(10) ? 30'000 : 100 * Pick(40));

@@ -140,11 +140,11 @@ async function shot(page, name) {
   await page.screenshot({path: path.join(ARTIFACTS, `${name}.png`), fullPage: true});
 }
 
-async function startServer(name, extra = [], db = DB) {
+async function startServer(name, extra = [], db = DB, maintenance = false) {
   // --no-maintenance: a server taking part in maintenance would end the
   // silences (frozen and killed workers) these pages are checked showing.
-  const server = start(name, ['serve', '--listen', '127.0.0.1:0', '--no-maintenance', ...extra],
-                       db);
+  const server = start(name, ['serve', '--listen', '127.0.0.1:0',
+    ...(maintenance ? [] : ['--no-maintenance']), ...extra], db);
   const port = await until('warden serve says where it serves', () => {
     if (server.exitCode !== null) throw new Error(`serve exited: ${server.output}`);
     const m = server.output.match(/serving on 127\.0\.0\.1:(\d+) \(http\)/);
@@ -286,6 +286,21 @@ test('the dashboard, end to end in Chromium', async (t) => {
       assert.equal(href, `#/jobs?queue=${encodeURIComponent(ORPHAN_QUEUE)}&task=orphaned`);
       await shot(page, 'overview-unserved');
     });
+
+  await t.test('the crash-loop count links to exactly the jobs it counts', async () => {
+    const looped = add('--cmd', 'kill -9 $$', '--max-crashes', '1', 'looper');
+    await go(page, '#/');
+    await until('the crash loop counted', async () =>
+      /, 1 crash loop\.$/.test(await textOf(page, '#recovery') ?? ''));
+    assert.equal(await page.getAttribute('#crash-loops', 'href'), '#/jobs?error_kind=crash_loop');
+    await page.click('#crash-loops');
+    await until('the looped job alone', async () =>
+      (await count(page, '#jobs tbody tr')) === 1 &&
+      (await count(page, `#jobs tr[data-job="${looped}"]`)) === 1);
+    assert.equal(await page.inputValue('#filter-error-kind'), 'crash_loop');
+    assert.match(await textOf(page, '#jobs-total'), / of 1 matching/);
+    assert.equal(JSON.parse(cli('--json', 'stats')).recovery.crash_loops, 1);
+  });
 
   await t.test('jobs filter by state, queue and task', async () => {
     await page.click('nav a[href="#/jobs"]');
@@ -587,8 +602,18 @@ test('the dashboard, end to end in Chromium', async (t) => {
       /Recovery: /.test(await textOf(page, '#recovery')));
     const recovery = await textOf(page, '#recovery');
     t.diagnostic(`overview: ${recovery}`);
-    assert.doesNotMatch(recovery, /(^|\D)1 (rescued attempts|fenced writes|crash loops)/);
-    assert.match(recovery, /Recovery: \d+ rescued attempts?, \d+ fenced writes?, \d+ crash loops?\./);
+    assert.doesNotMatch(recovery, /(^|\D)1 (rescued attempts|jobs|fenced writes|crash loops)/);
+    assert.match(recovery,
+      /Recovery: \d+ rescued attempts? \(of \d+ jobs?\), \d+ fenced writes?, \d+ crash loops?\./);
+    // The rescued count's link lists exactly the jobs it counts.
+    assert.equal(await page.getAttribute('#rescued-jobs', 'href'), '#/jobs?rescued=true');
+    await page.click('#rescued-jobs');
+    const rescued = JSON.parse(cli('--json', 'stats')).recovery.rescued_jobs;
+    await until('the rescued jobs listed', async () =>
+      (await count(page, '#jobs tbody tr[data-job]')) === rescued &&
+      (await count(page, `#jobs tr[data-job="${slow}"]`)) === 1);
+    assert.equal(await page.isChecked('#filter-rescued'), true);
+    assert.match(await textOf(page, '#jobs-total'), new RegExp(` of ${rescued} matching`));
     await go(page, `#/jobs/${slow}`);
     await shot(workers, 'workers');
     await workers.close();
@@ -816,6 +841,29 @@ test('the dashboard, end to end in Chromium', async (t) => {
 
       await p.close();
       await stop(w10);
+
+      // `warden serve`'s own row claims nothing: a maintenance badge, no
+      // claim columns, and no live worker in the counts.
+      const upkeep = await startServer('serve-upkeep',
+        ['--no-auth', '--maintenance-name', 'serve-upkeep'], db2, true);
+      const q = await newPage(context, problems);
+      await q.goto(`${upkeep}/#/workers`);
+      const row = '#workers tr[data-worker=serve-upkeep]';
+      await until('serve\'s row shown as maintenance', () =>
+        count(q, `${row}[data-state=active][data-shown=maintenance]`));
+      assert.equal(await textOf(q, `${row} .badge`), 'maintenance');
+      assert.equal(await textOf(q, `${row} td.note`),
+        'maintenance only (warden serve): claims nothing');
+      const cells = await q.$$eval(`${row} td`, (tds) => tds.map((td) => td.textContent));
+      assert.deepEqual(cells.slice(6, 8), ['—', '—'], JSON.stringify(cells));
+      assert.match(await textOf(q, '#workers-summary'),
+        /^0 live, \d+ past; 1 warden serve taking part in maintenance$/);
+      await go(q, '#/');
+      await until('the overview\'s row', () =>
+        count(q, '#live-workers tr[data-worker=serve-upkeep][data-shown=maintenance]'));
+      assert.match(await textOf(q, '#recovery'), /^Workers: 0 active, 0 draining, 0 of them/);
+      await shot(q, 'maintenance-row');
+      await q.close();
     });
 
   await t.test('dead letters: Retry all and Delete all, its polling ends with the page',

@@ -27,6 +27,12 @@ bool MatchesFilter(const Tables& t, const JobRow& job, const JobFilter& f) {
     return false;
   }
   if (f.max_id > 0 && job.id > f.max_id) return false;
+  if (f.error_kind && job.last_error != f.error_kind) return false;
+  if (f.rescued && std::none_of(job.attempts.begin(), job.attempts.end(), [](const auto& a) {
+        return a.outcome == ErrorKindName(ErrorKind::kLost);
+      })) {
+    return false;
+  }
   if (!f.search.empty() && job.payload.find(f.search) == std::string::npos &&
       ToJobInfoWithExtras(t, job).last_error_message.find(f.search) == std::string::npos) {
     return false;

@@ -236,9 +236,12 @@ Result<Stats> MemoryStore::GetStats() {
   // tests and simulations, not for a million jobs.
   for (const auto& [id, job] : db_->t.jobs) {
     if (job.last_error == ErrorKind::kCrashLoop) ++stats.crash_loops;
+    int64_t lost = 0;
     for (const AttemptRow& a : job.attempts) {
-      if (a.outcome == ErrorKindName(ErrorKind::kLost)) ++stats.rescued;
+      if (a.outcome == ErrorKindName(ErrorKind::kLost)) ++lost;
     }
+    stats.rescued += lost;
+    if (lost > 0) ++stats.rescued_jobs;
   }
   for (const auto& [id, w] : db_->t.workers) ++workers[WorkerStateName(w.state)];
   stats.jobs.assign(jobs.begin(), jobs.end());

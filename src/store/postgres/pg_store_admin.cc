@@ -79,6 +79,7 @@ std::string ListedWhere(const JobFilter& f, Params* p) {
   text("task", f.task);
   text("unique_key", f.unique_key);
   text("concurrency_key", f.concurrency_key);
+  if (f.error_kind) text("last_error", ErrorKindName(*f.error_kind));
   auto bound = [&](const std::string& term, const std::optional<TimeMs>& t) {
     if (!t) return;
     p->Add(*t);
@@ -94,6 +95,11 @@ std::string ListedWhere(const JobFilter& f, Params* p) {
     const std::string message = LastErrorMessageSql("j");
     sql += " AND (strpos(j.payload::text, " + q + ") > 0 OR strpos(coalesce(" + message +
            ", ''), " + q + ") > 0)";
+  }
+  if (f.rescued) {
+    sql +=
+        " AND EXISTS (SELECT 1 FROM warden.attempts a WHERE a.job_id = j.id AND "
+        "a.outcome = 'lost')";
   }
   if (f.max_id > 0) {
     p->Add(f.max_id);

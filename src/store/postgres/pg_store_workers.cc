@@ -426,10 +426,12 @@ Result<Stats> PgStore::GetStats() {
   WARDEN_ASSIGN_OR_RETURN(
       Rows n, conn_->Exec("SELECT (SELECT count(*) FROM warden.attempts WHERE outcome = 'lost'), "
                           "(SELECT count(*) FROM warden.fenced_writes), (SELECT count(*) FROM "
-                          "warden.jobs WHERE last_error = 'crash_loop')"));
+                          "warden.jobs WHERE last_error = 'crash_loop'), (SELECT "
+                          "count(DISTINCT job_id) FROM warden.attempts WHERE outcome = 'lost')"));
   stats.rescued = n.Int(0, 0);
   stats.fenced_writes = n.Int(0, 1);
   stats.crash_loops = n.Int(0, 2);
+  stats.rescued_jobs = n.Int(0, 3);
   return stats;
 }
 

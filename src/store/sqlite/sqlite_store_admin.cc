@@ -30,10 +30,10 @@ std::vector<JobState> ListedStates(const JobFilter& f) {
 // Parameters of a listing: ?1 the limit, ?2 the queue, ?3 the task, ?4 the
 // unique key, ?5 the concurrency key, ?6/?7 the created range, ?8/?9 the
 // finished range, ?10 the search text, ?11 the cursor (ids below), ?12 the
-// high water (ids up to), then one for each state of ListedStates that
-// jobs_state holds, in that order. Only the conditions given are in the
+// high water (ids up to), ?13 the last error's kind, then one for each
+// state of ListedStates that jobs_state holds, in that order. Only the conditions given are in the
 // SQL, so each arm reads by its index in id order as before.
-constexpr int kListStateParam = 13;
+constexpr int kListStateParam = 14;
 
 // `FROM ... WHERE ...` of the jobs in `state` (or in any state, when
 // `state` is null) that match the other conditions of `f`; `cursor`: with
@@ -73,6 +73,11 @@ std::string ListedFrom(const JobFilter& f, std::optional<JobState> state, bool c
   }
   if (cursor && f.before_id > 0) add("id < ?11");
   if (f.max_id > 0) add("id <= ?12");
+  if (f.error_kind) add("last_error = ?13");
+  if (f.rescued) {
+    add("EXISTS (SELECT 1 FROM attempts a INDEXED BY attempts_lost WHERE a.job_id = jobs.id "
+        "AND a.outcome = 'lost')");
+  }
   return sql;
 }
 
@@ -147,6 +152,7 @@ void BindListing(Stmt& q, const JobFilter& f, bool with_limit) {
   if (!f.search.empty()) q.Bind(10, f.search);
   if (f.before_id > 0) q.Bind(11, f.before_id);
   if (f.max_id > 0) q.Bind(12, f.max_id);
+  if (f.error_kind) q.Bind(13, ErrorKindName(*f.error_kind));
   int param = kListStateParam;
   for (JobState state : ListedStates(f)) {
     if (state != JobState::kRunning && state != JobState::kAvailable) {

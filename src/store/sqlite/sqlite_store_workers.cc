@@ -465,6 +465,10 @@ Result<Stats> SqliteStore::GetStats() {
       "SELECT state, count(*) FROM workers GROUP BY state ORDER BY state", stats.workers));
   WARDEN_ASSIGN_OR_RETURN(stats.rescued,
                           scalar("SELECT count(*) FROM attempts WHERE outcome = 'lost'"));
+  WARDEN_ASSIGN_OR_RETURN(
+      stats.rescued_jobs,
+      scalar("SELECT count(DISTINCT job_id) FROM attempts INDEXED BY attempts_lost WHERE "
+             "outcome = 'lost'"));
   WARDEN_ASSIGN_OR_RETURN(stats.fenced_writes, scalar("SELECT count(*) FROM fenced_writes"));
   WARDEN_ASSIGN_OR_RETURN(
       stats.crash_loops,
