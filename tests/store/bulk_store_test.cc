@@ -242,7 +242,7 @@ TEST_P(BulkStoreTest, TheErrorKindFilterListsWhatTheCrashLoopCountCounts) {
   EXPECT_EQ(Ids(f, &total), IdList{});
   EXPECT_EQ(total, 0);
   f.error_kind = ErrorKind::kCrashLoop;
-  auto op = store_->BulkOpCreate(BulkAction::kDelete, f, "cli:test");
+  auto op = store_->BulkOpCreate(BulkAction::kDelete, f, "cli:test", {});
   ASSERT_TRUE(op.has_value()) << op.error().ToString();
   EXPECT_EQ(op->total, counted);
 }
@@ -283,7 +283,7 @@ TEST_P(BulkStoreTest, TheRescuedFilterListsWhatTheRescuedJobsCountCounts) {
   EXPECT_EQ(Ids(f), IdList{});
   JobFilter all_rescued;
   all_rescued.rescued = true;
-  auto op = store_->BulkOpCreate(BulkAction::kDelete, all_rescued, "cli:test");
+  auto op = store_->BulkOpCreate(BulkAction::kDelete, all_rescued, "cli:test", {});
   ASSERT_TRUE(op.has_value()) << op.error().ToString();
   EXPECT_EQ(op->total, stats.rescued_jobs);
   f = {};
