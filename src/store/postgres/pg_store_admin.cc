@@ -202,7 +202,7 @@ Result<std::vector<JobActionInfo>> PgStore::JobActions(JobId id) {
     a.action = r.Text(i, 1);
     a.actor = r.Text(i, 2);
     a.op = r.OptInt(i, 3).value_or(0);
-    a.fresh = r.Text(i, 4) == "t";
+    a.fresh = r.Bool(i, 4);
     a.from = ParseJobState(r.Text(i, 5)).value_or(JobState::kDead);
     a.finished_at = r.OptInt(i, 6);
     a.last_error = ParseErrorKind(r.Text(i, 7));

@@ -424,14 +424,14 @@ Result<Stats> PgStore::GetStats() {
     stats.workers.emplace_back(workers.Text(i, 0), workers.Int(i, 1));
   }
   WARDEN_ASSIGN_OR_RETURN(
-      Rows n, conn_->Exec("SELECT (SELECT count(*) FROM warden.attempts WHERE outcome = 'lost'), "
-                          "(SELECT count(*) FROM warden.fenced_writes), (SELECT count(*) FROM "
-                          "warden.jobs WHERE last_error = 'crash_loop'), (SELECT "
-                          "count(DISTINCT job_id) FROM warden.attempts WHERE outcome = 'lost')"));
+      Rows n, conn_->Exec("SELECT l.n, l.jobs, (SELECT count(*) FROM warden.fenced_writes), "
+                          "(SELECT count(*) FROM warden.jobs WHERE last_error = 'crash_loop') "
+                          "FROM (SELECT count(*) AS n, count(DISTINCT job_id) AS jobs FROM "
+                          "warden.attempts WHERE outcome = 'lost') l"));
   stats.rescued = n.Int(0, 0);
-  stats.fenced_writes = n.Int(0, 1);
-  stats.crash_loops = n.Int(0, 2);
-  stats.rescued_jobs = n.Int(0, 3);
+  stats.rescued_jobs = n.Int(0, 1);
+  stats.fenced_writes = n.Int(0, 2);
+  stats.crash_loops = n.Int(0, 3);
   return stats;
 }
 

@@ -463,12 +463,16 @@ Result<Stats> SqliteStore::GetStats() {
       counts(kJobCountsSql, stats.jobs));
   WARDEN_RETURN_IF_ERROR(counts(
       "SELECT state, count(*) FROM workers GROUP BY state ORDER BY state", stats.workers));
-  WARDEN_ASSIGN_OR_RETURN(stats.rescued,
-                          scalar("SELECT count(*) FROM attempts WHERE outcome = 'lost'"));
-  WARDEN_ASSIGN_OR_RETURN(
-      stats.rescued_jobs,
-      scalar("SELECT count(DISTINCT job_id) FROM attempts INDEXED BY attempts_lost WHERE "
-             "outcome = 'lost'"));
+  {
+    // The rescued attempts and their jobs in one read of the lost ones.
+    WARDEN_ASSIGN_OR_RETURN(
+        Stmt q, db_->Prepare("SELECT count(*), count(DISTINCT job_id) FROM attempts INDEXED BY "
+                             "attempts_lost WHERE outcome = 'lost'"));
+    WARDEN_ASSIGN_OR_RETURN(bool row, q.Step());
+    stats.rescued = row ? q.Int(0) : 0;
+    stats.rescued_jobs = row ? q.Int(1) : 0;
+    q.Reset();
+  }
   WARDEN_ASSIGN_OR_RETURN(stats.fenced_writes, scalar("SELECT count(*) FROM fenced_writes"));
   WARDEN_ASSIGN_OR_RETURN(
       stats.crash_loops,
